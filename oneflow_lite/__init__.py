@@ -1,0 +1,28 @@
+"""oneflow_lite: a OneFlow-style tensor framework core on NumPy.
+
+``import oneflow_lite as flow``; then ``flow.relu(flow.tensor([-1.0, 2.0]))``.
+"""
+
+# The registering modules, imported once, in order: op definitions, kernels,
+# interpreters (dispatch fallbacks), functors and the functional API.
+from oneflow_lite import ops  # noqa: F401
+from oneflow_lite import kernels  # noqa: F401
+from oneflow_lite import interpreters  # noqa: F401
+from oneflow_lite import functional  # noqa: F401
+from oneflow_lite import dispatch  # noqa: F401
+
+from oneflow_lite.framework.device import device  # noqa: F401
+from oneflow_lite.framework.dtype import (  # noqa: F401
+    bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
+    promote_types, set_default_dtype, uint8,
+)
+from oneflow_lite.framework.dtype import float16 as half, float32 as float, float64 as double  # noqa: F401
+from oneflow_lite.framework.dtype import int32 as int, int64 as long  # noqa: F401
+from oneflow_lite.framework.generator import Generator, default_generator, initial_seed, manual_seed  # noqa: F401
+from oneflow_lite.framework.tensor import Tensor  # noqa: F401
+from oneflow_lite.framework.tensor_meta import Size  # noqa: F401
+from oneflow_lite.functional import *  # noqa: F401,F403
+
+_C = functional
+
+__version__ = "0.1.0"

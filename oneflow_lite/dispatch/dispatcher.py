@@ -1,0 +1,365 @@
+"""The dispatcher: one ``OperatorEntry`` per op type, boxed fallbacks per key,
+fallthroughs, per-device kernels, and the computed dispatch tables.
+
+Note [Handlers and kernels]
+A dispatch-table cell holds a *handler*, ``handler(op_expr, key_set, inputs,
+attrs, outputs) -> outputs``, usually an interpreter registered as the boxed
+fallback of its key. A per-op handler at the same key overrides the fallback for
+that op. *Per-device kernels* are plain compute functions with a dtype predicate
+and a priority (OneFlow's ``REGISTER_USER_KERNEL``); they live in the same entry,
+per device type, and the eager interpreter (the handler at every backend key)
+chooses among them after meta inference.
+
+Note [Copy-on-write dispatch tables]
+Dispatch must never wait for a lock, and must never see a half-written table.
+PyTorch's C++ dispatcher keeps two copies of its tables (LeftRight) so readers
+never block. In Python one attribute assignment is atomic, which gives the same
+property more cheaply: a registration takes the dispatcher's lock, computes a
+complete new ``(mask, table)`` tuple for each affected entry and stores it with
+a single assignment. A reader loads ``entry.dispatch_state`` once per call and
+uses that tuple throughout, so it sees either the old table or the new one,
+never a mix; the old tuple is freed when its last reader lets go.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+from oneflow_lite.dispatch.dispatch_key import (
+    ALIAS_EXPANSION, ALIAS_KEYS, BACKEND_KEYS, FULL_KEY_SET, NUM_RUNTIME_SLOTS, RUNTIME_KEYS, DispatchKey,
+)
+from oneflow_lite.dispatch.kernel_predicate import ANY_DTYPE, KernelMatchContext, KernelPredicate
+from oneflow_lite.framework import device as device_mod
+from oneflow_lite.framework import op_registry
+from oneflow_lite.framework.errors import DispatchError, OpKernelNotFoundError, RegistrationError
+from oneflow_lite.framework.source_location import caller_location
+
+
+class _Fallthrough:
+    """Register this instead of a handler to make a key pass the call to the next key."""
+
+    def __repr__(self):
+        return "fallthrough"
+
+    def __call__(self, *args):  # never called: fallthrough keys are masked out before dispatch
+        raise AssertionError("the fallthrough marker was dispatched to")
+
+
+fallthrough = _Fallthrough()
+
+
+class Registration:
+    """One registration; ``remove()`` undoes exactly it (once; later calls do nothing)."""
+
+    __slots__ = ("fn", "location", "_undo", "__weakref__")
+
+    def __init__(self, fn, location, undo):
+        self.fn = fn
+        self.location = location
+        self._undo = undo
+
+    @property
+    def is_fallthrough(self) -> bool:
+        return self.fn is fallthrough
+
+    def remove(self) -> None:
+        undo, self._undo = self._undo, None
+        if undo is not None:
+            undo()
+
+    @property
+    def active(self) -> bool:
+        return self._undo is not None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+    def describe(self) -> str:
+        return "fallthrough" if self.is_fallthrough else _fn_name(self.fn)
+
+
+class KernelRegistration(Registration):
+    """A per-device kernel: compute function, dtype predicate, priority."""
+
+    __slots__ = ("device_type", "predicate", "priority", "seq", "name")
+
+    def describe(self) -> str:
+        return f"{self.name} [{self.predicate}] priority={self.priority}"
+
+
+def _fn_name(fn) -> str:
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    return name
+
+
+class OperatorEntry:
+    """Everything registered for one op type, and its computed dispatch table."""
+
+    def __init__(self, op_type: str):
+        self.op_type = op_type
+        self.impls: dict[DispatchKey, list[Registration]] = {}
+        self.kernels: dict[str, list[KernelRegistration]] = {}
+        # (mask of keys that are not fallthrough, table indexed by key; [-1] handles an empty key set)
+        self.dispatch_state: tuple[int, tuple] = (FULL_KEY_SET, ())
+        self.provenance: dict[DispatchKey, tuple[str, Registration | None]] = {}
+        self.kernel_gen = 0
+
+    @property
+    def definition(self):
+        return op_registry.find(self.op_type)
+
+    def registered_keys(self) -> list[DispatchKey]:
+        """Runtime keys that have a handler (not fallthrough, not missing)."""
+        return [k for k, (kind, _) in self.provenance.items() if kind not in ("missing", "fallthrough")]
+
+
+def _missing_handler(entry: OperatorEntry, key: DispatchKey | None):
+    def missing(op_expr, ks, inputs, attrs, outputs):
+        available = [k.name for k in entry.registered_keys() if k in BACKEND_KEYS]
+        if key is None:
+            raise DispatchError(f"Could not run '{entry.op_type}': the call has no dispatch key (no tensor "
+                                f"inputs and no device); it is available for backends {available}")
+        raise DispatchError(f"Could not run '{entry.op_type}' with arguments from the '{key.name}' backend: "
+                            f"no handler, fallback or kernel is registered for it. '{entry.op_type}' is "
+                            f"available for backends {available}. See flow.dispatch.dump_table('{entry.op_type}').")
+    missing.__qualname__ = "missing"
+    return missing
+
+
+class Dispatcher:
+    """The process-wide registry of handlers, fallbacks and kernels."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        self._entries: dict[str, OperatorEntry] = {}
+        self._fallbacks: dict[DispatchKey, list[Registration]] = {}
+        self._seq = 0
+
+    # ---- lookup -------------------------------------------------------------------------------
+    def entry(self, op_type: str) -> OperatorEntry:
+        """The entry of ``op_type``, made (with its table computed) on first use."""
+        e = self._entries.get(op_type)
+        if e is None:
+            with self._lock:
+                e = self._entries.get(op_type)
+                if e is None:
+                    e = OperatorEntry(op_type)
+                    self._recompute(e)
+                    self._entries[op_type] = e
+        return e
+
+    def op_types(self) -> list[str]:
+        """Every op type that is defined or has registrations."""
+        return sorted(set(op_registry.registered_op_types()) | set(self._entries))
+
+    def fallbacks(self) -> dict[DispatchKey, list[Registration]]:
+        return {k: list(v) for k, v in self._fallbacks.items()}
+
+    # ---- registration -------------------------------------------------------------------------
+    @staticmethod
+    def _check_key(key, what, allow_alias):
+        if not isinstance(key, DispatchKey):
+            raise RegistrationError(f"{what}: expected a DispatchKey, got {key!r}")
+        if key in ALIAS_KEYS and not allow_alias:
+            raise RegistrationError(f"{what}: alias key {key.name} is not allowed here; use a runtime key")
+
+    @staticmethod
+    def _check_fn(fn, what):
+        if not callable(fn):
+            raise RegistrationError(f"{what}: expected a callable handler, got {fn!r}")
+
+    def _check_op(self, op_type, what):
+        if op_registry.find(op_type) is None:
+            raise RegistrationError(f"{what}: op type '{op_type}' is not defined; register the op first")
+
+    def register_impl(self, op_type: str, key: DispatchKey, fn, *, location: str | None = None) -> Registration:
+        """Register ``fn`` (or ``fallthrough``) as ``op_type``'s handler at ``key`` (runtime or alias key).
+
+        The newest registration at a key wins; earlier ones are kept, so removing
+        the newest restores the previous. Overriding warns, naming both sites.
+        """
+        what = f"register_impl('{op_type}', {getattr(key, 'name', key)})"
+        self._check_key(key, what, allow_alias=True)
+        self._check_fn(fn, what)
+        self._check_op(op_type, what)
+        location = location or caller_location()
+        with self._lock:
+            entry = self.entry(op_type)
+            regs = entry.impls.setdefault(key, [])
+            reg = Registration(fn, location, None)
+            if regs:
+                warnings.warn(f"Overriding a previously registered handler for op '{op_type}' at dispatch key "
+                              f"{key.name}\n  previous: {regs[-1].describe()} registered at {regs[-1].location}\n"
+                              f"  new: {reg.describe()} registered at {location}", stacklevel=3)
+            regs.append(reg)
+            reg._undo = lambda: self._remove_impl(entry, key, reg)
+            self._recompute(entry)
+        return reg
+
+    def _remove_impl(self, entry, key, reg):
+        with self._lock:
+            regs = entry.impls.get(key, [])
+            regs.remove(reg)
+            if not regs:
+                del entry.impls[key]
+            self._recompute(entry)
+
+    def register_fallback(self, key: DispatchKey, fn, *, location: str | None = None) -> Registration:
+        """Register ``fn`` (or ``fallthrough``) as the boxed handler of every op at runtime key ``key``."""
+        what = f"register_fallback({getattr(key, 'name', key)})"
+        self._check_key(key, what, allow_alias=False)
+        self._check_fn(fn, what)
+        location = location or caller_location()
+        with self._lock:
+            regs = self._fallbacks.setdefault(key, [])
+            reg = Registration(fn, location, None)
+            if regs:
+                warnings.warn(f"Overriding a previously registered fallback at dispatch key {key.name}\n"
+                              f"  previous: {regs[-1].describe()} registered at {regs[-1].location}\n"
+                              f"  new: {reg.describe()} registered at {location}", stacklevel=3)
+            regs.append(reg)
+            reg._undo = lambda: self._remove_fallback(key, reg)
+            self._recompute_all()
+        return reg
+
+    def _remove_fallback(self, key, reg):
+        with self._lock:
+            regs = self._fallbacks.get(key, [])
+            regs.remove(reg)
+            if not regs:
+                del self._fallbacks[key]
+            self._recompute_all()
+
+    def register_kernel(self, op_type: str, device_type: str, fn, *, predicate: KernelPredicate = ANY_DTYPE,
+                        priority: int = 0, name: str | None = None, location: str | None = None) -> KernelRegistration:
+        """Register a per-device compute kernel of ``op_type`` for ``device_type``.
+
+        ``fn(ctx, *arrays)`` returns the output array (a tuple of them for several
+        outputs); ``ctx`` carries ``attrs``, ``out_metas`` and ``device``. Of the
+        kernels whose predicate matches a call's dtypes, the highest priority wins
+        (the newest on a tie).
+        """
+        what = f"register_kernel('{op_type}', '{device_type}')"
+        self._check_fn(fn, what)
+        self._check_op(op_type, what)
+        if device_type not in device_mod.device_types():
+            raise RegistrationError(f"{what}: unknown device type '{device_type}'; "
+                                    f"known: {', '.join(device_mod.device_types())}")
+        if not isinstance(predicate, KernelPredicate):
+            raise RegistrationError(f"{what}: predicate must be a KernelPredicate, got {predicate!r}")
+        if not isinstance(priority, int):
+            raise RegistrationError(f"{what}: priority must be an int, got {priority!r}")
+        location = location or caller_location()
+        with self._lock:
+            entry = self.entry(op_type)
+            reg = KernelRegistration(fn, location, None)
+            reg.device_type = device_type
+            reg.predicate = predicate
+            reg.priority = priority
+            reg.name = name or _fn_name(fn)
+            self._seq += 1
+            reg.seq = self._seq
+            entry.kernels.setdefault(device_type, []).append(reg)
+            reg._undo = lambda: self._remove_kernel(entry, reg)
+            entry.kernel_gen += 1
+        return reg
+
+    def _remove_kernel(self, entry, reg):
+        with self._lock:
+            regs = entry.kernels[reg.device_type]
+            regs.remove(reg)
+            if not regs:
+                del entry.kernels[reg.device_type]
+            entry.kernel_gen += 1
+
+    # ---- kernel choice ------------------------------------------------------------------------
+    def select_kernel(self, op_expr, entry: OperatorEntry, device, input_dtypes, output_dtypes):
+        """The highest-priority kernel of ``entry`` on ``device`` matching the dtypes, cached per op expr."""
+        if op_expr.kernel_cache_gen != entry.kernel_gen:
+            op_expr.kernel_cache.clear()
+            op_expr.kernel_cache_gen = entry.kernel_gen
+        key = (device.type, input_dtypes, output_dtypes)
+        fn = op_expr.kernel_cache.get(key)
+        if fn is None:
+            candidates = entry.kernels.get(device.type, ())
+            ctx = KernelMatchContext(op_expr, input_dtypes, output_dtypes)
+            best = None
+            for reg in candidates:
+                if reg.predicate(ctx) and (best is None or (reg.priority, reg.seq) > (best.priority, best.seq)):
+                    best = reg
+            if best is None:
+                raise OpKernelNotFoundError(_no_kernel_message(op_expr, entry, device, input_dtypes, output_dtypes))
+            fn = op_expr.kernel_cache[key] = best.fn
+        return fn
+
+    # ---- table computation --------------------------------------------------------------------
+    def _recompute_all(self):
+        for e in self._entries.values():
+            self._recompute(e)
+
+    def _resolve(self, entry: OperatorEntry, key: DispatchKey):
+        """(handler or fallthrough or None, provenance kind, registration) for one runtime key."""
+        regs = entry.impls.get(key)
+        if regs:
+            reg = regs[-1]
+            return reg.fn, ("fallthrough" if reg.is_fallthrough else "kernel"), reg
+        for alias in ALIAS_KEYS:
+            if key not in ALIAS_EXPANSION[alias]:
+                continue
+            regs = entry.impls.get(alias)
+            if not regs:
+                continue
+            if key == DispatchKey.Autograd and alias == DispatchKey.CompositeImplicitAutograd:
+                # An op with its own backend handlers is differentiated as a whole, not decomposed.
+                if any(k in entry.impls for k in BACKEND_KEYS + (DispatchKey.CompositeExplicitAutograd,)):
+                    continue
+            reg = regs[-1]
+            return reg.fn, f"from alias {alias.name}", reg
+        regs = self._fallbacks.get(key)
+        if regs:
+            reg = regs[-1]
+            return reg.fn, ("fallthrough fallback" if reg.is_fallthrough else "fallback"), reg
+        return None, "missing", None
+
+    def _recompute(self, entry: OperatorEntry):
+        table = [None] * (NUM_RUNTIME_SLOTS + 1)
+        mask = FULL_KEY_SET
+        provenance = {}
+        for key in RUNTIME_KEYS:
+            fn, kind, reg = self._resolve(entry, key)
+            provenance[key] = (kind, reg)
+            if fn is fallthrough:
+                mask &= ~(1 << key)
+                fn = None
+            table[key] = fn if fn is not None else _missing_handler(entry, key)
+        for slot in range(NUM_RUNTIME_SLOTS):
+            if table[slot] is None:
+                table[slot] = _missing_handler(entry, None)
+        table[-1] = _missing_handler(entry, None)
+        entry.provenance = provenance
+        entry.dispatch_state = (mask, tuple(table))
+
+
+def _no_kernel_message(op_expr, entry, device, input_dtypes, output_dtypes) -> str:
+    ins = ", ".join(f"{n}={d.name}" for n, d in zip(op_expr.indexed_ibns, input_dtypes)) or "no inputs"
+    outs = ", ".join(f"{n}={d.name}" for n, d in zip(op_expr.indexed_obns, output_dtypes))
+    lines = [f"Cannot find a kernel of op '{entry.op_type}' (op name '{op_expr.op_name}') for device "
+             f"'{device.type}' with dtypes {ins} -> {outs}."]
+    candidates = entry.kernels.get(device.type, ())
+    if candidates:
+        lines.append(f"Kernels of '{entry.op_type}' on '{device.type}':")
+        lines.extend(f"  {r.name} requires {r.predicate} (priority {r.priority}, registered at {r.location})"
+                     for r in sorted(candidates, key=lambda r: (-r.priority, -r.seq)))
+    else:
+        others = sorted(entry.kernels)
+        lines.append(f"'{entry.op_type}' has no kernels on '{device.type}'"
+                     + (f"; it has kernels on: {', '.join(others)}." if others else "."))
+    return "\n".join(lines)
+
+
+DISPATCHER = Dispatcher()

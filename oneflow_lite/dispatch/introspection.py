@@ -1,0 +1,61 @@
+"""Text dumps of what is registered for an op and how its dispatch table resolves.
+
+In the spirit of ``torch._C._dispatch_dump`` / ``_dispatch_dump_table``.
+"""
+
+from __future__ import annotations
+
+from oneflow_lite.dispatch.dispatch_key import ALIAS_KEYS, BACKEND_KEYS, RUNTIME_KEYS, DispatchKey
+from oneflow_lite.dispatch.dispatcher import DISPATCHER
+from oneflow_lite.framework.device import device_type, device_types
+
+
+def _device_types_of(key: DispatchKey) -> list[str]:
+    return [name for name in device_types() if device_type(name).dispatch_key == key]
+
+
+def dump(op_type: str) -> str:
+    """Every registration for ``op_type``, one line each, with its ``file:line``."""
+    entry = DISPATCHER.entry(op_type)
+    d = entry.definition
+    lines = [f"name: {op_type}",
+             f"schema: {d.signature() if d else '(not defined)'}",
+             f"debug: registered at {d.location if d else '-'}"]
+    for key in RUNTIME_KEYS + ALIAS_KEYS:
+        suffix = "[alias]" if key in ALIAS_KEYS else ""
+        for reg in entry.impls.get(key, ()):
+            lines.append(f"{key.name}{suffix}: {reg.describe()} registered at {reg.location}")
+    for device_type in sorted(entry.kernels):
+        for reg in sorted(entry.kernels[device_type], key=lambda r: r.seq):
+            lines.append(f"kernel[{device_type}]: {reg.describe()} registered at {reg.location}")
+    return "\n".join(lines) + "\n"
+
+
+def dump_table(op_type: str) -> str:
+    """The computed handler of every runtime key with its provenance, and under each
+    backend key the kernels the eager interpreter would choose from."""
+    entry = DISPATCHER.entry(op_type)
+    lines = []
+    for key in RUNTIME_KEYS:
+        kind, reg = entry.provenance[key]
+        if kind == "missing":
+            lines.append(f"{key.name}: [missing]")
+        else:
+            lines.append(f"{key.name}: {reg.describe()} [{kind}] registered at {reg.location}")
+        if key in BACKEND_KEYS:
+            for device_type in _device_types_of(key):
+                regs = sorted(entry.kernels.get(device_type, ()), key=lambda r: (-r.priority, -r.seq))
+                for r in regs:
+                    lines.append(f"    kernel[{device_type}]: {r.describe()} registered at {r.location}")
+    return "\n".join(lines) + "\n"
+
+
+def fallbacks() -> str:
+    """The boxed fallback registered at each key."""
+    lines = []
+    for key, regs in sorted(DISPATCHER.fallbacks().items()):
+        lines.append(f"{key.name}: {regs[-1].describe()} registered at {regs[-1].location}")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["dump", "dump_table", "fallbacks"]

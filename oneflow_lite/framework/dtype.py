@@ -1,0 +1,137 @@
+"""Element types: ``flow.float32`` and friends, mapped to NumPy and to the proto enum.
+
+Type promotion follows PyTorch (see Note [Type promotion]).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oneflow_lite._proto import attr_value_pb2
+
+
+class dtype:
+    """A tensor element type. Instances are singletons: compare with ``is`` or ``==``."""
+
+    __slots__ = ("name", "np_dtype", "proto", "is_floating_point", "is_signed", "itemsize", "_category", "_rank")
+
+    def __init__(self, name, np_dtype, proto, category, rank):
+        self.name = name
+        self.np_dtype = np.dtype(np_dtype)
+        self.proto = proto
+        self.is_floating_point = category == 2
+        self.is_signed = name not in ("uint8", "bool")
+        self.itemsize = self.np_dtype.itemsize
+        # 0 bool, 1 integer, 2 floating: the order in which a scalar may raise a tensor's dtype.
+        self._category = category
+        self._rank = rank
+
+    def __repr__(self):
+        return f"oneflow_lite.{self.name}"
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+
+bool_ = dtype("bool", np.bool_, attr_value_pb2.kBool, 0, 0)
+uint8 = dtype("uint8", np.uint8, attr_value_pb2.kUInt8, 1, 1)
+int8 = dtype("int8", np.int8, attr_value_pb2.kInt8, 1, 1)
+int16 = dtype("int16", np.int16, attr_value_pb2.kInt16, 1, 2)
+int32 = dtype("int32", np.int32, attr_value_pb2.kInt32, 1, 3)
+int64 = dtype("int64", np.int64, attr_value_pb2.kInt64, 1, 4)
+float16 = dtype("float16", np.float16, attr_value_pb2.kFloat16, 2, 5)
+float32 = dtype("float32", np.float32, attr_value_pb2.kFloat, 2, 6)
+float64 = dtype("float64", np.float64, attr_value_pb2.kDouble, 2, 7)
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+FLOATING_DTYPES = (float16, float32, float64)
+INTEGRAL_DTYPES = (uint8, int8, int16, int32, int64)
+NUMERIC_DTYPES = INTEGRAL_DTYPES + FLOATING_DTYPES
+
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NUMPY = {d.np_dtype: d for d in ALL_DTYPES}
+_BY_PROTO = {d.proto: d for d in ALL_DTYPES}
+
+_default_float = float32
+
+
+def _dtype_by_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The flow dtype of a NumPy dtype; a clear error for unsupported ones."""
+    try:
+        return _BY_NUMPY[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        supported = ", ".join(str(d.np_dtype) for d in ALL_DTYPES)
+        raise TypeError(f"unsupported NumPy dtype {np_dtype!r}; supported: {supported}") from None
+
+
+def from_proto(value: int) -> dtype:
+    try:
+        return _BY_PROTO[value]
+    except KeyError:
+        raise ValueError(f"unknown DataType proto value {value}") from None
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of floating tensors made from Python floats (float32 unless changed)."""
+    return _default_float
+
+
+def set_default_dtype(d: dtype) -> None:
+    global _default_float
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"set_default_dtype: expected a floating dtype, got {d!r}")
+    _default_float = d
+
+
+# Note [Type promotion]
+# Promotion follows PyTorch. Among tensors, the category (bool < integer <
+# floating) decides first; within the same category the larger type wins, and
+# uint8 with a signed integer gives int16. 0-d tensors and Python scalars only
+# take part when they belong to a higher category than every dimensioned tensor:
+# `int32_tensor + 2.5` gives the default float dtype, `float16_tensor + 2.5` stays
+# float16, `int8_tensor + 1000` stays int8 (it wraps, as in PyTorch).
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both ``a`` and ``b`` convert to (PyTorch's ``promote_types``)."""
+    if a is b:
+        return a
+    if a._category != b._category:
+        return a if a._category > b._category else b
+    if a._category == 1 and {a, b} & {uint8} and (a.is_signed or b.is_signed):
+        other = b if a is uint8 else a
+        return int16 if other._rank <= int16._rank else other
+    return a if a._rank >= b._rank else b
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype PyTorch gives a Python/NumPy scalar: bool, int64 or the default float."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool_
+    if isinstance(value, (int, np.integer)):
+        return int64
+    if isinstance(value, (float, np.floating)):
+        return _default_float
+    raise TypeError(f"expected a bool, int or float scalar, got {type(value).__name__}")
+
+
+def result_type(dims_dtype: dtype | None, zero_dim_dtypes=(), scalars=()) -> dtype:
+    """Promotion of dimensioned tensors, 0-d tensors and scalars (Note [Type promotion]).
+
+    ``dims_dtype`` is the promoted dtype of the dimensioned tensors (or None).
+    """
+    result = dims_dtype
+    zero = None
+    for d in zero_dim_dtypes:
+        zero = d if zero is None else promote_types(zero, d)
+    if zero is not None:
+        result = zero if result is None or zero._category > result._category else result
+    for s in scalars:
+        sd = scalar_dtype(s)
+        if result is None:
+            result = sd
+        elif sd._category > result._category:
+            result = _default_float if sd._category == 2 else int64
+    return result

@@ -1,0 +1,17 @@
+"""Exceptions raised by the framework's layers."""
+
+
+class OpDefinitionError(ValueError):
+    """A user-op definition or an op conf does not match the registered definition."""
+
+
+class OpKernelNotFoundError(RuntimeError):
+    """No kernel of an op matches the device and dtypes of a call."""
+
+
+class DispatchError(RuntimeError):
+    """A call reached a dispatch key that has no handler for the op."""
+
+
+class RegistrationError(RuntimeError):
+    """A registration could not be made; the registry is unchanged."""

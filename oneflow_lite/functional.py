@@ -1,0 +1,11 @@
+"""``oneflow_lite.functional`` (alias ``flow._C``): one function per entry of
+``functors.functional_api.FUNCTIONAL_API``, with overload resolution."""
+
+from oneflow_lite import functors as _functors  # noqa: F401  (registers the functors)
+from oneflow_lite.functors.functional import FunctionalFunction as _FunctionalFunction
+from oneflow_lite.functors.functional_api import FUNCTIONAL_API as _API
+
+for _name, _sigs in _API.items():
+    globals()[_name] = _FunctionalFunction(_name, _sigs)
+
+__all__ = sorted(_API)

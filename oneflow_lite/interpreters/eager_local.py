@@ -1,0 +1,94 @@
+"""``EagerLocalInterpreter``: the handler at every backend key.
+
+It infers output metas (through the op expr's cache; the same-device check and
+device inference happen there), picks the per-device kernel for the call's
+dtypes, allocates the outputs and runs the kernel. On a device without storage
+(``meta``) the kernel is chosen but nothing is computed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oneflow_lite.dispatch.dispatch_key import BACKEND_KEYS
+from oneflow_lite.dispatch.dispatcher import DISPATCHER
+from oneflow_lite.framework.op_expr import UserOpExpr
+from oneflow_lite.framework.tensor import Tensor
+
+_make = Tensor._make
+_ndarray = np.ndarray
+
+
+def _check_inplace_outputs(op_expr, outputs, out_metas):
+    if len(outputs) != len(out_metas):
+        raise RuntimeError(f"{op_expr.op_type_name}: {len(out_metas)} output tensor(s) expected for an "
+                           f"in-place call, got {len(outputs)}")
+    for name, t, m in zip(op_expr.indexed_obns, outputs, out_metas):
+        if t._meta is not m:
+            raise RuntimeError(
+                f"{op_expr.op_type_name}: in-place output '{name}' has shape {tuple(t.shape)}, dtype "
+                f"{t.dtype.name}, device {t.device} but the result has shape {tuple(m.shape)}, dtype "
+                f"{m.dtype.name}, device {m.device}")
+
+
+def _kernel_output_error(op_expr, name, result, meta):
+    return RuntimeError(f"{op_expr.op_type_name}: kernel produced output '{name}' with shape "
+                        f"{getattr(result, 'shape', '?')} and dtype {getattr(result, 'dtype', type(result))}, "
+                        f"but inference says shape {tuple(meta.shape)} and dtype {meta.dtype.name}")
+
+
+def _as_output_array(op_expr, i, result, meta):
+    if type(result) is not _ndarray:
+        result = np.asarray(result)
+    if result.dtype != meta.np_dtype or result.shape != meta.shape:
+        raise _kernel_output_error(op_expr, op_expr.indexed_obns[i], result, meta)
+    return result
+
+
+def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
+    """Run a ``UserOpExpr`` eagerly (the boxed handler of every backend key)."""
+    if type(op_expr) is not UserOpExpr:
+        raise RuntimeError(f"EagerLocalInterpreter: {type(op_expr).__name__} ('{op_expr.op_type_name}') "
+                           f"is not supported in eager mode")
+    res = op_expr.infer(tuple([t._meta for t in inputs]), attrs)
+    out_metas = res.out_metas
+    if outputs is not None:
+        _check_inplace_outputs(op_expr, outputs, out_metas)
+    entry = op_expr._entry
+    kernel = res.kernel
+    if res.kernel_gen != entry.kernel_gen:
+        kernel = res.kernel = DISPATCHER.select_kernel(
+            op_expr, entry, res.device, tuple([t._meta.dtype for t in inputs]),
+            tuple([m.dtype for m in out_metas]))
+        res.kernel_gen = entry.kernel_gen
+    if not res.device.device_type.has_storage:
+        kernel(res, *[None] * len(inputs))
+        if outputs is not None:
+            return tuple(outputs)
+        return tuple([_make(None, m) for m in out_metas])
+    result = kernel(res, *[t._array for t in inputs])
+    if len(out_metas) == 1:
+        m = out_metas[0]
+        if type(result) is not _ndarray or result.dtype != m.np_dtype or result.shape != m.shape:
+            result = _as_output_array(op_expr, 0, result, m)
+        if outputs is None:
+            return (_make(result, m),)
+        np.copyto(outputs[0]._array, result)
+        return tuple(outputs)
+    arrays = [_as_output_array(op_expr, i, r, m) for i, (r, m) in enumerate(zip(result, out_metas))]
+    if outputs is None:
+        return tuple([_make(a, m) for a, m in zip(arrays, out_metas)])
+    for t, a in zip(outputs, arrays):
+        np.copyto(t._array, a)
+    return tuple(outputs)
+
+
+def register() -> list:
+    """Register the interpreter as the fallback of every backend key; returns the handles."""
+    return [DISPATCHER.register_fallback(k, eager_local_interpreter) for k in BACKEND_KEYS]
+
+
+class EagerLocalInterpreter:
+    """OneFlow's name for the eager handler (a namespace; the handler is a function for speed)."""
+
+    apply = staticmethod(eager_local_interpreter)
