@@ -9,6 +9,8 @@ from oneflow_lite import ops  # noqa: F401
 from oneflow_lite import kernels  # noqa: F401
 from oneflow_lite import interpreters  # noqa: F401
 from oneflow_lite import functional  # noqa: F401
+from oneflow_lite.functors import tensor_methods  # noqa: F401  (Tensor methods and operators)
+from oneflow_lite.autograd import grads as _autograd_grads  # noqa: F401  (grad functions of the ops)
 from oneflow_lite import dispatch  # noqa: F401
 
 from oneflow_lite.framework.device import device  # noqa: F401
@@ -21,7 +23,10 @@ from oneflow_lite.framework.dtype import int32 as int, int64 as long  # noqa: F4
 from oneflow_lite.framework.generator import Generator, default_generator, initial_seed, manual_seed  # noqa: F401
 from oneflow_lite.framework.tensor import Tensor  # noqa: F401
 from oneflow_lite.framework.tensor_meta import Size  # noqa: F401
+from oneflow_lite.functors.creation import tensor  # noqa: F401
 from oneflow_lite.functional import *  # noqa: F401,F403
+from oneflow_lite import autograd  # noqa: F401
+from oneflow_lite.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 
 _C = functional
 

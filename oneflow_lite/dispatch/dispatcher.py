@@ -103,7 +103,7 @@ class OperatorEntry:
     def __init__(self, op_type: str):
         self.op_type = op_type
         self.impls: dict[DispatchKey, list[Registration]] = {}
-        self.kernels: dict[str, list[KernelRegistration]] = {}
+        self.kernels: dict[str, tuple[KernelRegistration, ...]] = {}
         # (mask of keys that are not fallthrough, table indexed by key; [-1] handles an empty key set)
         self.dispatch_state: tuple[int, tuple] = (FULL_KEY_SET, ())
         self.provenance: dict[DispatchKey, tuple[str, Registration | None]] = {}
@@ -115,15 +115,20 @@ class OperatorEntry:
 
     def registered_keys(self) -> list[DispatchKey]:
         """Runtime keys that have a handler (not fallthrough, not missing)."""
-        return [k for k, (kind, _) in self.provenance.items() if kind not in ("missing", "fallthrough")]
+        return [k for k, (kind, _) in self.provenance.items()
+                if kind != "missing" and not kind.startswith("fallthrough")]
+
+    def has_registrations(self) -> bool:
+        return bool(self.impls or self.kernels)
 
 
 def _missing_handler(entry: OperatorEntry, key: DispatchKey | None):
     def missing(op_expr, ks, inputs, attrs, outputs):
         available = [k.name for k in entry.registered_keys() if k in BACKEND_KEYS]
         if key is None:
-            raise DispatchError(f"Could not run '{entry.op_type}': the call has no dispatch key (no tensor "
-                                f"inputs and no device); it is available for backends {available}")
+            raise DispatchError(f"Could not run '{entry.op_type}': the call's dispatch key set is empty (every "
+                                f"key of its inputs is excluded or falls through); '{entry.op_type}' is "
+                                f"available for backends {available}")
         raise DispatchError(f"Could not run '{entry.op_type}' with arguments from the '{key.name}' backend: "
                             f"no handler, fallback or kernel is registered for it. '{entry.op_type}' is "
                             f"available for backends {available}. See flow.dispatch.dump_table('{entry.op_type}').")
@@ -155,7 +160,15 @@ class Dispatcher:
 
     def op_types(self) -> list[str]:
         """Every op type that is defined or has registrations."""
-        return sorted(set(op_registry.registered_op_types()) | set(self._entries))
+        registered = [name for name, e in list(self._entries.items()) if e.has_registrations()]
+        return sorted(set(op_registry.registered_op_types()) | set(registered))
+
+    def find_entry(self, op_type: str) -> OperatorEntry | None:
+        """The entry of ``op_type`` if it is defined or has registrations, else None (makes no entry)."""
+        if op_registry.find(op_type) is None:
+            e = self._entries.get(op_type)
+            return e if e is not None and e.has_registrations() else None
+        return self.entry(op_type)
 
     def fallbacks(self) -> dict[DispatchKey, list[Registration]]:
         return {k: list(v) for k, v in self._fallbacks.items()}
@@ -169,9 +182,9 @@ class Dispatcher:
             raise RegistrationError(f"{what}: alias key {key.name} is not allowed here; use a runtime key")
 
     @staticmethod
-    def _check_fn(fn, what):
-        if not callable(fn):
-            raise RegistrationError(f"{what}: expected a callable handler, got {fn!r}")
+    def _check_fn(fn, what, kind="handler"):
+        if not callable(fn) or (kind == "kernel" and fn is fallthrough):
+            raise RegistrationError(f"{what}: expected a callable {kind}, got {fn!r}")
 
     def _check_op(self, op_type, what):
         if op_registry.find(op_type) is None:
@@ -195,7 +208,7 @@ class Dispatcher:
             if regs:
                 warnings.warn(f"Overriding a previously registered handler for op '{op_type}' at dispatch key "
                               f"{key.name}\n  previous: {regs[-1].describe()} registered at {regs[-1].location}\n"
-                              f"  new: {reg.describe()} registered at {location}", stacklevel=3)
+                              f"  new: {reg.describe()} registered at {location}", stacklevel=2)
             regs.append(reg)
             reg._undo = lambda: self._remove_impl(entry, key, reg)
             self._recompute(entry)
@@ -221,7 +234,7 @@ class Dispatcher:
             if regs:
                 warnings.warn(f"Overriding a previously registered fallback at dispatch key {key.name}\n"
                               f"  previous: {regs[-1].describe()} registered at {regs[-1].location}\n"
-                              f"  new: {reg.describe()} registered at {location}", stacklevel=3)
+                              f"  new: {reg.describe()} registered at {location}", stacklevel=2)
             regs.append(reg)
             reg._undo = lambda: self._remove_fallback(key, reg)
             self._recompute_all()
@@ -245,14 +258,14 @@ class Dispatcher:
         (the newest on a tie).
         """
         what = f"register_kernel('{op_type}', '{device_type}')"
-        self._check_fn(fn, what)
+        self._check_fn(fn, what, "kernel")
         self._check_op(op_type, what)
         if device_type not in device_mod.device_types():
             raise RegistrationError(f"{what}: unknown device type '{device_type}'; "
                                     f"known: {', '.join(device_mod.device_types())}")
         if not isinstance(predicate, KernelPredicate):
             raise RegistrationError(f"{what}: predicate must be a KernelPredicate, got {predicate!r}")
-        if not isinstance(priority, int):
+        if not isinstance(priority, int) or isinstance(priority, bool):
             raise RegistrationError(f"{what}: priority must be an int, got {priority!r}")
         location = location or caller_location()
         with self._lock:
@@ -264,25 +277,30 @@ class Dispatcher:
             reg.name = name or _fn_name(fn)
             self._seq += 1
             reg.seq = self._seq
-            entry.kernels.setdefault(device_type, []).append(reg)
+            # Copy-on-write, as the tables: a reader iterating the old tuple is unaffected.
+            entry.kernels[device_type] = (*entry.kernels.get(device_type, ()), reg)
             reg._undo = lambda: self._remove_kernel(entry, reg)
             entry.kernel_gen += 1
         return reg
 
     def _remove_kernel(self, entry, reg):
         with self._lock:
-            regs = entry.kernels[reg.device_type]
-            regs.remove(reg)
-            if not regs:
+            regs = tuple(r for r in entry.kernels[reg.device_type] if r is not reg)
+            if regs:
+                entry.kernels[reg.device_type] = regs
+            else:
                 del entry.kernels[reg.device_type]
             entry.kernel_gen += 1
 
     # ---- kernel choice ------------------------------------------------------------------------
     def select_kernel(self, op_expr, entry: OperatorEntry, device, input_dtypes, output_dtypes):
         """The highest-priority kernel of ``entry`` on ``device`` matching the dtypes, cached per op expr."""
-        if op_expr.kernel_cache_gen != entry.kernel_gen:
-            op_expr.kernel_cache.clear()
-            op_expr.kernel_cache_gen = entry.kernel_gen
+        # The generation is read before the candidates: a choice made from a newer list is at worst
+        # cached under an older generation and made again on the next call, never the reverse.
+        gen = entry.kernel_gen
+        if op_expr.kernel_cache_gen != gen:
+            op_expr.kernel_cache = {}
+            op_expr.kernel_cache_gen = gen
         key = (device.type, input_dtypes, output_dtypes)
         fn = op_expr.kernel_cache.get(key)
         if fn is None:
@@ -299,7 +317,10 @@ class Dispatcher:
 
     # ---- table computation --------------------------------------------------------------------
     def _recompute_all(self):
-        for e in self._entries.values():
+        for op_type, e in list(self._entries.items()):
+            if not e.has_registrations() and op_registry.find(op_type) is None:
+                del self._entries[op_type]  # a removed op with nothing left: nothing to keep up to date
+                continue
             self._recompute(e)
 
     def _resolve(self, entry: OperatorEntry, key: DispatchKey):

@@ -14,9 +14,16 @@ def _device_types_of(key: DispatchKey) -> list[str]:
     return [name for name in device_types() if device_type(name).dispatch_key == key]
 
 
+def _entry(op_type: str, what: str):
+    entry = DISPATCHER.find_entry(op_type) if isinstance(op_type, str) else None
+    if entry is None:
+        raise RuntimeError(f"{what}: no op type {op_type!r} is defined or has registrations")
+    return entry
+
+
 def dump(op_type: str) -> str:
     """Every registration for ``op_type``, one line each, with its ``file:line``."""
-    entry = DISPATCHER.entry(op_type)
+    entry = _entry(op_type, "dump")
     d = entry.definition
     lines = [f"name: {op_type}",
              f"schema: {d.signature() if d else '(not defined)'}",
@@ -25,16 +32,16 @@ def dump(op_type: str) -> str:
         suffix = "[alias]" if key in ALIAS_KEYS else ""
         for reg in entry.impls.get(key, ()):
             lines.append(f"{key.name}{suffix}: {reg.describe()} registered at {reg.location}")
-    for device_type in sorted(entry.kernels):
-        for reg in sorted(entry.kernels[device_type], key=lambda r: r.seq):
-            lines.append(f"kernel[{device_type}]: {reg.describe()} registered at {reg.location}")
+    for dev_type in sorted(entry.kernels):
+        for reg in sorted(entry.kernels[dev_type], key=lambda r: r.seq):
+            lines.append(f"kernel[{dev_type}]: {reg.describe()} registered at {reg.location}")
     return "\n".join(lines) + "\n"
 
 
 def dump_table(op_type: str) -> str:
     """The computed handler of every runtime key with its provenance, and under each
     backend key the kernels the eager interpreter would choose from."""
-    entry = DISPATCHER.entry(op_type)
+    entry = _entry(op_type, "dump_table")
     lines = []
     for key in RUNTIME_KEYS:
         kind, reg = entry.provenance[key]
@@ -43,10 +50,10 @@ def dump_table(op_type: str) -> str:
         else:
             lines.append(f"{key.name}: {reg.describe()} [{kind}] registered at {reg.location}")
         if key in BACKEND_KEYS:
-            for device_type in _device_types_of(key):
-                regs = sorted(entry.kernels.get(device_type, ()), key=lambda r: (-r.priority, -r.seq))
+            for dev_type in _device_types_of(key):
+                regs = sorted(entry.kernels.get(dev_type, ()), key=lambda r: (-r.priority, -r.seq))
                 for r in regs:
-                    lines.append(f"    kernel[{device_type}]: {r.describe()} registered at {r.location}")
+                    lines.append(f"    kernel[{dev_type}]: {r.describe()} registered at {r.location}")
     return "\n".join(lines) + "\n"
 
 

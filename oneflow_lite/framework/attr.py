@@ -9,6 +9,9 @@ Attribute values are kept as plain, hashable Python values (ints, floats, tuples
 from __future__ import annotations
 
 import numbers
+import struct
+
+import numpy as np
 
 from oneflow_lite._proto import attr_value_pb2 as pb
 from oneflow_lite.framework import dtype as dtypes
@@ -43,7 +46,7 @@ def _float(value, type_name):
 
 
 def _bool(value, type_name):
-    if not isinstance(value, (bool,)) and type(value).__name__ != "bool_":
+    if not isinstance(value, (bool, np.bool_)):
         raise AttrTypeError(f"expected a bool, got {type(value).__name__} {value!r}")
     return bool(value)
 
@@ -148,10 +151,11 @@ class AttrMap:
     definition's defaults).
     """
 
-    __slots__ = ("_d", "_hash")
+    __slots__ = ("_d", "_key", "_hash")
 
     def __init__(self, items=()):
         self._d = dict(items)
+        self._key = None
         self._hash = None
 
     def __getitem__(self, name):
@@ -178,18 +182,34 @@ class AttrMap:
     def values(self):
         return self._d.values()
 
+    # Note [Typed attr map equality]
+    # Maps compare equal only when their values have the same types as well as equal values:
+    # {"n": 1}, {"n": 1.0} and {"n": True} are three maps. The meta-inference cache is keyed
+    # by call-time AttrMaps before they are validated, so a hit must never let a value of the
+    # wrong type skip the attr type check that the first call of that map went through.
+    # Floats compare by their bits: a cache hit hands the kernel the first call's attrs, and
+    # 0.0 == -0.0 although x / -0.0 is -inf (and nan != nan would never hit).
+    def _typed_key(self):
+        k = self._key
+        if k is None:
+            k = self._key = frozenset((name, _typed(v)) for name, v in self._d.items())
+        return k
+
     def __hash__(self):
         h = self._hash
         if h is None:
-            h = self._hash = hash(frozenset(self._d.items()))
+            h = self._hash = hash(self._typed_key())
         return h
 
     def __eq__(self, other):
         if isinstance(other, AttrMap):
-            return self._d == other._d
+            return self is other or self._typed_key() == other._typed_key()
         return NotImplemented
 
     def __setitem__(self, name, value):
+        raise TypeError("AttrMap is immutable; use merged() to make a new one")
+
+    def __delitem__(self, name):
         raise TypeError("AttrMap is immutable; use merged() to make a new one")
 
     def merged(self, overrides) -> "AttrMap":
@@ -202,6 +222,18 @@ class AttrMap:
 
     def __repr__(self):
         return "AttrMap(" + ", ".join(f"{k}={v!r}" for k, v in self._d.items()) + ")"
+
+
+def _typed(v):
+    t = type(v)
+    if t is tuple or t is list:
+        return tuple, tuple(_typed(x) for x in v)
+    if t is float:
+        return float, _double_bits(v)
+    return t, v
+
+
+_double_bits = struct.Struct("<d").pack
 
 
 EMPTY_ATTRS = AttrMap()

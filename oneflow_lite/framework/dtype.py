@@ -65,7 +65,11 @@ def from_numpy_dtype(np_dtype) -> dtype:
         return _BY_NUMPY[np.dtype(np_dtype)]
     except (KeyError, TypeError):
         supported = ", ".join(str(d.np_dtype) for d in ALL_DTYPES)
-        raise TypeError(f"unsupported NumPy dtype {np_dtype!r}; supported: {supported}") from None
+        try:
+            shown = str(np.dtype(np_dtype))
+        except TypeError:
+            shown = repr(np_dtype)
+        raise TypeError(f"unsupported NumPy dtype {shown}; supported: {supported}") from None
 
 
 def from_proto(value: int) -> dtype:

@@ -70,12 +70,13 @@ class OpExpr:
 class BuiltinOpExpr(OpExpr):
     """An op with a name and input / output argument tuples."""
 
-    __slots__ = ("op_name", "input_arg_tuple", "output_arg_tuple")
+    __slots__ = ("op_name", "input_arg_tuple", "output_arg_tuple", "_entry")
 
     def __init__(self, op_name, inputs, outputs):
         self.op_name = op_name
         self.input_arg_tuple = ArgTuple(inputs)
         self.output_arg_tuple = ArgTuple(outputs)
+        self._entry = None  # the dispatcher's OperatorEntry of this op type, bound on first dispatch
 
     @property
     def input_size(self) -> int:
@@ -121,7 +122,7 @@ class UserOpExpr(BuiltinOpExpr):
     """An expression of a registered user op; made by ``OpBuilder(...).build()``."""
 
     __slots__ = ("op_type_name", "proto", "base_attrs", "op_def", "_infer_cache", "kernel_cache",
-                 "kernel_cache_gen", "_entry")
+                 "kernel_cache_gen")
 
     def __init__(self, op_name, op_def: OpDefinition, proto, inputs, outputs, base_attrs):
         super().__init__(op_name, inputs, outputs)
@@ -132,13 +133,18 @@ class UserOpExpr(BuiltinOpExpr):
         self._infer_cache = {}
         self.kernel_cache = {}  # (device type, input dtypes, output dtypes) -> kernel
         self.kernel_cache_gen = -1
-        self._entry = None  # the dispatcher's OperatorEntry, bound on first dispatch
 
     def is_grad_disabled(self) -> bool:
         return self.op_def.no_grad
 
     def infer(self, input_metas: tuple, call_attrs) -> InferResult:
-        """Output metas, composed attrs and device of a call, from the cache when possible."""
+        """Output metas, composed attrs and device of a call, from the cache when possible.
+
+        ``call_attrs`` is None, an ``AttrMap`` (functors keep theirs, see Note [Typed attr map
+        equality]) or a plain dict, which is wrapped here.
+        """
+        if type(call_attrs) is dict:
+            call_attrs = attr_mod.AttrMap(call_attrs)
         key = (call_attrs, *input_metas)
         result = self._infer_cache.get(key)
         if result is None:
@@ -147,6 +153,12 @@ class UserOpExpr(BuiltinOpExpr):
                 self._infer_cache.clear()
             self._infer_cache[key] = result
         return result
+
+    def cached_infer(self, input_metas: tuple, call_attrs=None) -> InferResult | None:
+        """The cached inference of a call, or None (for introspection; infers nothing)."""
+        if type(call_attrs) is dict:
+            call_attrs = attr_mod.AttrMap(call_attrs)
+        return self._infer_cache.get((call_attrs, *input_metas))
 
     def clear_infer_cache(self) -> None:
         self._infer_cache.clear()
@@ -182,6 +194,12 @@ class UserOpExpr(BuiltinOpExpr):
             device = op_def.infer_device(ctx)
         elif input_metas:
             device = input_metas[0].device
+            for i, m in enumerate(input_metas):
+                if m.device is not device:
+                    names = self.indexed_ibns
+                    raise RuntimeError(f"{self.op_type_name}: expected all tensors to be on the same device, but "
+                                       f"found at least two devices: {device} (input {names[0]}, position 0) "
+                                       f"and {m.device} (input {names[i]}, position {i})")
         else:
             device = attrs.get("device", _CPU)
         if op_def.cpu_only and device is not _CPU:

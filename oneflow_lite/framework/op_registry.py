@@ -51,8 +51,12 @@ def _as_arg(spec, what, op_type) -> Arg:
         raise OpDefinitionError(f"op '{op_type}': {what} must be a name or an Arg, got {spec!r}")
     if not arg.name.isidentifier():
         raise OpDefinitionError(f"op '{op_type}': {what} name {arg.name!r} is not an identifier")
+    if not arg.variadic and arg.min != 1:
+        raise OpDefinitionError(f"op '{op_type}': {what} '{arg.name}' has min={arg.min}, but only a variadic "
+                                f"argument takes a minimum count")
     if arg.min < (0 if arg.optional else 1):
-        raise OpDefinitionError(f"op '{op_type}': {what} '{arg.name}' has min={arg.min}")
+        raise OpDefinitionError(f"op '{op_type}': {what} '{arg.name}' has min={arg.min}; expected at least "
+                                f"{0 if arg.optional else 1}")
     return arg
 
 

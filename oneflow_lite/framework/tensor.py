@@ -8,16 +8,141 @@ functional API.
 
 from __future__ import annotations
 
+import itertools
+import warnings
+import weakref
+
 import numpy as np
 
+from oneflow_lite.dispatch.dispatch_key import DispatchKey
 from oneflow_lite.framework import dtype as dtypes
 from oneflow_lite.framework.tensor_meta import Size, TensorMeta
+
+# Note [Autograd key and requires_grad]
+# ``requires_grad`` *is* the Autograd bit of a tensor's ``_key_set``: a tensor that
+# requires grad carries the bit, so every op with such an input dispatches to the
+# AutogradInterpreter first, and a call on tensors that do not require grad never
+# reaches it (no autograd cost at all). Setting ``requires_grad`` on a leaf sets or
+# clears the bit; the AutogradInterpreter sets it on the floating outputs of an op it
+# records. Grad mode is the same bit in the thread's excluded key set
+# (``flow.no_grad()`` excludes Autograd), so ``is_grad_enabled()`` reads it there.
+# A tensor's autograd state (grad_fn, .grad, hooks) lives in ``_ag``, an
+# ``AutogradMeta`` made only for tensors that require grad or have a ``.grad``.
+AUTOGRAD_KEY_SET = 1 << DispatchKey.Autograd
+
+
+
+# Note [Version counters and views]
+# A ``VersionCounter`` counts the in-place writes to a tensor's buffer: the eager
+# interpreter bumps it after every in-place op, and a tensor saved for backward
+# remembers the version it was saved at, so backward can tell it was overwritten.
+# It is made lazily (first in-place write, first save, first view), so tensors that
+# are never written in place, saved or viewed pay nothing. Views share it: when a
+# kernel returns an array that may share memory with an input's array (a NumPy view,
+# e.g. reshape / transpose / slice, or the input array itself), the eager interpreter
+# gives the output the input's counter and adds both to the counter's *view family*.
+# ``detach()`` also shares the counter (a write through either is seen by saved
+# tensors of the other) but does not join the family. Autograd does not rebase the
+# history of a view's base (PyTorch's CopySlices), so it refuses to record an in-place
+# op on a tensor whose view family has another live member, rather than compute
+# wrong gradients; outside autograd, in-place ops on views work as in NumPy.
+class VersionCounter:
+    """The version of a buffer shared by a tensor, its views and its detached aliases."""
+
+    __slots__ = ("__weakref__", "version", "views")
+
+    def __init__(self, version: int = 0):
+        self.version = version
+        self.views = None  # id(tensor) -> weakref of each live tensor of the view family
+
+
+def version_counter(t) -> VersionCounter:
+    """``t``'s version counter, made on first use."""
+    vc = t._vc
+    if vc is None:
+        vc = t._vc = VersionCounter()
+    return vc
+
+
+def _join_view_family(vc: VersionCounter, t) -> None:
+    views = vc.views
+    key = id(t)
+    if key not in views:
+        vc_ref = weakref.ref(vc)
+        views[key] = weakref.ref(t, lambda _, key=key, vc_ref=vc_ref: _leave_view_family(vc_ref, key))
+
+
+def _leave_view_family(vc_ref, key) -> None:
+    vc = vc_ref()
+    if vc is not None:
+        vc.views.pop(key, None)
+
+
+def link_view(view, base) -> None:
+    """Make ``view`` (whose buffer aliases ``base``'s) share ``base``'s version counter and view family."""
+    vc = version_counter(base)
+    view._vc = vc
+    if vc.views is None:
+        vc.views = {}
+        _join_view_family(vc, base)
+    _join_view_family(vc, view)
+
+
+def has_live_views(t) -> bool:
+    """Whether another live tensor is a view of ``t`` or ``t``'s base (see Note [Version counters and views])."""
+    vc = t._vc
+    if vc is None or not vc.views:
+        return False
+    return len(vc.views) > (1 if id(t) in vc.views else 0)
+
+
+class AutogradMeta:
+    """A tensor's autograd state: its grad_fn and output index, ``.grad``, hooks."""
+
+    __slots__ = ("grad", "grad_accumulator", "grad_fn", "hooks", "output_nr", "post_hooks", "retains_grad")
+
+    def __init__(self, grad_fn=None, output_nr: int = 0):
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
+        self.grad = None
+        self.retains_grad = False
+        self.hooks = None  # a leaf's tensor hooks: handle id -> fn (a non-leaf's live on its grad_fn)
+        self.post_hooks = None  # a leaf's post-accumulate-grad hooks: handle id -> fn
+        self.grad_accumulator = None  # weakref of a leaf's AccumulateGrad node
+
+
+class RemovableHandle:
+    """Returned by ``register_hook`` and friends; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("_hooks", "id")
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict):
+        self._hooks = hooks
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+    "you access the leaf Tensor instead.")
 
 
 class Tensor:
     """A multi-dimensional array with a dtype and a device."""
 
-    __slots__ = ("_array", "_meta", "_key_set", "__weakref__")
+    __slots__ = ("__weakref__", "_ag", "_array", "_key_set", "_meta", "_vc")
 
     # Built by the interpreters through _make; flow.tensor(...) is the public constructor.
     def __init__(self, *args, **kwargs):
@@ -25,11 +150,13 @@ class Tensor:
                         "(flow.zeros, flow.ones, ...) to make a tensor")
 
     @staticmethod
-    def _make(array, meta: TensorMeta) -> "Tensor":
+    def _make(array, meta: TensorMeta) -> Tensor:
         t = object.__new__(Tensor)
         t._array = array
         t._meta = meta
         t._key_set = meta.device.key_set
+        t._ag = None
+        t._vc = None
         return t
 
     # ---- metadata -----------------------------------------------------------------------------
@@ -124,6 +251,164 @@ class Tensor:
         a = self._data("__array__")
         return a if dtype is None else a.astype(dtype)
 
+    # ---- autograd (see Note [Autograd key and requires_grad]) ---------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return bool(self._key_set & AUTOGRAD_KEY_SET)
+
+    @requires_grad.setter
+    def requires_grad(self, requires_grad: bool):
+        self.requires_grad_(requires_grad)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set whether autograd records operations on this (leaf) tensor; returns ``self``."""
+        if not isinstance(requires_grad, (bool, np.bool_)):
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' must be bool, not "
+                            f"{type(requires_grad).__name__}")
+        ag = self._ag
+        if ag is not None and ag.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
+                               "computed variable in a subgraph that doesn't require differentiation use "
+                               "var_no_grad = var.detach().")
+        if requires_grad:
+            if not self._meta.dtype.is_floating_point:
+                raise RuntimeError(f"only Tensors of floating point dtype can require gradients, got "
+                                   f"{self._meta.dtype.name}")
+            if ag is None:
+                self._ag = AutogradMeta()
+            self._key_set |= AUTOGRAD_KEY_SET
+        else:
+            self._key_set &= ~AUTOGRAD_KEY_SET
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not made by a recorded op (every tensor that does not require grad is a leaf)."""
+        ag = self._ag
+        return ag is None or ag.grad_fn is None
+
+    @property
+    def grad_fn(self):
+        """The backward node of the op that made this tensor (None for leaves)."""
+        ag = self._ag
+        return None if ag is None else ag.grad_fn
+
+    @property
+    def grad(self):
+        """The gradient accumulated by backward (leaves, and non-leaves that ``retain_grad()``)."""
+        ag = self._ag
+        if ag is None:
+            return None
+        if ag.grad_fn is not None and not ag.retains_grad:
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return ag.grad
+
+    @grad.setter
+    def grad(self, grad):
+        if grad is not None:
+            if not isinstance(grad, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(grad).__name__}")
+            m, gm = self._meta, grad._meta
+            if gm.dtype is not m.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: expected {m.dtype.name}, "
+                                   f"got {gm.dtype.name}")
+            if gm.device is not m.device:
+                raise RuntimeError(f"assigned grad has data located on a different device: expected {m.device}, "
+                                   f"got {gm.device}")
+            if gm.shape != m.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: expected {list(m.shape)}, "
+                                   f"got {list(gm.shape)}")
+        ag = self._ag
+        if ag is None:
+            if grad is None:
+                return
+            ag = self._ag = AutogradMeta()
+        ag.grad = grad
+
+    @grad.deleter
+    def grad(self):
+        self.grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        ag = self._ag
+        return ag is not None and ag.grad_fn is not None and ag.retains_grad
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` during backward (a no-op on leaves)."""
+        if not self._key_set & AUTOGRAD_KEY_SET:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        ag = self._ag
+        if ag.grad_fn is None or ag.retains_grad:
+            return
+        ag.retains_grad = True
+        ag.grad_fn._retain_grad(ag.output_nr, self)
+
+    def register_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a non-None result replaces the grad."""
+        if not self._key_set & AUTOGRAD_KEY_SET:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if not callable(hook):
+            raise TypeError(f"register_hook(): hook must be callable, got {type(hook).__name__}")
+        ag = self._ag
+        if ag.grad_fn is not None:
+            return ag.grad_fn._register_tensor_hook(ag.output_nr, hook)
+        if ag.hooks is None:
+            ag.hooks = {}
+        handle = RemovableHandle(ag.hooks)
+        ag.hooks[handle.id] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(tensor)`` after backward has accumulated into this leaf's ``.grad``."""
+        if not self._key_set & AUTOGRAD_KEY_SET:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        ag = self._ag
+        if ag.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if not callable(hook):
+            raise TypeError(f"register_post_accumulate_grad_hook(): hook must be callable, got "
+                            f"{type(hook).__name__}")
+        if ag.post_hooks is None:
+            ag.post_hooks = {}
+        handle = RemovableHandle(ag.post_hooks)
+        ag.post_hooks[handle.id] = hook
+        return handle
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        """Accumulate the gradient of this tensor into the leaves' ``.grad`` (see ``flow.autograd.backward``)."""
+        from oneflow_lite.autograd import engine
+        engine.backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+
+    def detach(self) -> Tensor:
+        """A new tensor sharing this one's data (and version counter) that does not require grad."""
+        t = Tensor._make(self._array, self._meta)
+        t._key_set = self._key_set & ~AUTOGRAD_KEY_SET
+        t._vc = version_counter(self)
+        return t
+
+    def detach_(self) -> Tensor:
+        """Make this tensor a leaf that does not require grad; returns ``self``."""
+        ag = self._ag
+        if ag is not None and ag.grad_fn is not None:
+            if ag.retains_grad:
+                ag.grad_fn._retain_grad(ag.output_nr, None)
+            ag.grad_fn = None
+            ag.output_nr = 0
+            ag.retains_grad = False
+        self._key_set &= ~AUTOGRAD_KEY_SET
+        return self
+
+    @property
+    def _version(self) -> int:
+        """How many in-place writes this tensor's buffer (shared with its views) has seen."""
+        vc = self._vc
+        return 0 if vc is None else vc.version
+
+    # ---- printing and iteration ---------------------------------------------------------------
     def __repr__(self):
         return _format_tensor(self)
 
@@ -160,4 +445,9 @@ def _format_tensor(t: Tensor) -> str:
             body = np.array2string(a, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
                                    precision=4, floatmode="maxprec_equal" if meta.dtype.is_floating_point else "maxprec")
     extras.append(f"dtype={meta.dtype!r}")
+    ag = t._ag
+    if ag is not None and ag.grad_fn is not None:
+        extras.append(f"grad_fn=<{ag.grad_fn._repr_name()}>")
+    elif t._key_set & AUTOGRAD_KEY_SET:
+        extras.append("requires_grad=True")
     return f"tensor({body}, {', '.join(extras)})"

@@ -4,3 +4,8 @@ Importing this package registers every functor class.
 """
 
 from oneflow_lite.functors import activation  # noqa: F401
+from oneflow_lite.functors import math  # noqa: F401
+from oneflow_lite.functors import shape  # noqa: F401
+from oneflow_lite.functors import conversion  # noqa: F401
+from oneflow_lite.functors import creation  # noqa: F401
+from oneflow_lite.functors import indexing  # noqa: F401

@@ -43,21 +43,18 @@ FUNCTIONAL_API: dict[str, list[str]] = {
            "Tensor (Tensor input, Scalar other) => ScalarGreaterEqual"],
     # ---- linear algebra and reductions
     "matmul": ["Tensor (Tensor input, Tensor other) => MatMul"],
-    "sum": [
-        "Tensor (Tensor input, *, DataType dtype=None) => ReduceSumWhole",
-        "Tensor (Tensor input, IntList dim, Bool keepdim=False, *, DataType dtype=None) => ReduceSum",
-    ],
+    "sum": ["Tensor (Tensor input, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => ReduceSum"],
     # ---- shape
     "reshape": ["Tensor (Tensor input, Shape shape) => Reshape"],
     "transpose": ["Tensor (Tensor input, Int dim0, Int dim1) => Transpose"],
     # ---- conversion
     "cast": ["Tensor (Tensor input, DataType dtype) => Cast"],
-    # ---- creation
+    # ---- creation (a Shape also takes varargs ints: zeros(2, 3) is zeros((2, 3)))
     "zeros": ["Tensor (Shape size, *, DataType dtype=None, Device device=None) => Zeros"],
     "ones": ["Tensor (Shape size, *, DataType dtype=None, Device device=None) => Ones"],
     "full": ["Tensor (Shape size, Scalar fill_value, *, DataType dtype=None, Device device=None) => Full"],
     "arange": [
-        "Tensor (Scalar end, *, DataType dtype=None, Device device=None) => Arange",
+        "Tensor (Scalar end, *, DataType dtype=None, Device device=None) => ArangeEnd",
         "Tensor (Scalar start, Scalar end, Scalar step=1, *, DataType dtype=None, Device device=None) => Arange",
     ],
     "rand": ["Tensor (Shape size, *, Generator generator=None, DataType dtype=None, Device device=None) => Rand"],

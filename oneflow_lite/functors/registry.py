@@ -14,7 +14,7 @@ from oneflow_lite.framework.source_location import caller_location
 
 _classes: dict[str, tuple[type, str]] = {}
 _instances: dict[str, object] = {}
-_lock = threading.Lock()
+_lock = threading.RLock()  # a functor may get other functors in its __init__
 
 
 def functor(name: str):

@@ -23,71 +23,98 @@ _NO_DEFAULT = object()
 
 
 class SignatureMismatch(TypeError):
-    """The arguments of a call do not fit one signature."""
+    """The arguments of a call do not fit one signature.
+
+    The message is formatted only when it is read: while overloads are being
+    tried, a mismatch is an ordinary, cheap outcome.
+    """
+
+    def __init__(self, template: str = "", *params):
+        super().__init__(template)
+        self.template = template
+        self.params = params
+
+    def __str__(self):
+        return self.template.format(*self.params) if self.params else self.template
+
+
+# Converters return the converted value, or BAD when the value does not fit.
+BAD = object()
 
 
 def _int(v):
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         return int(v)
-    raise SignatureMismatch
+    return BAD
 
 
 def _float(v):
     if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)):
         return float(v)
-    raise SignatureMismatch
+    return BAD
 
 
 def _bool(v):
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
-    raise SignatureMismatch
+    return BAD
 
 
 def _scalar(v):
-    if isinstance(v, (bool, int, float)):
+    """A plain Python bool, int or float: functors test ``type(v) is float`` etc."""
+    t = type(v)
+    if t is float or t is int or t is bool:
         return v
-    if isinstance(v, (np.bool_, np.integer, np.floating)):
+    if isinstance(v, (np.bool_, np.integer, np.floating)):  # before float: np.float64 subclasses float
         return v.item()
-    raise SignatureMismatch
+    if isinstance(v, (int, float)):  # other subclasses (IntEnum, ...)
+        return float(v) if isinstance(v, float) else int(v)
+    return BAD
 
 
 def _tensor(v):
     if isinstance(v, Tensor):
         return v
-    raise SignatureMismatch
+    return BAD
 
 
 def _tensor_tuple(v):
     if isinstance(v, (list, tuple)) and all(isinstance(t, Tensor) for t in v):
         return tuple(v)
-    raise SignatureMismatch
+    return BAD
 
 
 def _string(v):
     if isinstance(v, str):
         return v
-    raise SignatureMismatch
+    return BAD
+
+
+def _int_tuple(v):
+    out = tuple(_int(x) for x in v)
+    return BAD if BAD in out else out
 
 
 def _int_list(v):
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         return (int(v),)
     if isinstance(v, (list, tuple)):
-        return tuple(_int(x) for x in v)
-    raise SignatureMismatch
+        return _int_tuple(v)
+    return BAD
 
 
 def _shape(v):
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return (int(v),)  # reshape(6), zeros(5): a lone int is a 1-d shape, as in OneFlow
     if isinstance(v, (list, tuple)):
-        return tuple(_int(x) for x in v)
-    raise SignatureMismatch
+        return _int_tuple(v)
+    return BAD
 
 
 def _dtype(v):
     if isinstance(v, dtypes.dtype):
         return v
-    raise SignatureMismatch
+    return BAD
 
 
 def _device(v):
@@ -95,13 +122,13 @@ def _device(v):
         return v
     if isinstance(v, str):
         return Device(v)
-    raise SignatureMismatch
+    return BAD
 
 
 def _generator(v):
     if isinstance(v, Generator):
         return v
-    raise SignatureMismatch
+    return BAD
 
 
 # type name -> (converter, readable name for errors)
@@ -114,7 +141,7 @@ ARG_TYPES = {
     "Bool": (_bool, "bool"),
     "String": (_string, "str"),
     "IntList": (_int_list, "int or tuple of ints"),
-    "Shape": (_shape, "tuple of ints"),
+    "Shape": (_shape, "int or tuple of ints"),
     "DataType": (_dtype, "flow.dtype"),
     "Device": (_device, "flow.device"),
     "Generator": (_generator, "flow.Generator"),
@@ -137,10 +164,31 @@ class ArgSpec:
         self.type = type_
         self.name = name
         self.default_text = default_text
-        self.default = _NO_DEFAULT if default_text is None else _literal(default_text, type_, name)
         self.kw_only = kw_only
         self.convert = ARG_TYPES[base][0]
         self.size = size
+        self.default = _NO_DEFAULT
+        if default_text is not None:
+            # A default is converted as a passed value would be: "Float alpha=1" gives 1.0, "IntList[2] s=1" (1, 1).
+            value = _literal(default_text, type_, name)
+            if value is not None:
+                converted = self.convert(value)
+                try:
+                    if converted is BAD:
+                        raise SignatureMismatch(f"expected {ARG_TYPES[base][1]}")
+                    value = self.fit_size(converted)
+                except SignatureMismatch as e:
+                    raise ValueError(f"bad default {default_text!r} for argument '{name}': {e}") from None
+            self.default = value
+
+    def fit_size(self, v):
+        """A converted IntList[N] value made N long (a single int is repeated), else ``v`` unchanged."""
+        if self.size is not None:
+            if len(v) == 1:
+                return v * self.size
+            if len(v) != self.size:
+                raise SignatureMismatch("argument '{}' must have {} elements, got {}", self.name, self.size, len(v))
+        return v
 
     @property
     def optional(self) -> bool:
@@ -197,7 +245,6 @@ class Signature:
                 raise ValueError(f"signature {text!r}: '{a.name}' without a default follows one with a default")
         self.positional = [a for a in self.args if not a.kw_only]
         self.by_name = {a.name: a for a in self.args}
-        self._fast_arity = len(self.positional) if all(a.default is _NO_DEFAULT for a in self.positional) else -1
 
     def params_text(self) -> str:
         parts, star = [], False
@@ -224,41 +271,40 @@ class Signature:
                             for v in args[len(positional) - 1:]):
                 args = (*args[:len(positional) - 1], tuple(args[len(positional) - 1:]))
             else:
-                raise SignatureMismatch(f"{fname}() takes {len(positional)} positional argument(s) "
-                                        f"but {len(args)} were given")
+                raise SignatureMismatch("{}() takes {} positional argument(s) but {} were given",
+                                        fname, len(positional), len(args))
         values = []
+        n_args = len(args)
         for i, spec in enumerate(self.args):
-            if i < len(args):
-                if spec.name in kwargs:
-                    raise SignatureMismatch(f"{fname}() got multiple values for argument '{spec.name}'")
+            if i < n_args:
+                if kwargs and spec.name in kwargs:
+                    raise SignatureMismatch("{}() got multiple values for argument '{}'", fname, spec.name)
                 v = args[i]
-            elif spec.name in kwargs:
+            elif kwargs and spec.name in kwargs:
                 v = kwargs[spec.name]
             elif spec.default is not _NO_DEFAULT:
                 values.append(spec.default)
                 continue
             else:
-                raise SignatureMismatch(f"{fname}() missing required argument '{spec.name}' (pos {i + 1})")
+                raise SignatureMismatch("{}() missing required argument '{}' (pos {})", fname, spec.name, i + 1)
             if v is None and spec.default is None:
                 values.append(None)
                 continue
-            try:
-                v = spec.convert(v)
-            except SignatureMismatch:
-                where = f"position {i + 1}" if i < len(args) else "keyword"
-                raise SignatureMismatch(f"{fname}(): argument '{spec.name}' ({where}) must be "
-                                        f"{ARG_TYPES[spec.type.split('[')[0]][1]}, not {type(v).__name__}") from None
+            converted = spec.convert(v)
+            if converted is BAD:
+                raise SignatureMismatch("{}(): argument '{}' ({}) must be {}, not {}", fname, spec.name,
+                                        f"position {i + 1}" if i < n_args else "keyword",
+                                        ARG_TYPES[spec.type.split('[')[0]][1], type(v).__name__)
             if spec.size is not None:
-                if len(v) == 1:
-                    v = v * spec.size
-                elif len(v) != spec.size:
-                    raise SignatureMismatch(f"{fname}(): argument '{spec.name}' must have {spec.size} "
-                                            f"elements, got {len(v)}")
-            values.append(v)
+                try:
+                    converted = spec.fit_size(converted)
+                except SignatureMismatch as e:
+                    raise SignatureMismatch("{}(): {}", fname, e) from None
+            values.append(converted)
         if kwargs:
             unknown = [k for k in kwargs if k not in self.by_name]
             if unknown:
-                raise SignatureMismatch(f"{fname}() got an unexpected keyword argument '{unknown[0]}'")
+                raise SignatureMismatch("{}() got an unexpected keyword argument '{}'", fname, unknown[0])
         return values
 
 

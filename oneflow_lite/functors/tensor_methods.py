@@ -23,6 +23,7 @@ METHODS = {
     "relu": "relu", "add": "add", "sub": "sub", "mul": "mul", "div": "div", "neg": "neg", "exp": "exp",
     "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
     "matmul": "matmul", "sum": "sum", "reshape": "reshape", "transpose": "transpose",
+    "view": "reshape",
 }
 # in-place method -> functional function name, called with inplace=True
 INPLACE_METHODS = {"relu_": "relu", "add_": "add", "sub_": "sub", "mul_": "mul", "div_": "div"}
@@ -84,6 +85,9 @@ def _attach():
         setattr(Tensor, name, _inplace_operator(getattr(F, fname), name))
     Tensor.__neg__ = lambda self: F.neg(self)
     Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise drop hashing
+    # As torch.Tensor: NumPy scalars and arrays defer to the tensor's reflected operators, so
+    # ``np.float32(2) * t`` is a Tensor, not an ndarray made through ``__array__``.
+    Tensor.__array_priority__ = 1000
 
 
 _attach()

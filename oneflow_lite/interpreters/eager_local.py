@@ -4,6 +4,10 @@ It infers output metas (through the op expr's cache; the same-device check and
 device inference happen there), picks the per-device kernel for the call's
 dtypes, allocates the outputs and runs the kernel. On a device without storage
 (``meta``) the kernel is chosen but nothing is computed.
+
+An in-place call bumps its outputs' version counters; an output whose array
+aliases an input's array (a kernel returned a NumPy view, or the input array
+itself) shares that input's version counter (Note [Version counters and views]).
 """
 
 from __future__ import annotations
@@ -13,10 +17,29 @@ import numpy as np
 from oneflow_lite.dispatch.dispatch_key import BACKEND_KEYS
 from oneflow_lite.dispatch.dispatcher import DISPATCHER
 from oneflow_lite.framework.op_expr import UserOpExpr
-from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.framework.tensor import Tensor, VersionCounter, link_view
 
 _make = Tensor._make
 _ndarray = np.ndarray
+_may_share_memory = np.may_share_memory
+
+
+def _bump_versions(outputs):
+    for t in outputs:
+        vc = t._vc
+        if vc is None:
+            t._vc = VersionCounter(1)
+        else:
+            vc.version += 1
+
+
+def _link_if_view(out, result, inputs):
+    """Share the version counter of the input whose array ``result`` aliases, if any."""
+    for t in inputs:
+        a = t._array
+        if a is result or (a is not None and _may_share_memory(a, result)):
+            link_view(out, t)
+            return
 
 
 def _check_inplace_outputs(op_expr, outputs, out_metas):
@@ -48,6 +71,9 @@ def _as_output_array(op_expr, i, result, meta):
 def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
     """Run a ``UserOpExpr`` eagerly (the boxed handler of every backend key)."""
     if type(op_expr) is not UserOpExpr:
+        run_forward = getattr(op_expr, "run_forward", None)  # a custom autograd.Function's FunctionOpExpr
+        if run_forward is not None:
+            return run_forward(inputs)
         raise RuntimeError(f"EagerLocalInterpreter: {type(op_expr).__name__} ('{op_expr.op_type_name}') "
                            f"is not supported in eager mode")
     res = op_expr.infer(tuple([t._meta for t in inputs]), attrs)
@@ -56,14 +82,16 @@ def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
         _check_inplace_outputs(op_expr, outputs, out_metas)
     entry = op_expr._entry
     kernel = res.kernel
-    if res.kernel_gen != entry.kernel_gen:
+    gen = entry.kernel_gen  # read before choosing: a kernel registered meanwhile is seen by the next call
+    if res.kernel_gen != gen:
         kernel = res.kernel = DISPATCHER.select_kernel(
             op_expr, entry, res.device, tuple([t._meta.dtype for t in inputs]),
             tuple([m.dtype for m in out_metas]))
-        res.kernel_gen = entry.kernel_gen
+        res.kernel_gen = gen
     if not res.device.device_type.has_storage:
         kernel(res, *[None] * len(inputs))
         if outputs is not None:
+            _bump_versions(outputs)
             return tuple(outputs)
         return tuple([_make(None, m) for m in out_metas])
     result = kernel(res, *[t._array for t in inputs])
@@ -72,14 +100,23 @@ def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
         if type(result) is not _ndarray or result.dtype != m.np_dtype or result.shape != m.shape:
             result = _as_output_array(op_expr, 0, result, m)
         if outputs is None:
-            return (_make(result, m),)
+            out = _make(result, m)
+            if result.base is not None or (inputs and result is inputs[0]._array):
+                _link_if_view(out, result, inputs)
+            return (out,)
         np.copyto(outputs[0]._array, result)
+        _bump_versions(outputs)
         return tuple(outputs)
     arrays = [_as_output_array(op_expr, i, r, m) for i, (r, m) in enumerate(zip(result, out_metas))]
     if outputs is None:
-        return tuple([_make(a, m) for a, m in zip(arrays, out_metas)])
+        outs = tuple([_make(a, m) for a, m in zip(arrays, out_metas)])
+        for out, a in zip(outs, arrays):
+            if a.base is not None or any(a is t._array for t in inputs):
+                _link_if_view(out, a, inputs)
+        return outs
     for t, a in zip(outputs, arrays):
         np.copyto(t._array, a)
+    _bump_versions(outputs)
     return tuple(outputs)
 
 

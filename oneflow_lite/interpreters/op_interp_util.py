@@ -37,6 +37,9 @@ def dispatch(op_expr, inputs, attrs=None, outputs=None):
     ks = 0
     for t in inputs:
         ks |= t._key_set
+    if outputs is not None:  # an in-place call also dispatches on what it writes (e.g. a grad-requiring output)
+        for t in outputs:
+            ks |= t._key_set
     if not ks:
         ks = _source_key_set(op_expr, attrs)
     st = _tls

@@ -1,3 +1,8 @@
 """User-op definitions (the ``REGISTER_USER_OP`` analogue). Importing this package registers them."""
 
 from oneflow_lite.ops import activation  # noqa: F401
+from oneflow_lite.ops import math  # noqa: F401
+from oneflow_lite.ops import shape  # noqa: F401
+from oneflow_lite.ops import conversion  # noqa: F401
+from oneflow_lite.ops import creation  # noqa: F401
+from oneflow_lite.ops import grad_ops  # noqa: F401  (ops of backward formulas, e.g. slice_grad)

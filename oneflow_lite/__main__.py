@@ -1,0 +1,86 @@
+"""``python -m oneflow_lite``: look at the dispatcher and run the demo.
+
+    python -m oneflow_lite ops            registered ops and the dispatch keys that have handlers
+    python -m oneflow_lite ops relu       relu's computed dispatch table (flow.dispatch.dump_table)
+    python -m oneflow_lite ops relu --registrations   ... and every registration (flow.dispatch.dump)
+    python -m oneflow_lite demo           an eager walk-through of flow.relu(flow.tensor([-1.0, 2.0]))
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m oneflow_lite",
+        description="oneflow_lite: a OneFlow-style tensor framework core on NumPy. "
+                    "Inspect the dispatcher or run the eager walk-through.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{ops,demo}")
+    ops = sub.add_parser("ops", help="list registered ops, or print one op's dispatch table",
+                         description="Without OP_TYPE: every registered op with the dispatch keys that have a "
+                                     "handler and its kernels per device. With OP_TYPE: its computed dispatch "
+                                     "table, as flow.dispatch.dump_table(OP_TYPE).")
+    ops.add_argument("op_type", nargs="?", metavar="OP_TYPE", help="an op type, e.g. relu")
+    ops.add_argument("--registrations", action="store_true",
+                     help="also list every registration with its file:line (flow.dispatch.dump)")
+    sub.add_parser("demo", help="walk flow.relu(flow.tensor([-1.0, 2.0])) through every layer, eagerly",
+                   description="Prints each layer the call passes: the functional function and its signatures, "
+                               "the functor and its UserOpExpr, the dispatch key set and the handler chosen, "
+                               "the meta-inference cache, the kernel chosen and the output.")
+    return parser
+
+
+def _list_ops(out) -> int:
+    from oneflow_lite.dispatch.dispatcher import DISPATCHER
+
+    rows = []
+    for op_type in DISPATCHER.op_types():
+        entry = DISPATCHER.entry(op_type)
+        keys = " ".join(k.name for k in entry.registered_keys()) or "-"
+        kernels = " ".join(f"{dev}:{len(regs)}" for dev, regs in sorted(entry.kernels.items())) or "-"
+        rows.append((op_type, keys, kernels))
+    header = ("op type", "keys with a handler", "kernels (device:count)")
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(2)]
+    print(f"{header[0]:<{widths[0]}}  {header[1]:<{widths[1]}}  {header[2]}", file=out)
+    for name, keys, kernels in rows:
+        print(f"{name:<{widths[0]}}  {keys:<{widths[1]}}  {kernels}", file=out)
+    print(f"{len(rows)} op types", file=out)
+    return 0
+
+
+def _show_op(op_type: str, registrations: bool, out, err) -> int:
+    from oneflow_lite.dispatch.dispatcher import DISPATCHER
+    from oneflow_lite.dispatch.introspection import dump, dump_table
+
+    if DISPATCHER.find_entry(op_type) is None:
+        known = DISPATCHER.op_types()
+        close = difflib.get_close_matches(op_type, known, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; run 'python -m oneflow_lite ops' to list them"
+        print(f"error: unknown op type '{op_type}'{hint}", file=err)
+        return 1
+    print(f"dispatch table of '{op_type}':", file=out)
+    print(dump_table(op_type), end="", file=out)
+    if registrations:
+        print(f"\nregistrations of '{op_type}':", file=out)
+        print(dump(op_type), end="", file=out)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    import oneflow_lite  # noqa: F401  (registers ops, kernels, interpreters and functors)
+
+    if args.command == "ops":
+        if args.op_type is None:
+            return _list_ops(sys.stdout)
+        return _show_op(args.op_type, args.registrations, sys.stdout, sys.stderr)
+    from oneflow_lite.demo import run_demo
+    run_demo(sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

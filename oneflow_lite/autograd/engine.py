@@ -1,0 +1,382 @@
+"""The backward engine: ``backward`` and ``grad`` over the graph of ``Node``s.
+
+Note [The backward engine]
+One run (a GraphTask) first walks the graph from the roots with an explicit
+stack, counting for every node how many edges lead to it; then it processes
+nodes from a ready list, a node becoming ready when its count drops to zero,
+so a node runs once all its output grads are summed. No step recurses, so a
+100,000-op chain needs no deeper Python stack than a single op. Per node:
+pre-hooks and tensor hooks, ``retain_grad`` stores, capture for ``grad()``,
+then (when the node has any output grad) a missing output grad of an output
+that requires grad becomes zeros, the node runs, its input grads are checked
+against the producing node's output metas (shape and device must match; a
+floating dtype is cast) and summed out of place into the producers' buffers;
+without ``retain_graph`` the node's saved tensors are dropped. Grad mode during
+the run is ``create_graph``: with it, the grad ops are recorded and the result
+is differentiable (double backward); without, nothing is recorded.
+``grad()`` (and ``backward(inputs=...)``) first marks the nodes on a path from a
+root to an input; only those run, and accumulation nodes never do: the inputs'
+grads are captured from their nodes' buffers instead.
+"""
+
+from __future__ import annotations
+
+from oneflow_lite.autograd.grad_mode import _set_enabled, is_grad_enabled
+from oneflow_lite.autograd.graph import AccumulateGrad, gradient_edge
+from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET as _AG_BIT
+from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.functors.registry import get_functor
+
+_functors = {}
+
+
+def _f(name):
+    fn = _functors.get(name)
+    if fn is None:
+        fn = _functors[name] = get_functor(name)
+    return fn
+
+
+# ---- tensor helpers of the engine (functors, so they are recorded under create_graph) -----------
+def add_tensors(a: Tensor, b: Tensor) -> Tensor:
+    return _f("Add")(a, b, 1, False)
+
+
+def add_in_place(a: Tensor, b: Tensor) -> None:
+    _f("Add")(a, b, 1, True)
+
+
+def copy_tensor(t: Tensor) -> Tensor:
+    """A copy of ``t`` (the Copy op: recorded under create_graph, captured by a graph being built)."""
+    return _f("Copy")(t, t._meta.device)
+
+
+def zeros_of(meta) -> Tensor:
+    return _f("Zeros")(meta.shape, meta.dtype, meta.device)
+
+
+def ones_of(meta) -> Tensor:
+    return _f("Ones")(meta.shape, meta.dtype, meta.device)
+
+
+def cast_to(t: Tensor, dtype) -> Tensor:
+    return _f("Cast")(t, dtype)
+
+
+def accumulate_grad(t: Tensor, g: Tensor, create_graph: bool) -> None:
+    """Into ``t.grad``: a copy of ``g`` the first time, then ``g`` added in place (out of place
+    under create_graph, so the result stays differentiable); then ``t``'s post-accumulate hooks."""
+    ag = t._ag
+    old = ag.grad
+    if old is None:
+        ag.grad = copy_tensor(g)
+    elif create_graph:
+        ag.grad = add_tensors(old, g)
+    else:
+        add_in_place(old, g)
+    post = ag.post_hooks
+    if post:
+        for fn in list(post.values()):
+            fn(t)
+
+
+# ---- argument handling ---------------------------------------------------------------------------
+def _as_tensor_tuple(value, what: str, fn: str) -> tuple:
+    if isinstance(value, Tensor):
+        return (value,)
+    if isinstance(value, (tuple, list)):
+        for i, t in enumerate(value):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{fn}(): element {i} of '{what}' must be a Tensor, got {type(t).__name__}")
+        return tuple(value)
+    raise TypeError(f"{fn}(): '{what}' must be a Tensor or a sequence of Tensors, got {type(value).__name__}")
+
+
+def _make_grads(outputs: tuple, grads, fn: str, grads_name: str) -> list:
+    """The root grads: each output must require grad; implicit ones only for one-element outputs."""
+    n = len(outputs)
+    if grads is None:
+        grads = (None,) * n
+    elif isinstance(grads, Tensor):
+        grads = (grads,)
+    elif isinstance(grads, (tuple, list)):
+        grads = tuple(grads)
+    else:
+        raise TypeError(f"{fn}(): '{grads_name}' must be a Tensor, a sequence of Tensors or None, "
+                        f"got {type(grads).__name__}")
+    if len(grads) != n:
+        raise RuntimeError(f"{fn}(): got {n} tensors and {len(grads)} gradients ('{grads_name}' needs one per "
+                           f"output)")
+    result = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if not out._key_set & _AG_BIT:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        m = out._meta
+        if g is None:
+            if m.numel != 1:
+                raise RuntimeError(f"grad can be implicitly created only for scalar outputs (output {i} has "
+                                   f"shape {list(m.shape)})")
+            g = ones_of(m)
+        else:
+            if not isinstance(g, Tensor):
+                raise TypeError(f"{fn}(): {grads_name}[{i}] must be a Tensor or None, got {type(g).__name__}")
+            gm = g._meta
+            if gm.shape != m.shape:
+                raise RuntimeError(f"Mismatch in shape: {grads_name}[{i}] has a shape of {gm.shape} and "
+                                   f"output[{i}] has a shape of {m.shape}.")
+            if gm.device is not m.device:
+                raise RuntimeError(f"Mismatch in device: {grads_name}[{i}] is on {gm.device} and output[{i}] "
+                                   f"is on {m.device}.")
+            if gm.dtype is not m.dtype:
+                if not gm.dtype.is_floating_point:
+                    raise RuntimeError(f"Mismatch in dtype: {grads_name}[{i}] has dtype {gm.dtype.name} and "
+                                       f"output[{i}] has dtype {m.dtype.name}; a gradient must be a floating "
+                                       f"point tensor")
+                g = cast_to(g, m.dtype)
+        result.append(g)
+    return result
+
+
+# ---- the run -------------------------------------------------------------------------------------
+def _count_dependencies(root_nodes):
+    deps = {}
+    seen = set(root_nodes)
+    stack = list(root_nodes)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                if nxt in deps:
+                    deps[nxt] += 1
+                else:
+                    deps[nxt] = 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+    return deps
+
+
+def _nodes_to_execute(root_nodes, targets) -> set:
+    """The nodes on a path from a root to a target node: they must run for the targets' grads."""
+    reaches = {}
+    execute = set()
+    for root in root_nodes:
+        if root in reaches:
+            continue
+        reaches[root] = root in targets
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, children = stack[-1]
+            for nxt, _ in children:
+                if nxt is not None and nxt not in reaches:
+                    reaches[nxt] = nxt in targets
+                    stack.append((nxt, iter(nxt.next_functions)))
+                    break
+            else:
+                stack.pop()
+                for nxt, _ in node.next_functions:
+                    if nxt is not None and reaches[nxt]:
+                        execute.add(node)
+                        reaches[node] = True
+                        break
+    return execute
+
+
+def _call_tensor_hooks(hooks: dict, grad: Tensor) -> Tensor:
+    for fn in list(hooks.values()):
+        result = fn(grad)
+        if result is not None:
+            if not isinstance(result, Tensor):
+                raise TypeError(f"hook {getattr(fn, '__name__', fn)!r} returned {type(result).__name__}; a tensor "
+                                f"hook must return a Tensor or None")
+            if result._meta.shape != grad._meta.shape:
+                raise RuntimeError(f"hook {getattr(fn, '__name__', fn)!r} has changed the size of value: "
+                                   f"expected {list(grad.shape)}, got {list(result.shape)}")
+            grad = result
+    return grad
+
+
+def _prepare(node, grads: list, accumulate: bool, create_graph: bool) -> list:
+    """Run the node's pre-hooks and its outputs' tensor hooks; store retained grads."""
+    if type(node) is AccumulateGrad:
+        hooks = node.variable._ag.hooks
+        if hooks and grads[0] is not None:
+            grads[0] = _call_tensor_hooks(hooks, grads[0])
+    hooks = node.hooks
+    if hooks is None:
+        return grads
+    for fn in list(hooks.pre.values()):
+        result = fn(tuple(grads))
+        if result is not None:
+            if len(result) != len(grads):
+                raise RuntimeError(f"pre-hook of {node.name()} returned {len(result)} grads, expected {len(grads)}")
+            grads = list(result)
+    for nr, tensor_hooks in hooks.tensor.items():
+        g = grads[nr]
+        if tensor_hooks and g is not None:
+            grads[nr] = _call_tensor_hooks(tensor_hooks, g)
+    if accumulate:
+        for nr, ref in hooks.retained.items():
+            t, g = ref(), grads[nr]
+            if t is not None and g is not None:
+                ag = t._ag
+                ag.grad = copy_tensor(g) if ag.grad is None else add_tensors(ag.grad, g)
+    return grads
+
+
+def _check_grad(node, i, g, meta):
+    """``g`` as the grad of an input of ``meta``: same shape and device, cast to its dtype."""
+    if not isinstance(g, Tensor):
+        raise TypeError(f"Function {node.name()} returned an invalid gradient at index {i} - expected a Tensor "
+                        f"or None, got {type(g).__name__}")
+    gm = g._meta
+    if gm.shape != meta.shape:
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                           f"{list(gm.shape)} but expected shape compatible with {list(meta.shape)}")
+    if gm.device is not meta.device:
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - expected device "
+                           f"{meta.device} but got {gm.device}")
+    if gm.dtype is not meta.dtype:
+        if not gm.dtype.is_floating_point:
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - expected "
+                               f"a floating point dtype, got {gm.dtype.name}")
+        g = cast_to(g, meta.dtype)
+    return g
+
+
+def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool, targets=None, accumulate=True):
+    """Backpropagate ``root_grads`` from the edges ``roots``.
+
+    ``targets``: edges whose grads to return (then only the nodes that lead to
+    them run); ``accumulate``: whether AccumulateGrad nodes and ``retain_grad``
+    store into ``.grad``.
+    """
+    buffers = {}
+    root_nodes = []
+    for (node, nr), g in zip(roots, root_grads):
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * len(node.out_metas)
+            root_nodes.append(node)
+        buf[nr] = g if buf[nr] is None else add_tensors(buf[nr], g)
+    deps = _count_dependencies(root_nodes)
+    target_of = None
+    execute = None
+    captured = None
+    if targets is not None:
+        captured = [None] * len(targets)
+        target_of = {}
+        for idx, (node, nr) in enumerate(targets):
+            if node is not None:
+                target_of.setdefault(node, []).append((nr, idx))
+        execute = _nodes_to_execute(root_nodes, target_of)
+    ready = [n for n in root_nodes if n not in deps]
+    ready.reverse()
+    prev_mode = is_grad_enabled()
+    _set_enabled(create_graph)
+    try:
+        while ready:
+            node = ready.pop()
+            n_out = len(node.out_metas)
+            grads = buffers.pop(node, None)
+            run = execute is None or node in execute
+            if grads is not None:
+                grads = _prepare(node, grads, accumulate, create_graph)
+                if target_of is not None:
+                    for nr, idx in target_of.get(node, ()):
+                        captured[idx] = grads[nr]
+            if run and grads is not None and (grads[0] is not None if n_out == 1 else
+                                              any(g is not None for g in grads)):
+                if n_out > 1:
+                    metas = node.out_metas
+                    for i, g in enumerate(grads):
+                        if g is None and metas[i] is not None:
+                            grads[i] = zeros_of(metas[i])
+                if type(node) is AccumulateGrad:  # a leaf: no successors, nothing saved
+                    accumulate_grad(node.variable, grads[0], create_graph)
+                    continue
+                in_grads = node.apply(grads, create_graph)
+                hooks = node.hooks
+                if hooks is not None and hooks.post:
+                    for fn in list(hooks.post.values()):
+                        result = fn(in_grads, tuple(grads))
+                        if result is not None:
+                            in_grads = tuple(result)
+                for i, ((nxt, nr), g) in enumerate(zip(node.next_functions, in_grads)):
+                    if nxt is None or g is None:
+                        continue
+                    meta = nxt.out_metas[nr]
+                    if g._meta is not meta:
+                        g = _check_grad(node, i, g, meta)
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * len(nxt.out_metas)
+                        buf[nr] = g
+                    elif buf[nr] is None:
+                        buf[nr] = g
+                    else:
+                        buf[nr] = add_tensors(buf[nr], g)
+                if not retain_graph:
+                    node.release()
+            for nxt, _ in node.next_functions:
+                if nxt is not None:
+                    d = deps[nxt] - 1
+                    if d:
+                        deps[nxt] = d
+                    else:
+                        del deps[nxt]
+                        ready.append(nxt)
+    finally:
+        _set_enabled(prev_mode)
+    return captured
+
+
+# ---- entry points --------------------------------------------------------------------------------
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``)."""
+    tensors = _as_tensor_tuple(tensors, "tensors", "backward")
+    grads = _make_grads(tensors, grad_tensors, "backward", "grad_tensors")
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [gradient_edge(t) for t in tensors]
+    if inputs is None:
+        run_backward(roots, grads, retain_graph, create_graph)
+        return
+    inputs = _as_tensor_tuple(inputs, "inputs", "backward")
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    for i, t in enumerate(inputs):
+        if not t._key_set & _AG_BIT:
+            raise RuntimeError(f"backward(): element {i} of 'inputs' does not require grad")
+    captured = run_backward(roots, grads, retain_graph, create_graph, [gradient_edge(t) for t in inputs],
+                            accumulate=True)
+    prev_mode = is_grad_enabled()
+    _set_enabled(create_graph)
+    try:
+        for t, g in zip(inputs, captured):
+            if g is not None:
+                accumulate_grad(t, g, create_graph)
+    finally:
+        _set_enabled(prev_mode)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False) -> tuple:
+    """The gradients of ``outputs`` with respect to ``inputs`` (``.grad`` is left alone)."""
+    outputs = _as_tensor_tuple(outputs, "outputs", "grad")
+    inputs = _as_tensor_tuple(inputs, "inputs", "grad")
+    for t in inputs:
+        if not t._key_set & _AG_BIT:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _make_grads(outputs, grad_outputs, "grad", "grad_outputs")
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [gradient_edge(t) for t in outputs]
+    targets = [gradient_edge(t) for t in inputs]
+    captured = run_backward(roots, grads, retain_graph, create_graph, targets, accumulate=False)
+    if not allow_unused and any(g is None for g in captured):
+        raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                           "Set allow_unused=True if this is the desired behavior.")
+    return tuple(captured)
+
+
+__all__ = ["backward", "grad", "run_backward"]

@@ -1,0 +1,89 @@
+"""Grad functions, registered by op type (OneFlow's ``REGISTER_OP_EXPR_GRAD_FUNCTION``).
+
+::
+
+    @register_op_grad("relu")
+    class ReluGrad(OpExprGradFunction):
+        def capture(self, state, inputs, outputs, attrs):
+            if state.needs_input_grad[0]:
+                state.save_for_backward(outputs[0])
+
+        def apply(self, state, out_grads):
+            (y,) = state.saved_tensors
+            return (F.mul(out_grads[0], F.gt(y, 0)),)
+
+``capture`` runs right after the forward, once the node exists (so saved outputs
+carry it as grad_fn); it reads ``attrs`` (the attrs the kernel saw) there and
+keeps what it needs on ``state``, never ``attrs`` itself. ``apply`` maps the output grads (one per output, None when
+absent) to the input grads (one per input, None for inputs that need none).
+``apply`` calls the functional API, never kernels, so backward is itself
+differentiable (double backward, ``create_graph``) and can be captured in a graph.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from oneflow_lite.autograd.graph import node_name
+from oneflow_lite.framework.errors import RegistrationError
+from oneflow_lite.framework.source_location import caller_location
+
+
+class OpExprGradFunction:
+    """Base of grad functions. ``name`` (e.g. ``"Mul"``) names the backward node ``MulBackward``;
+    by default it is made from the op type (``broadcast_mul`` -> ``BroadcastMulBackward``)."""
+
+    name: str | None = None
+
+    def capture(self, state, inputs, outputs, attrs) -> None:
+        raise NotImplementedError
+
+    def apply(self, state, out_grads) -> tuple:
+        raise NotImplementedError
+
+
+# op type -> (grad function instance, backward node name)
+_grad_functions: dict[str, tuple] = {}
+_locations: dict[str, str] = {}
+_lock = threading.Lock()
+
+
+def register_op_grad(op_type: str):
+    """Class decorator: the grad function of ``op_type`` (one instance is made and shared by every call)."""
+    if not isinstance(op_type, str) or not op_type:
+        raise RegistrationError(f"register_op_grad: op type must be a non-empty str, got {op_type!r}")
+    location = caller_location()
+
+    def register(cls):
+        if not (callable(getattr(cls, "capture", None)) and callable(getattr(cls, "apply", None))):
+            raise RegistrationError(f"register_op_grad('{op_type}'): {cls!r} needs capture() and apply() methods")
+        with _lock:
+            if op_type in _grad_functions:
+                raise RegistrationError(f"register_op_grad('{op_type}'): a grad function is already registered at "
+                                        f"{_locations[op_type]}; duplicate at {location}")
+            _grad_functions[op_type] = (cls(), node_name(cls.name or op_type))
+            _locations[op_type] = location
+        return cls
+    return register
+
+
+def unregister_op_grad(op_type: str) -> None:
+    """Remove the grad function of ``op_type`` (tests and plug-ins)."""
+    with _lock:
+        _grad_functions.pop(op_type, None)
+        _locations.pop(op_type, None)
+
+
+def get_grad_function(op_type: str) -> OpExprGradFunction | None:
+    entry = _grad_functions.get(op_type)
+    return None if entry is None else entry[0]
+
+
+def grad_entry(op_type: str) -> tuple:
+    """``(grad function or None, backward node name)`` of ``op_type``."""
+    entry = _grad_functions.get(op_type)
+    return (None, node_name(op_type)) if entry is None else entry
+
+
+def registered_grad_ops() -> list[str]:
+    return sorted(_grad_functions)

@@ -1,0 +1,122 @@
+"""The functional calls of backward formulas, and helpers shared by the grad functions.
+
+Backward formulas call functors (never kernels), so backward is itself
+differentiable and can be captured in a graph. They call the functor objects
+directly, with every argument of the functional signature in order, which skips
+the functional API's overload resolution (a few microseconds per call).
+"""
+
+from __future__ import annotations
+
+from oneflow_lite.framework.attr import AttrMap
+from oneflow_lite.framework.op_builder import OpBuilder
+from oneflow_lite.functors.registry import get_functor
+from oneflow_lite.interpreters.op_interp_util import dispatch
+
+_add = get_functor("Add")
+_mul = get_functor("Mul")
+_scalar_mul = get_functor("ScalarMul")
+_div = get_functor("Div")
+_scalar_div = get_functor("ScalarDiv")
+_neg = get_functor("Neg")
+_matmul = get_functor("MatMul")
+_sum = get_functor("ReduceSum")
+_reshape = get_functor("Reshape")
+_transpose = get_functor("Transpose")
+_slice = get_functor("Slice")
+_zeros = get_functor("Zeros")
+_cast = get_functor("Cast")
+_copy = get_functor("Copy")
+
+
+def add(a, b):
+    return _add(a, b, 1, False)
+
+
+def mul(a, b):
+    return _mul(a, b, False)
+
+
+def mul_scalar(a, s):
+    return _scalar_mul(a, s, False)
+
+
+def div(a, b):
+    return _div(a, b, False)
+
+
+def div_scalar(a, s):
+    return _scalar_div(a, s, False)
+
+
+def neg(a):
+    return _neg(a)
+
+
+def matmul(a, b):
+    return _matmul(a, b)
+
+
+def reshape(a, shape):
+    return _reshape(a, tuple(shape))
+
+
+def transpose(a, dim0, dim1):
+    return _transpose(a, dim0, dim1)
+
+
+def slice_(a, start, stop, step):
+    return _slice(a, start, stop, step)
+
+
+def zeros(shape, dtype, device):
+    return _zeros(tuple(shape), dtype, device)
+
+
+def cast(a, dtype):
+    return _cast(a, dtype)
+
+
+def copy(a, device):
+    return _copy(a, device)
+
+
+class OpCaller:
+    """Runs one op with a call-time ``AttrMap``: for backward formulas without a functional form
+    (a transpose by a whole permutation, ``slice_grad``, ``relu_grad``). Builds the op expr on first use."""
+
+    def __init__(self, op_type, inputs, output):
+        self._spec = (op_type, inputs, output)
+        self._op = None
+
+    def __call__(self, *inputs, attrs: AttrMap | None = None):
+        op = self._op
+        if op is None:
+            op_type, names, output = self._spec
+            builder = OpBuilder(op_type)
+            for name in names:
+                builder.input(name)
+            op = self._op = builder.output(output).build()
+        return dispatch(op, inputs, attrs)[0]
+
+
+def reduce_to(g, shape):
+    """``g`` summed over the dims that broadcasting added or stretched, so it has ``shape``.
+
+    The gradient of a broadcast operand: a ``sum`` over the broadcast dims and a
+    ``reshape`` dropping the leading ones.
+    """
+    gs = g._meta.shape
+    if gs == shape:
+        return g
+    lead = len(gs) - len(shape)
+    axes = list(range(lead))
+    axes += [lead + i for i, d in enumerate(shape) if d == 1 and gs[lead + i] != 1]
+    if axes:
+        g = _sum(g, axes, True, None)
+    return _reshape(g, tuple(shape))
+
+
+def scalar_operand(attrs):
+    """The Python scalar of a ``scalar_*`` op (OneFlow's int_operand / float_operand attrs)."""
+    return attrs["float_operand"] if attrs["has_float_operand"] else attrs["int_operand"]

@@ -1,0 +1,168 @@
+"""Conversion functors: ``cast`` (dtype), ``copy`` (device), and the Tensor methods
+built on them: ``to``, ``cpu``, ``float``, ``double``, ``half``, ``int``, ``long``,
+``bool``, ``byte``, ``char``, ``short``.
+
+Note [Tensor.to]
+``Tensor.to`` takes PyTorch's three overloads: ``to(dtype, non_blocking=False,
+copy=False)``, ``to(device=None, dtype=None, non_blocking=False, copy=False)`` and
+``to(other, non_blocking=False, copy=False)``. It is a Python method rather than
+a functional signature because the first positional argument decides the
+overload. When neither dtype nor device changes and ``copy`` is False it returns
+``self`` (as PyTorch does). Otherwise it casts on the source device and then
+copies, except when the target holds no data (``meta``): then it copies first and
+casts there, computing nothing. Copying out of a device without storage is an
+error: there are no values to copy.
+"""
+
+from __future__ import annotations
+
+from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.attr import AttrMap
+from oneflow_lite.framework.device import device as Device
+from oneflow_lite.framework.op_builder import OpBuilder
+from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.functors.registry import functor, get_functor
+from oneflow_lite.interpreters.op_interp_util import dispatch
+
+_CPU = Device("cpu")
+
+
+@functor("Cast")
+class CastFunctor:
+    """``cast(input, dtype)``: a new tensor of ``dtype`` (``input`` itself when it already has it)."""
+
+    def __init__(self):
+        self.op = OpBuilder("cast").input("in").output("out").build()
+        self._attrs = {d: AttrMap({"dtype": d}) for d in dt.ALL_DTYPES}
+
+    def __call__(self, x, dtype):
+        if x._meta.dtype is dtype:
+            return x
+        return dispatch(self.op, (x,), self._attrs[dtype])[0]
+
+
+@functor("Copy")
+class CopyFunctor:
+    """``copy(input, device)``: a copy of ``input`` on ``device``."""
+
+    def __init__(self):
+        self.op = OpBuilder("copy").input("in").output("out").build()
+        self._attrs = {}
+
+    def __call__(self, x, device):
+        attrs = self._attrs.get(device)
+        if attrs is None:
+            if not isinstance(device, Device):
+                raise TypeError(f"copy: device must be a flow.device, got {type(device).__name__}")
+            attrs = self._attrs[device] = AttrMap({"device": device})
+        source = x._meta.device
+        if device.device_type.has_storage and not source.device_type.has_storage:
+            raise NotImplementedError(f"Cannot copy out of {source.type} tensor; no data! "
+                                      f"(copy from '{source}' to '{device}')")
+        return dispatch(self.op, (x,), attrs)[0]
+
+
+_TO_USAGE = (" * (flow.dtype dtype, bool non_blocking=False, bool copy=False)\n"
+             " * (flow.device device=None, flow.dtype dtype=None, bool non_blocking=False, bool copy=False)\n"
+             " * (Tensor other, bool non_blocking=False, bool copy=False)")
+
+
+def _to_error(args, kwargs) -> TypeError:
+    got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+    return TypeError(f"to() received an invalid combination of arguments - got ({got}), "
+                     f"but expected one of:\n{_TO_USAGE}")
+
+
+def _parse_to(args, kwargs):
+    """(device or None, dtype or None, copy) of a ``Tensor.to`` call."""
+    kw = dict(kwargs)
+    device = kw.pop("device", None)
+    dtype = kw.pop("dtype", None)
+    other = kw.pop("other", None)
+    rest = args
+    if rest and isinstance(rest[0], Tensor):
+        if other is not None:
+            raise _to_error(args, kwargs)
+        other, rest = rest[0], rest[1:]
+    if other is not None:
+        if device is not None or dtype is not None or not isinstance(other, Tensor):
+            raise _to_error(args, kwargs)
+        device, dtype = other.device, other.dtype
+    elif rest and isinstance(rest[0], dt.dtype):
+        if dtype is not None or device is not None:
+            raise _to_error(args, kwargs)
+        dtype, rest = rest[0], rest[1:]
+    elif rest and isinstance(rest[0], (str, Device)):
+        if device is not None:
+            raise _to_error(args, kwargs)
+        device, rest = rest[0], rest[1:]
+        if rest and isinstance(rest[0], dt.dtype):
+            if dtype is not None:
+                raise _to_error(args, kwargs)
+            dtype, rest = rest[0], rest[1:]
+    flags = {"non_blocking": False, "copy": False}
+    if len(rest) > len(flags):
+        raise _to_error(args, kwargs)
+    for name, value in zip(flags, rest):
+        flags[name] = value
+    for name in flags:
+        if name in kw:
+            if len(rest) > list(flags).index(name):
+                raise _to_error(args, kwargs)
+            flags[name] = kw.pop(name)
+    if kw or not all(isinstance(v, bool) for v in flags.values()):
+        raise _to_error(args, kwargs)
+    if dtype is not None and not isinstance(dtype, dt.dtype):
+        raise _to_error(args, kwargs)
+    if device is not None:
+        if not isinstance(device, (str, Device)):
+            raise _to_error(args, kwargs)
+        device = Device(device)
+    return device, dtype, flags["copy"]
+
+
+def to(self, *args, **kwargs):
+    """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``: this tensor with another dtype
+    and / or device; ``self`` when nothing changes and ``copy`` is False (see Note [Tensor.to])."""
+    return convert(self, *_parse_to(args, kwargs))
+
+
+def convert(x, device=None, dtype=None, copy=False):
+    """``x`` cast to ``dtype`` and copied to ``device`` (None: unchanged); ``x`` itself when
+    nothing changes and ``copy`` is False."""
+    meta = x._meta
+    casts = dtype is not None and dtype is not meta.dtype
+    moves = device is not None and device is not meta.device
+    if moves and not device.device_type.has_storage:  # cast where nothing is computed
+        result = get_functor("Copy")(x, device)
+        return get_functor("Cast")(result, dtype) if casts else result
+    result = get_functor("Cast")(x, dtype) if casts else x
+    if moves:
+        result = get_functor("Copy")(result, device)
+    elif copy and result is x:
+        result = get_functor("Copy")(x, meta.device)
+    return result
+
+
+def cpu(self):
+    """This tensor on cpu (``self`` when it is there already)."""
+    return convert(self, _CPU)
+
+
+def _dtype_method(name, dtype):
+    def method(self):
+        return get_functor("Cast")(self, dtype)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``self.to({dtype!r})``: ``self`` when it already has that dtype."
+    return method
+
+
+_DTYPE_METHODS = {
+    "float": dt.float32, "double": dt.float64, "half": dt.float16, "int": dt.int32, "long": dt.int64,
+    "bool": dt.bool_, "byte": dt.uint8, "char": dt.int8, "short": dt.int16,
+}
+
+Tensor.to = to
+Tensor.cpu = cpu
+for _name, _dtype in _DTYPE_METHODS.items():
+    setattr(Tensor, _name, _dtype_method(_name, _dtype))

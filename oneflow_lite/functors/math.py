@@ -1,0 +1,421 @@
+"""Functors of elementwise arithmetic and comparisons, matmul and sum.
+
+Each computes the call's common dtype (PyTorch's promotion, functors/promotion.py),
+casts its inputs to it and dispatches one op of that dtype. Python scalars go
+to the ``scalar_*`` ops as attrs. In-place calls (``inplace=True``) write into
+the first input, which must keep its shape and be able to hold the result's dtype.
+"""
+
+from __future__ import annotations
+
+from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.attr import AttrMap
+from oneflow_lite.framework.op_builder import OpBuilder
+from oneflow_lite.framework.tensor import _wrap_dim
+from oneflow_lite.functors.promotion import (
+    cast,
+    cast_into,
+    check_inplace_dtype,
+    check_inplace_shape,
+    floating,
+    scalar_dtype,
+    tensors_dtype,
+)
+from oneflow_lite.functors.registry import functor
+from oneflow_lite.interpreters.op_interp_util import dispatch
+
+_bool = dt.bool_
+_int64 = dt.int64
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _binary_op(op_type):
+    return OpBuilder(op_type).input("x").input("y").output("z").build()
+
+
+def _unary_op(op_type):
+    return OpBuilder(op_type).input("x").output("y").build()
+
+
+def _run(op, inputs, attrs, name, out, d):
+    """Run ``op`` on ``inputs`` (all of dtype ``d``); with ``out``, write the result into ``out`` instead."""
+    if out is None:
+        return dispatch(op, inputs, attrs)[0]
+    om = out._meta
+    for t in inputs:
+        if t._meta.shape != om.shape:
+            check_inplace_shape(name, om.shape, op.infer(tuple([i._meta for i in inputs]), attrs).out_metas[0].shape)
+            break
+    if d is om.dtype:
+        return dispatch(op, inputs, attrs, (out,))[0]
+    return cast_into(dispatch(op, inputs, attrs)[0], out)
+
+
+def _check_int64(name, value):
+    if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+        raise RuntimeError(f"{name}: scalar {value} does not fit in int64 (Overflow when unpacking long)")
+
+
+def _check_alpha(name, d, alpha):
+    """PyTorch's ``alpha_check``: a bool alpha needs a bool result, a float alpha a floating one."""
+    t = type(alpha)
+    if t is int:
+        _check_int64(name, alpha)
+    elif t is bool:
+        if d is not _bool:
+            raise RuntimeError(f"{name}: Boolean alpha only supported for Boolean results.")
+    elif not d.is_floating_point:
+        raise RuntimeError(f"{name}: For integral input tensors, argument alpha must not be a floating point number.")
+
+
+def _check_sub_bool(x_dtype, other_is_bool):
+    """PyTorch's ``sub_check``: no subtraction with a bool operand (tensor or Python bool)."""
+    if x_dtype is _bool and other_is_bool:
+        raise RuntimeError("sub: Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if x_dtype is _bool or other_is_bool:
+        raise RuntimeError("sub: Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _operand(value, alpha, sign, d):
+    """``sign * alpha * value`` as a scalar operand for dtype ``d``. An int beyond int64 wraps for an
+    integral ``d`` (as int64 arithmetic would) and becomes a float for a floating one."""
+    p = value * alpha if alpha != 1 else value
+    if sign < 0:
+        p = -p
+    if type(p) is int and not _INT64_MIN <= p <= _INT64_MAX:
+        return float(p) if d.is_floating_point else (p - _INT64_MIN) % 2**64 + _INT64_MIN
+    return p
+
+
+class _ScalarOp:
+    """A scalar op's exprs: one for an int (or bool) operand, one for a float operand."""
+
+    __slots__ = ("float_op", "int_op")
+
+    def __init__(self, op_type):
+        self.int_op = OpBuilder(op_type).input("in").output("out").build()
+        self.float_op = OpBuilder(op_type).input("in").output("out").attr("has_float_operand", True).build()
+
+    def bind(self, value):
+        """(op expr, call attrs) carrying the Python scalar ``value``."""
+        if type(value) is float:
+            return self.float_op, AttrMap({"float_operand": value})
+        return self.int_op, AttrMap({"int_operand": int(value)})
+
+    def __call__(self, x, value):
+        op, attrs = self.bind(value)
+        return dispatch(op, (x,), attrs)[0]
+
+
+# ---- tensor op tensor ----------------------------------------------------------------------------
+class _AddSub:
+    """``x + alpha * y`` / ``x - alpha * y``: scale ``y`` by ``alpha`` (scalar_mul) when it is not 1."""
+
+    name = op_type = ""
+
+    def __init__(self):
+        self.op = _binary_op(self.op_type)
+        self.mul = _ScalarOp("scalar_mul")
+
+    def _compute(self, x, y, alpha, inplace):
+        d = tensors_dtype(x, y)
+        if type(alpha) is not int or alpha != 1:
+            _check_alpha(self.name, d, alpha)
+        out = None
+        if inplace:
+            check_inplace_dtype(self.name, d, x._meta.dtype)
+            out = x
+        x = cast(x, d)
+        y = cast(y, d)
+        if alpha != 1:
+            y = self.mul(y, alpha)
+        return _run(self.op, (x, y), None, self.name, out, d)
+
+
+@functor("Add")
+class AddFunctor(_AddSub):
+    name, op_type = "add", "broadcast_add"
+
+    def __call__(self, x, y, alpha=1, inplace=False):
+        return self._compute(x, y, alpha, inplace)
+
+
+@functor("Sub")
+class SubFunctor(_AddSub):
+    name, op_type = "sub", "broadcast_sub"
+
+    def __call__(self, x, y, alpha=1, inplace=False):
+        xd, yd = x._meta.dtype, y._meta.dtype
+        if xd is _bool or yd is _bool:
+            _check_sub_bool(xd, yd is _bool)
+        return self._compute(x, y, alpha, inplace)
+
+
+class _Binary:
+    """``op(x, y)`` in the common dtype (``result`` adjusts it, e.g. true division gives a float)."""
+
+    name = op_type = ""
+    result = staticmethod(lambda d: d)
+
+    def __init__(self):
+        self.op = _binary_op(self.op_type)
+
+    def __call__(self, x, y, inplace=False):
+        d = self.result(tensors_dtype(x, y))
+        out = None
+        if inplace:
+            check_inplace_dtype(self.name, d, x._meta.dtype)
+            out = x
+        return _run(self.op, (cast(x, d), cast(y, d)), None, self.name, out, d)
+
+
+@functor("Mul")
+class MulFunctor(_Binary):
+    name, op_type = "mul", "broadcast_mul"
+
+
+@functor("Div")
+class DivFunctor(_Binary):
+    name, op_type = "div", "broadcast_div"
+    result = staticmethod(floating)
+
+
+class _Compare:
+    """A comparison of two tensors in their common dtype; the result is bool."""
+
+    op_type = ""
+
+    def __init__(self):
+        self.op = _binary_op(self.op_type)
+
+    def __call__(self, x, y):
+        d = tensors_dtype(x, y)
+        return dispatch(self.op, (cast(x, d), cast(y, d)))[0]
+
+
+# ---- tensor op scalar ----------------------------------------------------------------------------
+class _ScalarAddSub:
+    """``x + alpha * s`` (and ``x - alpha * s`` as ``x + -(alpha * s)``)."""
+
+    name = ""
+    sign = 1
+
+    def __init__(self):
+        self.add = _ScalarOp("scalar_add")
+
+    def __call__(self, x, value, alpha=1, inplace=False):
+        xd = x._meta.dtype
+        if self.sign < 0 and (xd is _bool or type(value) is bool):
+            _check_sub_bool(xd, type(value) is bool)
+        d = scalar_dtype(xd, value)
+        if type(alpha) is not int or alpha != 1:
+            _check_alpha(self.name, d, alpha)
+        _check_int64(self.name, value)
+        out = None
+        if inplace:
+            check_inplace_dtype(self.name, d, xd)
+            out = x
+        op, attrs = self.add.bind(_operand(value, alpha, self.sign, d))
+        return _run(op, (cast(x, d),), attrs, self.name, out, d)
+
+
+@functor("ScalarAdd")
+class ScalarAddFunctor(_ScalarAddSub):
+    name = "add"
+
+
+@functor("ScalarSub")
+class ScalarSubFunctor(_ScalarAddSub):
+    name, sign = "sub", -1
+
+
+class _ScalarBinary:
+    """``op(x, s)`` in the common dtype of ``x`` and ``s`` (adjusted by ``result``)."""
+
+    name = op_type = ""
+    result = staticmethod(lambda d: d)
+
+    def __init__(self):
+        self.op = _ScalarOp(self.op_type)
+
+    def __call__(self, x, value, inplace=False):
+        xd = x._meta.dtype
+        d = self.result(scalar_dtype(xd, value))
+        _check_int64(self.name, value)
+        out = None
+        if inplace:
+            check_inplace_dtype(self.name, d, xd)
+            out = x
+        op, attrs = self.op.bind(value)
+        return _run(op, (cast(x, d),), attrs, self.name, out, d)
+
+
+@functor("ScalarMul")
+class ScalarMulFunctor(_ScalarBinary):
+    name, op_type = "mul", "scalar_mul"
+
+
+@functor("ScalarDiv")
+class ScalarDivFunctor(_ScalarBinary):
+    name, op_type = "div", "scalar_div"
+    result = staticmethod(floating)
+
+
+class _ScalarCompare:
+    name = op_type = ""
+
+    def __init__(self):
+        self.op = _ScalarOp(self.op_type)
+
+    def __call__(self, x, value):
+        _check_int64(self.name, value)
+        return self.op(cast(x, scalar_dtype(x._meta.dtype, value)), value)
+
+
+for _name, _fname, _binary, _scalar in (
+        ("Equal", "eq", "broadcast_equal", "scalar_logical_equal"),
+        ("NotEqual", "ne", "broadcast_not_equal", "scalar_logical_not_equal"),
+        ("Less", "lt", "broadcast_less", "scalar_logical_less"),
+        ("LessEqual", "le", "broadcast_less_equal", "scalar_logical_less_equal"),
+        ("Greater", "gt", "broadcast_greater", "scalar_logical_greater"),
+        ("GreaterEqual", "ge", "broadcast_greater_equal", "scalar_logical_greater_equal")):
+    functor(_name)(type(_name + "Functor", (_Compare,), {"op_type": _binary}))
+    functor("Scalar" + _name)(type("Scalar" + _name + "Functor", (_ScalarCompare,),
+                                   {"name": _fname, "op_type": _scalar}))
+
+
+# ---- scalar op tensor ----------------------------------------------------------------------------
+@functor("ScalarAddLeft")
+class ScalarAddLeftFunctor:
+    """``s + alpha * x``."""
+
+    def __init__(self):
+        self.add = _ScalarOp("scalar_add")
+        self.mul = _ScalarOp("scalar_mul")
+
+    def __call__(self, value, x, alpha=1):
+        d = scalar_dtype(x._meta.dtype, value)
+        if type(alpha) is not int or alpha != 1:
+            _check_alpha("add", d, alpha)
+        _check_int64("add", value)
+        x = cast(x, d)
+        if alpha != 1:
+            x = self.mul(x, alpha)
+        return self.add(x, value)
+
+
+@functor("ScalarSubLeft")
+class ScalarSubLeftFunctor:
+    """``s - alpha * x``, computed as ``-x + s`` (or ``x * -alpha + s``)."""
+
+    def __init__(self):
+        self.neg = _unary_op("negative")
+        self.add = _ScalarOp("scalar_add")
+        self.mul = _ScalarOp("scalar_mul")
+
+    def __call__(self, value, x, alpha=1):
+        xd = x._meta.dtype
+        if xd is _bool or type(value) is bool:
+            _check_sub_bool(xd, type(value) is bool)
+        d = scalar_dtype(xd, value)
+        if type(alpha) is not int or alpha != 1:
+            _check_alpha("sub", d, alpha)
+        _check_int64("sub", value)
+        x = cast(x, d)
+        x = dispatch(self.neg, (x,))[0] if alpha == 1 else self.mul(x, -alpha)
+        return self.add(x, value)
+
+
+@functor("ScalarMulLeft")
+class ScalarMulLeftFunctor:
+    """``s * x``."""
+
+    def __init__(self):
+        self.mul = ScalarMulFunctor()
+
+    def __call__(self, value, x):
+        return self.mul(x, value)
+
+
+@functor("ScalarDivLeft")
+class ScalarDivLeftFunctor:
+    """``s / x`` (true division: the result is floating)."""
+
+    def __init__(self):
+        self.op = _ScalarOp("scalar_reverse_div")
+
+    def __call__(self, value, x):
+        _check_int64("div", value)
+        return self.op(cast(x, floating(scalar_dtype(x._meta.dtype, value))), value)
+
+
+# ---- unary ------------------------------------------------------------------------------------
+@functor("Neg")
+class NegFunctor:
+    def __init__(self):
+        self.op = _unary_op("negative")
+
+    def __call__(self, x):
+        if x._meta.dtype is _bool:
+            raise RuntimeError("neg: Negation, the `-` operator, on a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or `logical_not()` operator "
+                               "instead.")
+        return dispatch(self.op, (x,))[0]
+
+
+@functor("Exp")
+class ExpFunctor:
+    """``exp(x)``; integer and bool tensors give the default float dtype, as in PyTorch."""
+
+    def __init__(self):
+        self.op = _unary_op("exp")
+
+    def __call__(self, x):
+        return dispatch(self.op, (cast(x, floating(x._meta.dtype)),))[0]
+
+
+# ---- matmul and sum ---------------------------------------------------------------------------
+@functor("MatMul")
+class MatMulFunctor:
+    """PyTorch's ``matmul``: shapes and dtypes are checked by the op's inference."""
+
+    def __init__(self):
+        self.op = OpBuilder("matmul").input("a").input("b").output("out").build()
+
+    def __call__(self, a, b):
+        return dispatch(self.op, (a, b))[0]
+
+
+@functor("ReduceSum")
+class ReduceSumFunctor:
+    """``sum(x, dim=None, keepdim=False, *, dtype=None)``.
+
+    With ``dtype`` the input is cast to it first; otherwise integer and bool
+    inputs sum in int64, as in PyTorch. ``dim`` None or empty sums everything.
+    """
+
+    def __init__(self):
+        self.op = OpBuilder("reduce_sum").input("input_tensor").output("output_tensor").build()
+        self._all = {}  # (ndim, keepdim) -> attrs reducing every dim
+
+    def __call__(self, x, dim=None, keepdim=False, dtype=None):
+        m = x._meta
+        if dim:
+            ndim = m.ndim
+            axes = []
+            for d in dim:
+                a = _wrap_dim(d, ndim, "sum")
+                if a in axes:
+                    raise RuntimeError(f"sum: dim {a} appears multiple times in the list of dims")
+                axes.append(a)
+            attrs = AttrMap({"axis": tuple(axes) if ndim else (), "keepdims": keepdim})
+        else:
+            key = (m.ndim, keepdim)
+            attrs = self._all.get(key)
+            if attrs is None:
+                attrs = self._all.setdefault(key, AttrMap({"axis": tuple(range(m.ndim)), "keepdims": keepdim}))
+        if dtype is None:
+            dtype = m.dtype if m.dtype.is_floating_point else _int64
+        return dispatch(self.op, (cast(x, dtype),), attrs)[0]

@@ -1,0 +1,100 @@
+"""Type promotion for functors: the common dtype of a call and the ``cast`` ops that reach it.
+
+Functors compute the common dtype (Note [Type promotion] in framework/dtype.py)
+and cast their inputs to it, so kernels see one dtype (Note [Math ops take one
+dtype] in ops/math.py). In-place calls compute in the common dtype and write the
+result cast back to the tensor's dtype, which PyTorch allows unless it would turn
+a float into an integer or a number into a bool.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.op_builder import OpBuilder
+from oneflow_lite.interpreters.op_interp_util import dispatch
+
+_bool = dt.bool_
+_int64 = dt.int64
+_promote_types = dt.promote_types
+_result_type = dt.result_type
+get_default_dtype = dt.get_default_dtype
+
+# PyTorch's ScalarType names, used in its promotion error messages.
+TORCH_NAMES = {dt.bool_: "Bool", dt.uint8: "Byte", dt.int8: "Char", dt.int16: "Short", dt.int32: "Int",
+               dt.int64: "Long", dt.float16: "Half", dt.float32: "Float", dt.float64: "Double"}
+
+
+def tensors_dtype(a, b) -> dt.dtype:
+    """The common dtype of tensors ``a`` and ``b``: 0-d tensors count less than dimensioned ones."""
+    ma, mb = a._meta, b._meta
+    da, db = ma.dtype, mb.dtype
+    if da is db:
+        return da
+    if (ma.ndim == 0) is (mb.ndim == 0):
+        return _promote_types(da, db)
+    if ma.ndim == 0:
+        return _result_type(db, (da,))
+    return _result_type(da, (db,))
+
+
+def scalar_dtype(d: dt.dtype, value) -> dt.dtype:
+    """The common dtype of a ``d`` tensor and a Python scalar: the scalar raises only the category."""
+    t = type(value)
+    if t is float:
+        return d if d.is_floating_point else get_default_dtype()
+    if t is int and d is _bool:
+        return _int64
+    return d
+
+
+def floating(d: dt.dtype) -> dt.dtype:
+    """``d`` if floating, else the default float dtype (true division, exp, ...)."""
+    return d if d.is_floating_point else get_default_dtype()
+
+
+def can_cast(src: dt.dtype, dst: dt.dtype) -> bool:
+    """PyTorch's ``can_cast``: no float to integer or bool, no number to bool."""
+    if src.is_floating_point and not dst.is_floating_point:
+        return False
+    return dst is not _bool or src is _bool
+
+
+def check_inplace_dtype(name: str, result: dt.dtype, out: dt.dtype) -> None:
+    if result is not out and not can_cast(result, out):
+        raise RuntimeError(f"{name}: result type {TORCH_NAMES[result]} can't be cast to the desired output "
+                           f"type {TORCH_NAMES[out]}")
+
+
+def check_inplace_shape(name: str, out_shape, result_shape) -> None:
+    if result_shape != out_shape:
+        raise RuntimeError(f"{name}: output with shape {list(out_shape)} doesn't match the broadcast shape "
+                           f"{list(result_shape)}")
+
+
+# One cast expr per target dtype, its ``dtype`` attr set at build time; built on first use
+# the cast op is defined in ops/conversion.py.
+_cast_ops: dict = {}
+_lock = threading.Lock()
+
+
+def _cast_expr(d: dt.dtype):
+    with _lock:
+        op = _cast_ops.get(d)
+        if op is None:
+            op = _cast_ops[d] = OpBuilder("cast").input("in").output("out").attr("dtype", d).build()
+    return op
+
+
+def cast(x, d: dt.dtype):
+    """``x`` as dtype ``d`` (``x`` itself when it has it already)."""
+    if x._meta.dtype is d:
+        return x
+    return dispatch(_cast_ops.get(d) or _cast_expr(d), (x,))[0]
+
+
+def cast_into(src, out):
+    """Write ``src`` cast to ``out``'s dtype into ``out``; returns ``out``."""
+    d = out._meta.dtype
+    return dispatch(_cast_ops.get(d) or _cast_expr(d), (src,), None, (out,))[0]

@@ -1,0 +1,149 @@
+"""cpu kernels of the arithmetic, comparison, matmul and reduce_sum ops.
+
+Note [Scalar operands]
+A scalar op's operand arrives as an attr (a Python int or float) and is converted
+to the input's dtype here, as PyTorch casts a wrapped scalar to the common dtype:
+integers wrap (``int8 + 1000`` adds ``-24``, NumPy 2 would raise OverflowError
+for a plain Python int), a float too large for float16 / float32 becomes inf.
+Arithmetic on float16 runs in float32 with the operand kept at float32 precision
+and rounds once at the end, as PyTorch's CPU kernels do (``opmath`` with the
+original scalar value), so ``half(1e-3) * 1e6`` is 1000, not inf. Comparisons
+compare in the input's dtype.
+
+Division and exp follow IEEE (x / 0 is inf or nan, exp(1000) is inf) without
+NumPy's RuntimeWarnings, as PyTorch does. add / sub / mul overflow to inf as well,
+but may warn: ``np.errstate`` costs about 1 us, a third of an eager ``flow.add``.
+"""
+
+import numpy as np
+
+from oneflow_lite.dispatch.kernel_predicate import dtype_in
+from oneflow_lite.framework.dtype import ALL_DTYPES, FLOATING_DTYPES, NUMERIC_DTYPES
+from oneflow_lite.kernels.registration import cpu_kernel
+
+_errstate = np.errstate
+_array = np.array
+_F16 = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
+_I64 = np.dtype(np.int64)
+_F64 = np.dtype(np.float64)
+_FLOAT_MAX = {np.dtype(d): float(np.finfo(d).max) for d in (np.float16, np.float32)}
+
+
+def _scalar_as(value, np_dtype):
+    """The 0-d array of ``value`` in ``np_dtype``, wrapping integers (Note [Scalar operands])."""
+    a = _array(value, _I64 if type(value) is int else _F64)
+    limit = _FLOAT_MAX.get(np_dtype)
+    if limit is None or -limit <= value <= limit:
+        return a.astype(np_dtype)
+    with _errstate(all="ignore"):  # beyond float16 / float32: inf (nan stays nan)
+        return a.astype(np_dtype)
+
+
+def _operand(ctx, np_dtype):
+    attrs = ctx.attrs
+    return _scalar_as(attrs["float_operand"] if attrs["has_float_operand"] else attrs["int_operand"], np_dtype)
+
+
+def _arith_scalar_kernel(ufunc, name, quiet, reverse=False):
+    """A kernel computing ``ufunc(x, s)`` (``ufunc(s, x)`` when ``reverse``), float16 in float32."""
+    def kernel(ctx, x):
+        dt = x.dtype
+        if dt == _F16:
+            s = _operand(ctx, _F32)
+            with _errstate(all="ignore"):
+                r = ufunc(s, x.astype(_F32)) if reverse else ufunc(x.astype(_F32), s)
+                return r.astype(_F16)
+        s = _operand(ctx, dt)
+        if quiet:
+            with _errstate(all="ignore"):
+                return ufunc(s, x) if reverse else ufunc(x, s)
+        return ufunc(s, x) if reverse else ufunc(x, s)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+def _compare_scalar_kernel(ufunc, name):
+    def kernel(ctx, x):
+        return ufunc(x, _operand(ctx, x.dtype))
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+def _binary_kernel(ufunc, name, quiet=False):
+    if quiet:
+        def kernel(ctx, x, y):
+            with _errstate(all="ignore"):
+                return ufunc(x, y)
+    else:
+        def kernel(ctx, x, y):
+            return ufunc(x, y)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+def _register(op_type, predicate, fn):
+    cpu_kernel(op_type, predicate)(fn)
+
+
+_ALL_X = dtype_in("x", *ALL_DTYPES)
+_NUMERIC_X = dtype_in("x", *NUMERIC_DTYPES)
+_FLOAT_X = dtype_in("x", *FLOATING_DTYPES)
+_ALL_IN = dtype_in("in", *ALL_DTYPES)
+_FLOAT_IN = dtype_in("in", *FLOATING_DTYPES)
+
+# bool + bool is logical or and bool * bool logical and (NumPy's bool add / multiply), as in PyTorch.
+_register("broadcast_add", _ALL_X, _binary_kernel(np.add, "broadcast_add_cpu"))
+_register("broadcast_sub", _NUMERIC_X, _binary_kernel(np.subtract, "broadcast_sub_cpu"))
+_register("broadcast_mul", _ALL_X, _binary_kernel(np.multiply, "broadcast_mul_cpu"))
+_register("broadcast_div", _FLOAT_X, _binary_kernel(np.divide, "broadcast_div_cpu", quiet=True))
+for _op, _ufunc in (("broadcast_equal", np.equal), ("broadcast_not_equal", np.not_equal),
+                    ("broadcast_less", np.less), ("broadcast_less_equal", np.less_equal),
+                    ("broadcast_greater", np.greater), ("broadcast_greater_equal", np.greater_equal)):
+    _register(_op, _ALL_X, _binary_kernel(_ufunc, _op + "_cpu"))
+
+_register("scalar_add", _ALL_IN, _arith_scalar_kernel(np.add, "scalar_add_cpu", quiet=False))
+_register("scalar_mul", _ALL_IN, _arith_scalar_kernel(np.multiply, "scalar_mul_cpu", quiet=False))
+_register("scalar_div", _FLOAT_IN, _arith_scalar_kernel(np.divide, "scalar_div_cpu", quiet=True))
+_register("scalar_reverse_div", _FLOAT_IN,
+          _arith_scalar_kernel(np.divide, "scalar_reverse_div_cpu", quiet=True, reverse=True))
+for _op, _ufunc in (("scalar_logical_equal", np.equal), ("scalar_logical_not_equal", np.not_equal),
+                    ("scalar_logical_less", np.less), ("scalar_logical_less_equal", np.less_equal),
+                    ("scalar_logical_greater", np.greater), ("scalar_logical_greater_equal", np.greater_equal)):
+    _register(_op, _ALL_IN, _compare_scalar_kernel(_ufunc, _op + "_cpu"))
+
+_negative = np.negative
+_exp = np.exp
+
+
+@cpu_kernel("negative", _NUMERIC_X)
+def negative_cpu(ctx, x):
+    return _negative(x)
+
+
+@cpu_kernel("exp", _FLOAT_X)
+def exp_cpu(ctx, x):
+    with _errstate(all="ignore"):
+        return _exp(x)
+
+
+_matmul = np.matmul
+
+
+# PyTorch has no bool matmul on cpu; integer matmul works (NumPy's non-BLAS loops).
+@cpu_kernel("matmul", dtype_in("a", *NUMERIC_DTYPES))
+def matmul_cpu(ctx, a, b):
+    return _matmul(a, b)
+
+
+_sum = np.sum
+
+
+@cpu_kernel("reduce_sum", dtype_in("input_tensor", *ALL_DTYPES))
+def reduce_sum_cpu(ctx, x):
+    attrs = ctx.attrs
+    dt = x.dtype
+    if dt == _F16:  # accumulate float16 in float32, as PyTorch does; beyond float16's range is inf
+        with _errstate(all="ignore"):
+            return _sum(x, axis=attrs["axis"], dtype=_F32, keepdims=attrs["keepdims"]).astype(_F16)
+    return _sum(x, axis=attrs["axis"], dtype=dt, keepdims=attrs["keepdims"])

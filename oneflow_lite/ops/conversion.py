@@ -1,0 +1,28 @@
+"""Conversion ops: ``cast`` (dtype) and ``copy`` (device)."""
+
+from __future__ import annotations
+
+from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.op_registry import register_user_op
+from oneflow_lite.ops.common import same_dtype, same_shape
+
+
+def _cast_dtype(ctx):
+    return ctx.attrs["dtype"]
+
+
+register_user_op("cast", inputs=["in"], outputs=["out"], attrs={"dtype": ("data_type", dt.float32)},
+                 infer_shape=same_shape, infer_dtype=_cast_dtype)
+
+
+def _copy_device(ctx):
+    target = ctx.attrs["device"]
+    source = ctx.input_metas[0].device
+    if target.device_type.has_storage and not source.device_type.has_storage:
+        raise NotImplementedError(f"copy: Cannot copy out of {source.type} tensor; no data! "
+                                  f"(a '{source}' tensor has no values to copy to '{target}')")
+    return target
+
+
+register_user_op("copy", inputs=["in"], outputs=["out"], attrs={"device": ("device", "cpu")},
+                 infer_shape=same_shape, infer_dtype=same_dtype, infer_device=_copy_device)
