@@ -10,6 +10,7 @@ from oneflow_lite import kernels  # noqa: F401
 from oneflow_lite import interpreters  # noqa: F401
 from oneflow_lite import functional  # noqa: F401
 from oneflow_lite.functors import tensor_methods  # noqa: F401  (Tensor methods and operators)
+from oneflow_lite import nn  # noqa: F401,E402
 from oneflow_lite.autograd import grads as _autograd_grads  # noqa: F401  (grad functions of the ops)
 from oneflow_lite import dispatch  # noqa: F401
 

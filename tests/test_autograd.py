@@ -100,6 +100,22 @@ class TestTensorAPI:
         x.requires_grad = False
         assert not x.requires_grad and not x.key_set & AG
 
+    def test_creation_functions_take_requires_grad(self):
+        for t in (flow.zeros(2, 3, requires_grad=True), flow.ones((2,), dtype=flow.float64, requires_grad=True),
+                  flow.full((2,), 1.5, requires_grad=True), flow.arange(0.0, 2.0, 0.5, requires_grad=True),
+                  flow.rand(2, requires_grad=True), flow.randn(2, requires_grad=True),
+                  flow.tensor([1.0, 2.0], requires_grad=True)):
+            assert t.requires_grad and t.is_leaf
+        assert not flow.zeros(2).requires_grad and not flow.tensor([1.0]).requires_grad
+        with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+            flow.arange(3, requires_grad=True)
+
+    def test_tensor_of_a_tensor_is_a_detached_leaf(self):
+        x = leaf([1.0, 2.0])
+        y = flow.tensor(x * 2)
+        assert y.is_leaf and not y.requires_grad
+        np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])
+
     def test_requires_grad_needs_floating_dtype(self):
         with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
             flow.tensor([1, 2]).requires_grad_()

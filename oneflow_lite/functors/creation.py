@@ -42,22 +42,28 @@ class _ConstantFunctor:
         return dispatch(self.op, (), cached_attrs(self._attrs, _CONSTANT_ATTRS, values))[0]
 
 
+def _requires_grad(t, requires_grad):
+    """``t`` made a leaf that requires grad when asked (the ``requires_grad=`` of creation functions)."""
+    return t.requires_grad_() if requires_grad else t
+
+
 @functor("Zeros")
 class ZerosFunctor(_ConstantFunctor):
-    def __call__(self, size, dtype, device):
-        return self._fill(size, 0, dtype or _get_default_dtype(), device)
+    def __call__(self, size, dtype, device, requires_grad=False):
+        return _requires_grad(self._fill(size, 0, dtype or _get_default_dtype(), device), requires_grad)
 
 
 @functor("Ones")
 class OnesFunctor(_ConstantFunctor):
-    def __call__(self, size, dtype, device):
-        return self._fill(size, 1, dtype or _get_default_dtype(), device)
+    def __call__(self, size, dtype, device, requires_grad=False):
+        return _requires_grad(self._fill(size, 1, dtype or _get_default_dtype(), device), requires_grad)
 
 
 @functor("Full")
 class FullFunctor(_ConstantFunctor):
-    def __call__(self, size, fill_value, dtype, device):
-        return self._fill(size, fill_value, dtype or dt.scalar_dtype(fill_value), device)
+    def __call__(self, size, fill_value, dtype, device, requires_grad=False):
+        return _requires_grad(self._fill(size, fill_value, dtype or dt.scalar_dtype(fill_value), device),
+                              requires_grad)
 
 
 _ARANGE_ATTRS = ("dtype", "device", "is_floating_range", "float_start", "float_limit", "float_delta",
@@ -72,21 +78,22 @@ class ArangeFunctor:
         self.op = OpBuilder("arange").output("out").build()
         self._attrs = {}
 
-    def __call__(self, start, end, step, dtype, device):
+    def __call__(self, start, end, step, dtype, device, requires_grad=False):
         if isinstance(start, float) or isinstance(end, float) or isinstance(step, float):
             values = (dtype or _get_default_dtype(), device or _CPU, True,
                       float(start), float(end), float(step), 0, 0, 1)
         else:
             values = (dtype or dt.int64, device or _CPU, False, 0.0, 0.0, 1.0, int(start), int(end), int(step))
-        return dispatch(self.op, (), cached_attrs(self._attrs, _ARANGE_ATTRS, values))[0]
+        return _requires_grad(dispatch(self.op, (), cached_attrs(self._attrs, _ARANGE_ATTRS, values))[0],
+                              requires_grad)
 
 
 @functor("ArangeEnd")
 class ArangeEndFunctor:
     """``arange(end)``: ``arange(0, end, 1)``."""
 
-    def __call__(self, end, dtype, device):
-        return get_functor("Arange")(0, end, 1, dtype, device)
+    def __call__(self, end, dtype, device, requires_grad=False):
+        return get_functor("Arange")(0, end, 1, dtype, device, requires_grad)
 
 
 class _RandomFunctor:
@@ -99,16 +106,16 @@ class _RandomFunctor:
         self.op = OpBuilder(self.op_type).output("out").build()
         self._attrs = {}
 
-    def __call__(self, size, generator, dtype, device):
+    def __call__(self, size, generator, dtype, device, requires_grad=False):
         device = device or _CPU
         attrs = cached_attrs(self._attrs, ("shape", "dtype", "device"), (size, dtype or _get_default_dtype(), device))
         if generator is None:
-            return dispatch(self.op, (), attrs)[0]
+            return _requires_grad(dispatch(self.op, (), attrs)[0], requires_grad)
         if generator.device is not device and device.device_type.has_storage:
             raise RuntimeError(f"{self.name}: Expected a '{device.type}' device type for generator "
                                f"but found '{generator.device.type}'")
         with using_generator(generator):
-            return dispatch(self.op, (), attrs)[0]
+            return _requires_grad(dispatch(self.op, (), attrs)[0], requires_grad)
 
 
 @functor("Rand")
@@ -226,13 +233,15 @@ def _as_array(data):
         raise OverflowError(f"tensor(): a value does not fit in {dtype.name}: {e}") from None
 
 
-def tensor(data, dtype=None, device=None):
+def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of ``data``: a Python scalar, a nested list / tuple of numbers,
     a NumPy array or scalar, or a Tensor.
 
     Without ``dtype``, bools give ``bool``, ints ``int64``, floats the default float
     dtype, NumPy data keeps its dtype and a Tensor keeps its own; mixed sequences
     promote (PyTorch's rules). ``device`` defaults to cpu (a Tensor's own device).
+    The result is a leaf, detached from any graph ``data`` belongs to, that requires
+    grad when ``requires_grad`` is True.
     """
     if dtype is not None and not isinstance(dtype, dt.dtype):
         raise TypeError(f"tensor(): argument 'dtype' must be flow.dtype, not {type(dtype).__name__}")
@@ -240,8 +249,10 @@ def tensor(data, dtype=None, device=None):
         if not isinstance(device, (str, Device)):
             raise TypeError(f"tensor(): argument 'device' must be flow.device or str, not {type(device).__name__}")
         device = Device(device)
+    if not isinstance(requires_grad, bool):
+        raise TypeError(f"tensor(): argument 'requires_grad' must be bool, not {type(requires_grad).__name__}")
     if isinstance(data, Tensor):
-        return convert(data, device, dtype, copy=True)
+        return _requires_grad(convert(data.detach(), device, dtype, copy=True), requires_grad)
     array, inferred = _as_array(data)
     result = Tensor._make(array, make_meta(array.shape, dt.from_numpy_dtype(array.dtype), _CPU))
-    return convert(result, device, dtype or inferred)
+    return _requires_grad(convert(result, device, dtype or inferred), requires_grad)

@@ -50,13 +50,18 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     # ---- conversion
     "cast": ["Tensor (Tensor input, DataType dtype) => Cast"],
     # ---- creation (a Shape also takes varargs ints: zeros(2, 3) is zeros((2, 3)))
-    "zeros": ["Tensor (Shape size, *, DataType dtype=None, Device device=None) => Zeros"],
-    "ones": ["Tensor (Shape size, *, DataType dtype=None, Device device=None) => Ones"],
-    "full": ["Tensor (Shape size, Scalar fill_value, *, DataType dtype=None, Device device=None) => Full"],
+    "zeros": [("Tensor (Shape size, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
+               "=> Zeros")],
+    "ones": ["Tensor (Shape size, *, DataType dtype=None, Device device=None, Bool requires_grad=False) => Ones"],
+    "full": [("Tensor (Shape size, Scalar fill_value, *, DataType dtype=None, Device device=None, "
+              "Bool requires_grad=False) => Full")],
     "arange": [
-        "Tensor (Scalar end, *, DataType dtype=None, Device device=None) => ArangeEnd",
-        "Tensor (Scalar start, Scalar end, Scalar step=1, *, DataType dtype=None, Device device=None) => Arange",
+        "Tensor (Scalar end, *, DataType dtype=None, Device device=None, Bool requires_grad=False) => ArangeEnd",
+        ("Tensor (Scalar start, Scalar end, Scalar step=1, *, DataType dtype=None, Device device=None, "
+         "Bool requires_grad=False) => Arange"),
     ],
-    "rand": ["Tensor (Shape size, *, Generator generator=None, DataType dtype=None, Device device=None) => Rand"],
-    "randn": ["Tensor (Shape size, *, Generator generator=None, DataType dtype=None, Device device=None) => Randn"],
+    "rand": [("Tensor (Shape size, *, Generator generator=None, DataType dtype=None, Device device=None, "
+              "Bool requires_grad=False) => Rand")],
+    "randn": [("Tensor (Shape size, *, Generator generator=None, DataType dtype=None, Device device=None, "
+               "Bool requires_grad=False) => Randn")],
 }

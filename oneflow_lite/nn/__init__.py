@@ -1,0 +1,3 @@
+"""``flow.nn``: neural-network building blocks. For now its functional half."""
+
+from oneflow_lite.nn import functional  # noqa: F401

@@ -1,0 +1,152 @@
+"""The table-driven op suite: every OpSpec of tests/op_specs/ against its NumPy reference.
+
+See tests/opinfo.py for what a spec holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import oneflow_lite as flow
+import op_specs  # noqa: F401  (fills the registry)
+from oneflow_lite.framework.dtype import ALL_DTYPES
+from oneflow_lite.framework.errors import OpKernelNotFoundError
+from opinfo import REGISTRY, to_flow
+
+_BY_NAME = {s.name: s for s in REGISTRY}
+
+
+def _cases():
+    for spec in REGISTRY:
+        for d in spec.dtypes:
+            yield pytest.param(spec.name, d, id=f"{spec.name}-{d.name}")
+
+
+def _as_tuple(out):
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def _np_expected(value):
+    return np.asarray(value)
+
+
+def _compare(spec, dtype, got, expected, sample):
+    got, expected = _as_tuple(got), _as_tuple(expected)
+    assert len(got) == len(expected), f"{spec.name}: {len(got)} outputs, reference has {len(expected)}"
+    for g, e in zip(got, expected):
+        e = _np_expected(e)
+        assert isinstance(g, flow.Tensor), f"{spec.name}: output is {type(g).__name__}, not a Tensor"
+        assert tuple(g.shape) == e.shape, f"{spec.name} {sample.name}: shape {tuple(g.shape)} != {e.shape}"
+        if spec.check_dtype:
+            assert g.dtype.np_dtype == e.dtype, f"{spec.name} {sample.name}: dtype {g.dtype} != {e.dtype}"
+        if spec.random:
+            continue
+        a = g.numpy()
+        if a.dtype.kind == "f" or e.dtype.kind == "f":
+            tol = spec.half_tol if dtype is flow.float16 else None
+            np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64),
+                                       atol=tol or spec.atol, rtol=tol or spec.rtol, equal_nan=True,
+                                       err_msg=f"{spec.name} {sample.name}")
+        else:
+            np.testing.assert_array_equal(a, e, err_msg=f"{spec.name} {sample.name}")
+
+
+@pytest.mark.parametrize("name, dtype", list(_cases()))
+def test_cpu_matches_reference(name, dtype):
+    spec = _BY_NAME[name]
+    samples = list(spec.samples(dtype))
+    assert samples, f"{name}: no samples for {dtype}"
+    for sample in samples:
+        expected = spec.ref(*sample.args, **sample.kwargs)
+        got = spec.fn(*to_flow(sample.args), **to_flow(sample.kwargs))
+        _compare(spec, dtype, got, expected, sample)
+        if spec.method is not None:
+            args = to_flow(sample.args)
+            via_method = getattr(args[0], spec.method)(*args[1:], **to_flow(sample.kwargs))
+            _compare(spec, dtype, via_method, expected, sample)
+
+
+@pytest.mark.parametrize("name, dtype", list(_cases()))
+def test_meta_matches_cpu(name, dtype):
+    spec = _BY_NAME[name]
+    for sample in spec.samples(dtype):
+        cpu = _as_tuple(spec.fn(*to_flow(sample.args), **to_flow(sample.kwargs)))
+        if not spec.meta:
+            with pytest.raises((RuntimeError, NotImplementedError)):
+                spec.fn(*to_flow(sample.args, "meta"), **to_flow(sample.kwargs, "meta"))
+            continue
+        meta = _as_tuple(spec.fn(*to_flow(sample.args, "meta"), **to_flow(sample.kwargs, "meta")))
+        assert len(meta) == len(cpu)
+        for m, c in zip(meta, cpu):
+            assert m.device == flow.device("meta"), f"{name}: meta call gave a tensor on {m.device}"
+            assert (tuple(m.shape), m.dtype) == (tuple(c.shape), c.dtype), f"{name} {sample.name}"
+
+
+def _unsupported():
+    for spec in REGISTRY:
+        for d in ALL_DTYPES:
+            if d not in spec.dtypes:
+                yield pytest.param(spec.name, d, id=f"{spec.name}-{d.name}")
+
+
+@pytest.mark.parametrize("name, dtype", list(_unsupported()))
+def test_unsupported_dtype_fails_cleanly(name, dtype):
+    """A dtype the op does not support gives OpKernelNotFoundError (or the spec's own error), never a
+    NumPy exception."""
+    spec = _BY_NAME[name]
+    error = spec.unsupported_error or OpKernelNotFoundError
+    supported = spec.dtypes[0]
+    sample = next(iter(spec.samples(supported)))
+
+    def retype(v):
+        if isinstance(v, np.ndarray) and v.dtype == supported.np_dtype:
+            return v.astype(dtype.np_dtype)
+        if isinstance(v, (list, tuple)):
+            return type(v)(retype(x) for x in v)
+        return v
+    with pytest.raises(error):
+        spec.fn(*to_flow(retype(sample.args)), **to_flow(retype(sample.kwargs)))
+
+
+def _differentiable():
+    for spec in REGISTRY:
+        if spec.differentiable:
+            yield pytest.param(spec.name, id=spec.name)
+
+
+def _grad_samples(spec):
+    if spec.grad_samples is not None:
+        return list(spec.grad_samples())
+    return [s for s in spec.samples(flow.float64) if all(np.asarray(a).size > 0 for a in s.args
+                                                         if isinstance(a, np.ndarray))][:3]
+
+
+def _grad_inputs(sample):
+    args = list(to_flow(sample.args))
+    idx = sample.grad_args
+    if idx is None:
+        idx = tuple(i for i, a in enumerate(sample.args)
+                    if isinstance(a, np.ndarray) and a.dtype == np.float64)
+    for i in idx:
+        args[i].requires_grad_(True)
+    return args, idx
+
+
+@pytest.mark.parametrize("name", list(_differentiable()))
+def test_gradcheck(name):
+    spec = _BY_NAME[name]
+    samples = _grad_samples(spec)
+    assert samples, f"{name}: no float64 samples for gradcheck"
+    for sample in samples:
+        args, idx = _grad_inputs(sample)
+        kwargs = to_flow(sample.kwargs)
+
+        def fn(*diff):
+            full = list(args)
+            for i, t in zip(idx, diff):
+                full[i] = t
+            return spec.fn(*full, **kwargs)
+        assert flow.autograd.gradcheck(fn, tuple(args[i] for i in idx))
+        if spec.gradgrad:
+            assert flow.autograd.gradgradcheck(fn, tuple(args[i] for i in idx))
