@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))  # run from a checkout without installing
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import oneflow_lite as flow
 
 MIN_SECONDS = 0.2
@@ -54,46 +55,41 @@ def _time_loop(fn, number: int) -> float:
             gc.enable()
 
 
-def _flow_add_available(x, y) -> bool:
-    """Whether ``flow.add`` runs (it is being written; until then its row shows n/a)."""
-    add = getattr(flow, "add", None)
-    if add is None:
-        return False
-    try:
-        add(x, y)
-    except Exception:  # noqa: BLE001 - any failure means there is no usable flow.add to time
-        return False
-    return True
-
-
 def main() -> int:
     a = np.array([-1.5, 0.5, 2.0, -3.0], dtype=np.float32)
     b = np.array([1.0, -2.0, 0.25, 4.0], dtype=np.float32)
     x, y = flow.tensor(a), flow.tensor(b)
     assert x.dtype is flow.float32 and x.shape == (4,)
     np.testing.assert_array_equal(flow.relu(x).numpy(), np.maximum(a, 0))
-
-    rows = [("flow.relu(x)", lambda: flow.relu(x), "np.maximum(x, 0)", lambda: np.maximum(a, 0))]
-    if _flow_add_available(x, y):
-        np.testing.assert_array_equal(flow.add(x, y).numpy(), a + b)
-        rows.append(("flow.add(x, y)", lambda: flow.add(x, y), "x + y", lambda: a + b))
-    else:
-        rows.append(("flow.add(x, y)", None, "x + y", lambda: a + b))
+    np.testing.assert_array_equal(flow.add(x, y).numpy(), a + b)
+    rows = [("flow.relu(x)", per_call_us(lambda: flow.relu(x)), "np.maximum(x, 0)",
+             per_call_us(lambda: np.maximum(a, 0))),
+            ("flow.add(x, y)", per_call_us(lambda: flow.add(x, y)), "x + y", per_call_us(lambda: a + b))]
+    rows.append(("backward, per node", *_backward_per_node_us()))
 
     print(f"oneflow_lite eager dispatch, 4-element float32 tensors (median of {REPEATS}, loops >= {MIN_SECONDS} s, "
           f"GC off)")
     print(f"Python {platform.python_version()}, NumPy {np.__version__}, {platform.machine()}")
-    header = f"{'call':<16} {'us/call':>9}   {'NumPy':<17} {'us/call':>9}   {'ratio':>7}"
+    header = f"{'call':<20} {'us/call':>9}   {'NumPy':<24} {'us/call':>9}   {'ratio':>7}"
     print(header)
     print("-" * len(header))
-    for name, fn, np_name, np_fn in rows:
-        np_us = per_call_us(np_fn)
-        if fn is None:
-            print(f"{name:<16} {'n/a':>9}   {np_name:<17} {np_us:>9.3f}   {'n/a':>7}")
-            continue
-        us = per_call_us(fn)
-        print(f"{name:<16} {us:>9.3f}   {np_name:<17} {np_us:>9.3f}   {us / np_us:>6.1f}x")
+    for name, us, np_name, np_us in rows:
+        print(f"{name:<20} {us:>9.3f}   {np_name:<24} {np_us:>9.3f}   {us / np_us:>6.1f}x")
     return 0
+
+
+def _backward_per_node_us():
+    """The backward of bench_autograd's 1,000-op chain, per node, beside its hand-written NumPy backward."""
+    import bench_autograd as chain
+
+    a = np.array([0.5, 1.5, -0.25, 2.0], dtype=np.float32)
+    b = np.array([0.01, 0.02, 0.03, 0.04], dtype=np.float32)
+    x, c = flow.tensor(a).requires_grad_(), flow.tensor(b)
+    chain.forward(x, c).backward()
+    np.testing.assert_allclose(x.grad.numpy(), chain.numpy_backward(chain.numpy_forward(a, b)), rtol=1e-5)
+    bwd = chain.timed(lambda loss: loss.backward(), setup=lambda: chain.forward(x, c)) / (chain.CHAIN + 2)
+    np_bwd = chain.timed(chain.numpy_backward, setup=lambda: chain.numpy_forward(a, b)) / chain.CHAIN
+    return bwd * 1e6, f"{chain.CHAIN}-op chain backward", np_bwd * 1e6
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ from oneflow_lite.framework.generator import Generator, default_generator, initi
 from oneflow_lite.framework.tensor import Tensor  # noqa: F401
 from oneflow_lite.framework.tensor_meta import Size  # noqa: F401
 from oneflow_lite.functors.creation import tensor  # noqa: F401
+from oneflow_lite.functors.creation import as_tensor, from_numpy  # noqa: F401
+from oneflow_lite.functors.reduce import return_types  # noqa: F401  (named tuples of max, sort, topk)
 from oneflow_lite.functional import *  # noqa: F401,F403
 from oneflow_lite import autograd  # noqa: F401
 from oneflow_lite.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401

@@ -1,6 +1,6 @@
 """``python -m oneflow_lite``: look at the dispatcher and run the demo.
 
-    python -m oneflow_lite ops            registered ops and the dispatch keys that have handlers
+    python -m oneflow_lite ops            registered ops, the keys that have handlers, and the functional API
     python -m oneflow_lite ops relu       relu's computed dispatch table (flow.dispatch.dump_table)
     python -m oneflow_lite ops relu --registrations   ... and every registration (flow.dispatch.dump)
     python -m oneflow_lite demo           an eager walk-through of flow.relu(flow.tensor([-1.0, 2.0]))
@@ -21,7 +21,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="{ops,demo}")
     ops = sub.add_parser("ops", help="list registered ops, or print one op's dispatch table",
                          description="Without OP_TYPE: every registered op with the dispatch keys that have a "
-                                     "handler and its kernels per device. With OP_TYPE: its computed dispatch "
+                                     "handler and its kernels per device, then every function of the functional "
+                                     "API with the functors it runs. With OP_TYPE: its computed dispatch "
                                      "table, as flow.dispatch.dump_table(OP_TYPE).")
     ops.add_argument("op_type", nargs="?", metavar="OP_TYPE", help="an op type, e.g. relu")
     ops.add_argument("--registrations", action="store_true",
@@ -48,7 +49,20 @@ def _list_ops(out) -> int:
     for name, keys, kernels in rows:
         print(f"{name:<{widths[0]}}  {keys:<{widths[1]}}  {kernels}", file=out)
     print(f"{len(rows)} op types", file=out)
+    _list_functions(out)
     return 0
+
+
+def _list_functions(out) -> None:
+    """The functional API: each function with the functors its overloads run."""
+    from oneflow_lite.functors.functional_api import FUNCTIONAL_API
+    from oneflow_lite.functors.signature import Signature
+
+    print(f"\nfunctional API (flow._C.<name>, also flow.<name>): {len(FUNCTIONAL_API)} functions", file=out)
+    width = max(map(len, FUNCTIONAL_API))
+    for name in sorted(FUNCTIONAL_API):
+        functors = dict.fromkeys(Signature(s).functor_name for s in FUNCTIONAL_API[name])
+        print(f"{name:<{width}}  => {', '.join(functors)}", file=out)
 
 
 def _show_op(op_type: str, registrations: bool, out, err) -> int:

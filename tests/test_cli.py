@@ -17,7 +17,8 @@ def _run(*args):
 def test_ops_lists_registered_ops_with_their_keys():
     r = _run("ops")
     assert r.returncode == 0, r.stderr
-    lines = r.stdout.splitlines()
+    ops_part, functions_part = r.stdout.split("\n\n")
+    lines = ops_part.splitlines()
     assert re.fullmatch(r"op type +keys with a handler +kernels \(device:count\)", lines[0])
     relu = [line for line in lines if line.split()[0] == "relu"]
     assert len(relu) == 1
@@ -25,6 +26,9 @@ def test_ops_lists_registered_ops_with_their_keys():
     names = [line.split()[0] for line in lines[1:-1]]
     assert names == sorted(names) and "relu" in names
     assert lines[-1] == f"{len(names)} op types"
+    functions = functions_part.splitlines()
+    assert re.fullmatch(r"functional API \(flow\._C\.<name>, also flow\.<name>\): \d+ functions", functions[0])
+    assert re.fullmatch(r"add +=> Add, ScalarAdd, ScalarAddLeft", next(f for f in functions if f.startswith("add ")))
 
 
 def test_ops_relu_prints_its_dispatch_table():

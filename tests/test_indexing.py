@@ -1,5 +1,6 @@
 """Tensor.__getitem__ with ints, slices, None and Ellipsis: values and shapes against NumPy's basic
-indexing, memory sharing (views), meta tensors, PyTorch's errors."""
+indexing, memory sharing (views), meta tensors, PyTorch's errors. Advanced indexing (tensor, list and
+bool indices) is tested in test_ops_index.py."""
 
 import numpy as np
 import pytest
@@ -81,25 +82,12 @@ def test_iteration_uses_getitem():
     (S[::-1], ValueError, r"step must be greater than zero"),
     (S[:, ::0], ValueError, r"step must be greater than zero"),
     (S[:, 2:0:-1], ValueError, r"step must be greater than zero"),
-    (S[1.5], IndexError, (r"only integers, slices \(`:`\), ellipsis \(`...`\) and None are valid indices "
-                         r"\(got float\)")),
+    (S[1.5], IndexError, (r"only integers, slices \(`:`\), ellipsis \(`...`\), None and long or byte Variables "
+                         r"are valid indices \(got float\)")),
     (S["a"], IndexError, r"\(got str\)"),
-    (S[[0, 1]], NotImplementedError, (r"__getitem__: tensor indices \(tensors, lists, NumPy arrays, bool masks\) "
-                                     r"are not supported yet; got list")),
-    (S[np.array([0])], NotImplementedError, r"tensor indices .* are not supported yet; got ndarray"),
-    (S[True], NotImplementedError, r"bool indices are not supported yet"),
-    (S[0, np.bool_(False)], NotImplementedError, r"bool indices are not supported yet"),
     (S[0.5:], TypeError, r"slice indices must be integers"),
     (S[::1.0], TypeError, r"'float' object cannot be interpreted as an integer"),
 ])
 def test_getitem_errors(index, exc, match):
     with pytest.raises(exc, match=match):
         flow.tensor(A)[index]
-
-
-def test_getitem_tensor_index_not_supported():
-    x = flow.tensor(A)
-    with pytest.raises(NotImplementedError, match=r"tensor indices .* not supported yet; got Tensor"):
-        x[flow.tensor([0])]
-    with pytest.raises(NotImplementedError, match=r"not supported yet; got Tensor"):
-        x[flow.tensor([True, False])]  # a bool mask

@@ -111,7 +111,7 @@ def test_keyword_only_after_star_may_lack_defaults():
 
 def test_every_arg_type_has_a_converter():
     assert set(ARG_TYPES) == {"Tensor", "TensorTuple", "Scalar", "Int", "Float", "Bool", "String", "IntList", "Shape",
-                              "DataType", "Device", "Generator"}
+                              "DataType", "Device", "Generator", "FloatList", "OptionalIntList"}
 
 
 # ---- binding ------------------------------------------------------------------------------------------

@@ -30,6 +30,13 @@ from oneflow_lite.framework.tensor_meta import Size, TensorMeta
 # ``AutogradMeta`` made only for tensors that require grad or have a ``.grad``.
 AUTOGRAD_KEY_SET = 1 << DispatchKey.Autograd
 
+# Note [Lazy tensors]
+# A lazy tensor (made while a graph is captured, see interpreters/lazy.py) carries the
+# Lazy key in its key set and holds no data: its ``_array`` slot holds a ``LazyBlob``,
+# the logical blob name of the value in the job being built. Reading its value raises
+# an error naming the graph and the op that produced it.
+LAZY_KEY_SET = 1 << DispatchKey.Lazy
+
 
 
 # Note [Version counters and views]
@@ -194,6 +201,11 @@ class Tensor:
         return self._meta.dtype.itemsize
 
     @property
+    def is_lazy(self) -> bool:
+        """Whether this tensor is a lazy tensor of a graph being captured (Note [Lazy tensors])."""
+        return bool(self._key_set & LAZY_KEY_SET)
+
+    @property
     def is_meta(self) -> bool:
         return self._meta.device.type == "meta"
 
@@ -212,9 +224,12 @@ class Tensor:
 
     # ---- values -------------------------------------------------------------------------------
     def _data(self, what: str) -> np.ndarray:
-        if self._array is None:
+        a = self._array
+        if a is None:
             raise RuntimeError(f"Tensor.{what}(): a tensor on '{self._meta.device}' holds no data")
-        return self._array
+        if self._key_set & LAZY_KEY_SET:
+            raise a.read_error(f"Tensor.{what}()")
+        return a
 
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array, sharing memory with the tensor on cpu."""
@@ -433,7 +448,10 @@ def _format_tensor(t: Tensor) -> str:
     extras = []
     if meta.device.type != "cpu":
         extras.append(f"device='{meta.device}'")
-    if t._array is None:
+    if t._key_set & LAZY_KEY_SET:
+        body = "..."
+        extras.append(f"is_lazy=True, lbn='{t._array.lbn}', size={tuple(meta.shape)}")
+    elif t._array is None:
         body = "..."
         extras.append(f"size={tuple(meta.shape)}")
     else:

@@ -5,7 +5,14 @@ Importing this package registers every functor class.
 
 from oneflow_lite.functors import activation  # noqa: F401
 from oneflow_lite.functors import math  # noqa: F401
+from oneflow_lite.functors import unary  # noqa: F401
+from oneflow_lite.functors import binary  # noqa: F401
 from oneflow_lite.functors import shape  # noqa: F401
+from oneflow_lite.functors import linalg  # noqa: F401
 from oneflow_lite.functors import conversion  # noqa: F401
 from oneflow_lite.functors import creation  # noqa: F401
 from oneflow_lite.functors import indexing  # noqa: F401
+from oneflow_lite.functors import index  # noqa: F401
+from oneflow_lite.functors import nn  # noqa: F401
+from oneflow_lite.functors import conv  # noqa: F401
+from oneflow_lite.functors import reduce  # noqa: F401

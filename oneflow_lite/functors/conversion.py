@@ -1,6 +1,6 @@
 """Conversion functors: ``cast`` (dtype), ``copy`` (device), and the Tensor methods
-built on them: ``to``, ``cpu``, ``float``, ``double``, ``half``, ``int``, ``long``,
-``bool``, ``byte``, ``char``, ``short``.
+built on them: ``to``, ``cpu``, ``type``, ``type_as``, ``float``, ``double``, ``half``,
+``int``, ``long``, ``bool``, ``byte``, ``char``, ``short``.
 
 Note [Tensor.to]
 ``Tensor.to`` takes PyTorch's three overloads: ``to(dtype, non_blocking=False,
@@ -162,7 +162,50 @@ _DTYPE_METHODS = {
     "bool": dt.bool_, "byte": dt.uint8, "char": dt.int8, "short": dt.int16,
 }
 
+_TYPE_NAMES = {dt.bool_: "BoolTensor", dt.uint8: "ByteTensor", dt.int8: "CharTensor", dt.int16: "ShortTensor",
+               dt.int32: "IntTensor", dt.int64: "LongTensor", dt.float16: "HalfTensor", dt.float32: "FloatTensor",
+               dt.float64: "DoubleTensor"}
+_BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
+_TYPE_PREFIXES = ("oneflow_lite", "oneflow", "torch")
+
+
+def type_(self, dtype=None, non_blocking=False):
+    """``type()``: this tensor's type name, e.g. ``'oneflow_lite.FloatTensor'`` (``'oneflow_lite.meta.FloatTensor'``
+    off cpu). ``type(dtype)``: this tensor cast to a ``flow.dtype``, or to a type name such as
+    ``'torch.LongTensor'`` (which also names the device: cpu unless the name has one); ``self`` when
+    nothing changes."""
+    if not isinstance(non_blocking, bool):
+        raise TypeError(f"type(): argument 'non_blocking' must be bool, not {type(non_blocking).__name__}")
+    m = self._meta
+    if dtype is None:
+        prefix = "oneflow_lite" if m.device.type == "cpu" else f"oneflow_lite.{m.device.type}"
+        return f"{prefix}.{_TYPE_NAMES[m.dtype]}"
+    if isinstance(dtype, dt.dtype):
+        return get_functor("Cast")(self, dtype)
+    if isinstance(dtype, str):
+        parts = dtype.split(".")
+        if 2 <= len(parts) <= 3 and parts[0] in _TYPE_PREFIXES and parts[-1] in _BY_TYPE_NAME:
+            try:
+                device = Device(parts[1]) if len(parts) == 3 else _CPU
+            except (RuntimeError, ValueError, TypeError):
+                device = None
+            if device is not None:
+                return convert(self, device, _BY_TYPE_NAME[parts[-1]])
+        raise ValueError(f"invalid type: '{dtype}'; expected a flow.dtype or a name such as "
+                         f"'oneflow_lite.FloatTensor' ({', '.join(_TYPE_NAMES.values())})")
+    raise TypeError(f"type(): argument 'dtype' must be flow.dtype or str, not {type(dtype).__name__}")
+
+
+def type_as(self, other):
+    """This tensor with ``other``'s dtype and device (``self`` when they are its own)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+    return convert(self, other._meta.device, other._meta.dtype)
+
+
 Tensor.to = to
 Tensor.cpu = cpu
+Tensor.type = type_
+Tensor.type_as = type_as
 for _name, _dtype in _DTYPE_METHODS.items():
     setattr(Tensor, _name, _dtype_method(_name, _dtype))

@@ -1,4 +1,6 @@
-"""Creation functors (``zeros``, ``ones``, ``full``, ``arange``, ``rand``, ``randn``) and ``flow.tensor``.
+"""Creation functors (``zeros``, ``ones``, ``full``, ``empty``, the ``*_like`` family, ``eye``, ``linspace``,
+``logspace``, ``arange``, ``rand``, ``randn``, ``randint``, ``randperm``, ``normal``), the in-place initialisers
+``Tensor.uniform_`` / ``normal_``, ``Tensor.new_*``, and ``flow.tensor`` / ``from_numpy`` / ``as_tensor``.
 
 Every creation op is a source op with a ``device`` attr (see ops/creation.py).
 Defaults follow PyTorch: ``zeros`` / ``ones`` / ``rand`` / ``randn`` make the
@@ -8,6 +10,8 @@ and step are all ints, else the default float dtype.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -256,3 +260,353 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     array, inferred = _as_array(data)
     result = Tensor._make(array, make_meta(array.shape, dt.from_numpy_dtype(array.dtype), _CPU))
     return _requires_grad(convert(result, device, dtype or inferred), requires_grad)
+
+
+# ---- *_like, empty, eye, linspace / logspace -----------------------------------------------------
+class _LikeFunctor:
+    """``zeros_like`` and friends: ``input``'s shape, and its dtype and device unless given."""
+
+    def __init__(self):
+        self.fill = get_functor("Full")
+
+
+@functor("ZerosLike")
+class ZerosLikeFunctor(_LikeFunctor):
+    def __call__(self, x, dtype, device, requires_grad=False):
+        m = x._meta
+        return self.fill(m.shape, 0, dtype or m.dtype, device or m.device, requires_grad)
+
+
+@functor("OnesLike")
+class OnesLikeFunctor(_LikeFunctor):
+    def __call__(self, x, dtype, device, requires_grad=False):
+        m = x._meta
+        return self.fill(m.shape, 1, dtype or m.dtype, device or m.device, requires_grad)
+
+
+@functor("FullLike")
+class FullLikeFunctor(_LikeFunctor):
+    """``full_like(input, fill_value)``: ``input``'s dtype (not the fill value's) unless ``dtype`` is given."""
+
+    def __call__(self, x, fill_value, dtype, device, requires_grad=False):
+        m = x._meta
+        return self.fill(m.shape, fill_value, dtype or m.dtype, device or m.device, requires_grad)
+
+
+@functor("Empty")
+class EmptyFunctor(_ConstantFunctor):
+    """``empty(*size)``: uninitialised in PyTorch; here filled with zeros (a tensor always holds defined values)."""
+
+    def __call__(self, size, dtype, device, requires_grad=False):
+        return _requires_grad(self._fill(size, 0, dtype or _get_default_dtype(), device), requires_grad)
+
+
+@functor("EmptyLike")
+class EmptyLikeFunctor(ZerosLikeFunctor):
+    """``empty_like(input)``: as ``zeros_like`` (see ``empty``)."""
+
+
+@functor("Eye")
+class EyeFunctor:
+    """``eye(n, m=None)``: an ``n`` x ``m`` (``n`` x ``n``) matrix with ones on the diagonal."""
+
+    def __init__(self):
+        self.op = OpBuilder("eye").output("out").build()
+        self._attrs = {}
+
+    def __call__(self, n, m, dtype, device, requires_grad=False):
+        values = (n, n if m is None else m, dtype or _get_default_dtype(), device or _CPU)
+        return _requires_grad(dispatch(self.op, (), cached_attrs(self._attrs, ("rows", "cols", "dtype", "device"),
+                                                                 values))[0], requires_grad)
+
+
+def _float_scalar(name, arg, value) -> float:
+    if type(value) is bool:
+        raise TypeError(f"{name}(): argument '{arg}' must be a number, not bool")
+    return float(value)
+
+
+@functor("Linspace")
+class LinspaceFunctor:
+    """``linspace(start, end, steps)``: ``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+
+    op_type = name = "linspace"
+    names = ("start", "end", "steps", "dtype", "device")
+
+    def __init__(self):
+        self.op = OpBuilder(self.op_type).output("out").build()
+        self._attrs = {}
+
+    def _values(self, start, end, steps, dtype, device):
+        return (_float_scalar(self.name, "start", start), _float_scalar(self.name, "end", end), steps,
+                dtype or _get_default_dtype(), device or _CPU)
+
+    def __call__(self, start, end, steps, dtype, device, requires_grad=False):
+        values = self._values(start, end, steps, dtype, device)
+        return _requires_grad(dispatch(self.op, (), cached_attrs(self._attrs, self.names, values))[0], requires_grad)
+
+
+@functor("Logspace")
+class LogspaceFunctor(LinspaceFunctor):
+    """``logspace(start, end, steps, base=10)``: ``base ** linspace(start, end, steps)``."""
+
+    op_type = name = "logspace"
+    names = LinspaceFunctor.names + ("base",)
+
+    def __call__(self, start, end, steps, base, dtype, device, requires_grad=False):
+        values = (*self._values(start, end, steps, dtype, device), base)
+        return _requires_grad(dispatch(self.op, (), cached_attrs(self._attrs, self.names, values))[0], requires_grad)
+
+
+# ---- random ---------------------------------------------------------------------------------------
+def _random(op, inputs, attrs, generator, device, name):
+    """Run the random ``op``, drawing from ``generator`` when given (it must be on ``device``)."""
+    if generator is None:
+        return dispatch(op, inputs, attrs)[0]
+    if generator.device is not device and device.device_type.has_storage:
+        raise RuntimeError(f"{name}: Expected a '{device.type}' device type for generator "
+                           f"but found '{generator.device.type}'")
+    with using_generator(generator):
+        return dispatch(op, inputs, attrs)[0]
+
+
+@functor("RandintLow")
+class RandintLowFunctor:
+    """``randint(low, high, size)``: uniform integers in [low, high), int64 unless ``dtype`` is given."""
+
+    def __init__(self):
+        self.op = OpBuilder("randint").output("out").build()
+        self._attrs = {}
+
+    def __call__(self, low, high, size, generator, dtype, device, requires_grad=False):
+        device = device or _CPU
+        attrs = cached_attrs(self._attrs, ("low", "high", "shape", "dtype", "device"),
+                             (low, high, size, dtype or dt.int64, device))
+        return _requires_grad(_random(self.op, (), attrs, generator, device, "randint"), requires_grad)
+
+
+@functor("Randint")
+class RandintFunctor:
+    """``randint(high, size)``: ``randint(0, high, size)``."""
+
+    def __call__(self, high, size, generator, dtype, device, requires_grad=False):
+        return get_functor("RandintLow")(0, high, size, generator, dtype, device, requires_grad)
+
+
+@functor("Randperm")
+class RandpermFunctor:
+    """``randperm(n)``: a random permutation of 0 .. n-1, int64 unless ``dtype`` is given."""
+
+    def __init__(self):
+        self.op = OpBuilder("randperm").output("out").build()
+        self._attrs = {}
+
+    def __call__(self, n, generator, dtype, device, requires_grad=False):
+        device = device or _CPU
+        attrs = cached_attrs(self._attrs, ("n", "dtype", "device"), (n, dtype or dt.int64, device))
+        return _requires_grad(_random(self.op, (), attrs, generator, device, "randperm"), requires_grad)
+
+
+# Note [normal with tensor parameters]
+# ``normal(mean, std)`` with a tensor mean and / or std draws ``mean + std * N(0, 1)`` elementwise
+# (broadcast) in one ``normal_tensor`` op, in mean's dtype (std's when mean is a number). The op is
+# no_grad: PyTorch gives mean and std zero gradients there (it does not reparameterise), so the
+# result here does not require grad. A number parameter becomes a 0-d tensor of the other's dtype.
+@functor("NormalTensorTensor")
+class NormalTensorTensorFunctor:
+    """``normal(mean, std)``: tensors (see Note [normal with tensor parameters])."""
+
+    def __init__(self):
+        self.op = OpBuilder("normal_tensor").input("mean").input("std").output("out").build()
+
+    def __call__(self, mean, std, generator):
+        return _random(self.op, (mean, std), None, generator, mean._meta.device, "normal")
+
+
+@functor("NormalTensorFloat")
+class NormalTensorFloatFunctor:
+    def __call__(self, mean, std, generator):
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        m = mean._meta
+        std = get_functor("Full")((), std, m.dtype, m.device)
+        return get_functor("NormalTensorTensor")(mean, std, generator)
+
+
+@functor("NormalFloatTensor")
+class NormalFloatTensorFunctor:
+    def __call__(self, mean, std, generator):
+        m = std._meta
+        mean = get_functor("Full")((), mean, m.dtype, m.device)
+        return get_functor("NormalTensorTensor")(mean, std, generator)
+
+
+@functor("Normal")
+class NormalFunctor:
+    """``normal(mean, std, size)``: samples of N(mean, std**2) of shape ``size``."""
+
+    def __init__(self):
+        self.op = OpBuilder("normal").output("out").build()
+        self._attrs = {}
+
+    def __call__(self, mean, std, size, generator, dtype, device, requires_grad=False):
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        device = device or _CPU
+        attrs = cached_attrs(self._attrs, ("shape", "dtype", "device", "mean", "std"),
+                             (size, dtype or _get_default_dtype(), device, mean, std))
+        return _requires_grad(_random(self.op, (), attrs, generator, device, "normal"), requires_grad)
+
+
+@functor("RandLike")
+class RandLikeFunctor:
+    """``rand_like(input)``: uniform samples in [0, 1) of ``input``'s shape (and dtype / device unless given)."""
+
+    functor_name = "Rand"
+
+    def __call__(self, x, dtype, device, requires_grad=False):
+        m = x._meta
+        return get_functor(self.functor_name)(m.shape, None, dtype or m.dtype, device or m.device, requires_grad)
+
+
+@functor("RandnLike")
+class RandnLikeFunctor(RandLikeFunctor):
+    """``randn_like(input)``: standard normal samples of ``input``'s shape (and dtype / device unless given)."""
+
+    functor_name = "Randn"
+
+
+# ---- in-place initialisers --------------------------------------------------------------------------
+def _range_args(name, args, kwargs, names, defaults):
+    """The two float parameters of ``uniform_`` / ``normal_`` given positionally or by name."""
+    if len(args) > 2:
+        raise TypeError(f"{name}() takes at most 2 positional arguments but {len(args)} were given")
+    values = list(args) + [None] * (2 - len(args))
+    for i, key in enumerate(names):
+        if key in kwargs:
+            if i < len(args):
+                raise TypeError(f"{name}() got multiple values for argument '{key}'")
+            values[i] = kwargs.pop(key)
+    if kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    out = []
+    for key, v, default in zip(names, values, defaults):
+        if v is None:
+            v = default
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{name}(): argument '{key}' must be float, not {type(v).__name__}")
+        out.append(float(v))
+    return out
+
+
+class _InitOps:
+    """The uniform / normal op exprs the in-place initialisers write with, each with its attr cache (built on
+    first use)."""
+
+    _ops = None
+
+    @classmethod
+    def get(cls):
+        if cls._ops is None:
+            cls._ops = tuple((OpBuilder(op_type).output("out").build(), {}) for op_type in ("uniform", "normal"))
+        return cls._ops
+
+
+def _fill_random(self, op_index, names, values, generator, name):
+    m = self._meta
+    op, cache = _InitOps.get()[op_index]
+    attrs = cached_attrs(cache, ("shape", "dtype", "device") + names, (m.shape, m.dtype, m.device, *values))
+    if generator is None:
+        return dispatch(op, (), attrs, (self,))[0]
+    if generator.device is not m.device and m.device.device_type.has_storage:
+        raise RuntimeError(f"{name}: Expected a '{m.device.type}' device type for generator but found "
+                           f"'{generator.device.type}'")
+    with using_generator(generator):
+        return dispatch(op, (), attrs, (self,))[0]
+
+
+def uniform_(self, *args, generator=None, **kwargs):
+    """``uniform_(from=0, to=1, *, generator=None)``: fill with uniform samples from [from, to); returns ``self``."""
+    low, high = _range_args("uniform_", args, kwargs, ("from", "to"), (0.0, 1.0))
+    if low > high:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={low} > to={high}")
+    return _fill_random(self, 0, ("from", "to"), (low, high), generator, "uniform_")
+
+
+def normal_(self, *args, generator=None, **kwargs):
+    """``normal_(mean=0, std=1, *, generator=None)``: fill with samples of N(mean, std**2); returns ``self``."""
+    mean, std = _range_args("normal_", args, kwargs, ("mean", "std"), (0.0, 1.0))
+    if std < 0:
+        raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std}")
+    return _fill_random(self, 1, ("mean", "std"), (mean, std), generator, "normal_")
+
+
+# ---- Tensor.new_* ----------------------------------------------------------------------------------
+def _new(name, functor_name, with_value=False):
+    def method(self, *args, dtype=None, device=None, requires_grad=False, **kwargs):
+        m = self._meta
+        from oneflow_lite import functional as F
+        return getattr(F, functor_name)(*args, dtype=dtype or m.dtype, device=device or m.device,
+                                        requires_grad=requires_grad, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    what = "filled with fill_value" if with_value else f"of {functor_name}"
+    method.__doc__ = (f"``{name}(size{', fill_value' if with_value else ''}, *, dtype=None, device=None)``: a new "
+                      f"tensor {what}, with this tensor's dtype and device unless given.")
+    return method
+
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    """``new_tensor(data)``: ``flow.tensor(data)`` with this tensor's dtype and device unless given."""
+    m = self._meta
+    return tensor(data, dtype=dtype or m.dtype, device=device or m.device, requires_grad=requires_grad)
+
+
+# ---- sharing NumPy memory --------------------------------------------------------------------------
+def from_numpy(ndarray) -> Tensor:
+    """A cpu tensor sharing memory with the NumPy array ``ndarray`` (writes to either show in both)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy(): expected np.ndarray (got {type(ndarray).__name__})")
+    np_dtype = ndarray.dtype
+    if np_dtype.byteorder not in "=|" and np_dtype.itemsize > 1:
+        raise ValueError("from_numpy(): given numpy array has byte order different from the native byte order. "
+                         "Conversion between byte orders is currently not supported.")
+    try:
+        dtype = dt.from_numpy_dtype(np_dtype)
+    except TypeError:
+        supported = ", ".join(d.name for d in reversed(dt.ALL_DTYPES))
+        raise TypeError(f"from_numpy(): can't convert np.ndarray of type {np_dtype}. The only supported types "
+                        f"are: {supported}.") from None
+    if not ndarray.flags.writeable:
+        warnings.warn("The given NumPy array is not writable, and oneflow_lite does not support non-writable "
+                      "tensors: writing to the tensor (in place) will fail.", UserWarning, stacklevel=2)
+    return Tensor._make(ndarray, make_meta(ndarray.shape, dtype, _CPU))
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``data`` as a tensor, without a copy when possible: a Tensor of the requested dtype and device is
+    returned as is (converted otherwise, keeping its autograd history); a NumPy array of a supported dtype
+    shares memory on cpu when ``dtype`` matches; anything else is copied as by ``flow.tensor``."""
+    if dtype is not None and not isinstance(dtype, dt.dtype):
+        raise TypeError(f"as_tensor(): argument 'dtype' must be flow.dtype, not {type(dtype).__name__}")
+    if device is not None:
+        if not isinstance(device, (str, Device)):
+            raise TypeError(f"as_tensor(): argument 'device' must be flow.device or str, not "
+                            f"{type(device).__name__}")
+        device = Device(device)
+    if isinstance(data, Tensor):
+        return convert(data, device, dtype)
+    if isinstance(data, np.ndarray) and data.dtype.byteorder in "=|" and data.dtype in _NUMPY_DTYPES:
+        t = from_numpy(data)
+        return convert(t, device, dtype)
+    return tensor(data, dtype=dtype, device=device)
+
+
+_NUMPY_DTYPES = frozenset(d.np_dtype for d in dt.ALL_DTYPES)
+
+Tensor.uniform_ = uniform_
+Tensor.normal_ = normal_
+Tensor.new_zeros = _new("new_zeros", "zeros")
+Tensor.new_ones = _new("new_ones", "ones")
+Tensor.new_empty = _new("new_empty", "empty")
+Tensor.new_full = _new("new_full", "full", with_value=True)
+Tensor.new_tensor = new_tensor

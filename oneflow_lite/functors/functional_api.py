@@ -7,6 +7,48 @@ Overloads are tried in the order listed; the first that binds wins.
 FUNCTIONAL_API: dict[str, list[str]] = {
     # ---- activations
     "relu": ["Tensor (Tensor input, Bool inplace=False) => Relu"],
+    "relu6": ["Tensor (Tensor input, Bool inplace=False) => Relu6"],
+    "leaky_relu": ["Tensor (Tensor input, Float negative_slope=0.01, Bool inplace=False) => LeakyRelu"],
+    "elu": ["Tensor (Tensor input, Float alpha=1.0, Bool inplace=False) => Elu"],
+    "selu": ["Tensor (Tensor input, Bool inplace=False) => Selu"],
+    "gelu": ["Tensor (Tensor input, *, String approximate='none') => Gelu"],
+    "silu": ["Tensor (Tensor input, Bool inplace=False) => Silu"],
+    "mish": ["Tensor (Tensor input, Bool inplace=False) => Mish"],
+    "softplus": ["Tensor (Tensor input, Float beta=1.0, Float threshold=20.0) => Softplus"],
+    "hardtanh": ["Tensor (Tensor input, Float min_val=-1.0, Float max_val=1.0, Bool inplace=False) => Hardtanh"],
+    "hardsigmoid": ["Tensor (Tensor input, Bool inplace=False) => Hardsigmoid"],
+    "hardswish": ["Tensor (Tensor input, Bool inplace=False) => Hardswish"],
+    "sigmoid": ["Tensor (Tensor input, *, Bool inplace=False) => Sigmoid"],
+    "tanh": ["Tensor (Tensor input, *, Bool inplace=False) => Tanh"],
+    # ---- elementwise unary math (functors/unary.py; inplace=True is the Tensor's ``<name>_``)
+    "abs": ["Tensor (Tensor input, *, Bool inplace=False) => Abs"],
+    "expm1": ["Tensor (Tensor input, *, Bool inplace=False) => Expm1"],
+    "log": ["Tensor (Tensor input, *, Bool inplace=False) => Log"],
+    "log1p": ["Tensor (Tensor input, *, Bool inplace=False) => Log1p"],
+    "log2": ["Tensor (Tensor input, *, Bool inplace=False) => Log2"],
+    "sqrt": ["Tensor (Tensor input, *, Bool inplace=False) => Sqrt"],
+    "rsqrt": ["Tensor (Tensor input, *, Bool inplace=False) => Rsqrt"],
+    "square": ["Tensor (Tensor input, *, Bool inplace=False) => Square"],
+    "sin": ["Tensor (Tensor input, *, Bool inplace=False) => Sin"],
+    "cos": ["Tensor (Tensor input, *, Bool inplace=False) => Cos"],
+    "tan": ["Tensor (Tensor input, *, Bool inplace=False) => Tan"],
+    "sign": ["Tensor (Tensor input, *, Bool inplace=False) => Sign"],
+    "floor": ["Tensor (Tensor input, *, Bool inplace=False) => Floor"],
+    "ceil": ["Tensor (Tensor input, *, Bool inplace=False) => Ceil"],
+    "round": ["Tensor (Tensor input, *, Int decimals=0, Bool inplace=False) => Round"],
+    "trunc": ["Tensor (Tensor input, *, Bool inplace=False) => Trunc"],
+    "reciprocal": ["Tensor (Tensor input, *, Bool inplace=False) => Reciprocal"],
+    "erf": ["Tensor (Tensor input, *, Bool inplace=False) => Erf"],
+    "logical_not": ["Tensor (Tensor input, *, Bool inplace=False) => LogicalNot"],
+    "isnan": ["Tensor (Tensor input) => IsNan"],
+    "isinf": ["Tensor (Tensor input) => IsInf"],
+    "isfinite": ["Tensor (Tensor input) => IsFinite"],
+    "nan_to_num": [("Tensor (Tensor input, Float nan=0.0, Float posinf=None, Float neginf=None, *, "
+                    "Bool inplace=False) => NanToNum")],
+    "clamp": ["Tensor (Tensor input, Scalar min=None, Scalar max=None, *, Bool inplace=False) => Clamp",
+              "Tensor (Tensor input, Tensor min=None, Tensor max=None, *, Bool inplace=False) => ClampTensor"],
+    "clip": ["Tensor (Tensor input, Scalar min=None, Scalar max=None, *, Bool inplace=False) => Clamp",
+             "Tensor (Tensor input, Tensor min=None, Tensor max=None, *, Bool inplace=False) => ClampTensor"],
     # ---- elementwise arithmetic (broadcasting, PyTorch type promotion)
     "add": [
         "Tensor (Tensor input, Tensor other, *, Scalar alpha=1, Bool inplace=False) => Add",
@@ -23,30 +65,246 @@ FUNCTIONAL_API: dict[str, list[str]] = {
         "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarMul",
         "Tensor (Scalar input, Tensor other) => ScalarMulLeft",
     ],
-    "div": [
-        "Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Div",
-        "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarDiv",
-        "Tensor (Scalar input, Tensor other) => ScalarDivLeft",
+    "div": [  # rounding_mode after inplace: the functors take the arguments in this order
+        "Tensor (Tensor input, Tensor other, *, Bool inplace=False, String rounding_mode=None) => Div",
+        "Tensor (Tensor input, Scalar other, *, Bool inplace=False, String rounding_mode=None) => ScalarDiv",
+        "Tensor (Scalar input, Tensor other, *, String rounding_mode=None) => ScalarDivLeft",
     ],
     "neg": ["Tensor (Tensor input) => Neg"],
     "exp": ["Tensor (Tensor input) => Exp"],
-    # ---- comparisons (bool results)
-    "eq": ["Tensor (Tensor input, Tensor other) => Equal", "Tensor (Tensor input, Scalar other) => ScalarEqual"],
-    "ne": ["Tensor (Tensor input, Tensor other) => NotEqual",
-           "Tensor (Tensor input, Scalar other) => ScalarNotEqual"],
-    "lt": ["Tensor (Tensor input, Tensor other) => Less", "Tensor (Tensor input, Scalar other) => ScalarLess"],
-    "le": ["Tensor (Tensor input, Tensor other) => LessEqual",
-           "Tensor (Tensor input, Scalar other) => ScalarLessEqual"],
-    "gt": ["Tensor (Tensor input, Tensor other) => Greater",
-           "Tensor (Tensor input, Scalar other) => ScalarGreater"],
-    "ge": ["Tensor (Tensor input, Tensor other) => GreaterEqual",
-           "Tensor (Tensor input, Scalar other) => ScalarGreaterEqual"],
+    # ---- comparisons (bool results; in place: cast to the input's dtype)
+    "eq": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Equal",
+           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarEqual"],
+    "ne": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => NotEqual",
+           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarNotEqual"],
+    "lt": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Less",
+           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarLess"],
+    "le": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => LessEqual",
+           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarLessEqual"],
+    "gt": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Greater",
+           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarGreater"],
+    "ge": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => GreaterEqual",
+           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarGreaterEqual"],
+    # ---- more elementwise binary and ternary ops (functors/binary.py)
+    "floor_divide": [
+        "Tensor (Tensor input, Tensor other, *, Bool inplace=False) => FloorDivide",
+        "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarFloorDivide",
+        "Tensor (Scalar input, Tensor other) => ScalarFloorDivideLeft",
+    ],
+    "pow": [
+        "Tensor (Tensor input, Tensor exponent, *, Bool inplace=False) => Pow",
+        "Tensor (Tensor input, Scalar exponent, *, Bool inplace=False) => ScalarPow",
+        "Tensor (Scalar input, Tensor exponent) => ScalarReversePow",
+    ],
+    "maximum": ["Tensor (Tensor input, Tensor other) => Maximum"],
+    "minimum": ["Tensor (Tensor input, Tensor other) => Minimum"],
+    "fmod": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Fmod",
+             "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarFmod"],
+    "remainder": [
+        "Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Remainder",
+        "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarRemainder",
+        "Tensor (Scalar input, Tensor other) => ScalarRemainderLeft",
+    ],
+    "atan2": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Atan2"],
+    "arctan2": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Atan2"],
+    "logical_and": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => LogicalAnd"],
+    "logical_or": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => LogicalOr"],
+    "logical_xor": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => LogicalXor"],
+    "bitwise_and": [
+        "Tensor (Tensor input, Tensor other, *, Bool inplace=False) => BitwiseAnd",
+        "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarBitwiseAnd",
+        "Tensor (Scalar input, Tensor other) => ScalarBitwiseAndLeft",
+    ],
+    "bitwise_or": [
+        "Tensor (Tensor input, Tensor other, *, Bool inplace=False) => BitwiseOr",
+        "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarBitwiseOr",
+        "Tensor (Scalar input, Tensor other) => ScalarBitwiseOrLeft",
+    ],
+    "bitwise_xor": [
+        "Tensor (Tensor input, Tensor other, *, Bool inplace=False) => BitwiseXor",
+        "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarBitwiseXor",
+        "Tensor (Scalar input, Tensor other) => ScalarBitwiseXorLeft",
+    ],
+    "bitwise_not": ["Tensor (Tensor input, *, Bool inplace=False) => BitwiseNot"],
+    "where": [
+        "Tensor (Tensor condition, Tensor input, Tensor other) => Where",
+        "Tensor (Tensor condition, Scalar input, Tensor other) => WhereScalarX",
+        "Tensor (Tensor condition, Tensor input, Scalar other) => WhereScalarY",
+        "Tensor (Tensor condition, Scalar input, Scalar other) => WhereScalarXY",
+        "TensorTuple (Tensor condition) => WhereNonzero",
+    ],
+    "lerp": [
+        "Tensor (Tensor input, Tensor end, Tensor weight, *, Bool inplace=False) => Lerp",
+        "Tensor (Tensor input, Tensor end, Scalar weight, *, Bool inplace=False) => ScalarLerp",
+    ],
+    "addcmul": [("Tensor (Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Bool inplace=False) "
+                 "=> Addcmul")],
+    "addcdiv": [("Tensor (Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Bool inplace=False) "
+                 "=> Addcdiv")],
     # ---- linear algebra and reductions
     "matmul": ["Tensor (Tensor input, Tensor other) => MatMul"],
     "sum": ["Tensor (Tensor input, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => ReduceSum"],
+    # ---- reductions, scans and sorting (functors/reduce.py)
+    "mean": ["Tensor (Tensor input, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => ReduceMean"],
+    "prod": ["Tensor (Tensor input, Int dim=None, Bool keepdim=False, *, DataType dtype=None) => ReduceProd"],
+    "max": [
+        "Tensor (Tensor input) => Max",
+        "TensorTuple (Tensor input, Int dim, Bool keepdim=False) => MaxDim",
+        "Tensor (Tensor input, Tensor other) => Maximum",
+    ],
+    "min": [
+        "Tensor (Tensor input) => Min",
+        "TensorTuple (Tensor input, Int dim, Bool keepdim=False) => MinDim",
+        "Tensor (Tensor input, Tensor other) => Minimum",
+    ],
+    "amax": ["Tensor (Tensor input, IntList dim=[], Bool keepdim=False) => Amax"],
+    "amin": ["Tensor (Tensor input, IntList dim=[], Bool keepdim=False) => Amin"],
+    "argmax": ["Tensor (Tensor input, Int dim=None, Bool keepdim=False) => ArgMax"],
+    "argmin": ["Tensor (Tensor input, Int dim=None, Bool keepdim=False) => ArgMin"],
+    "var": [
+        ("Tensor (Tensor input, IntList dim=None, Bool unbiased=None, Bool keepdim=False, *, Scalar correction=None) "
+         "=> Var"),
+        "Tensor (Tensor input, Bool unbiased) => VarUnbiased",
+    ],
+    "std": [
+        ("Tensor (Tensor input, IntList dim=None, Bool unbiased=None, Bool keepdim=False, *, Scalar correction=None) "
+         "=> Std"),
+        "Tensor (Tensor input, Bool unbiased) => StdUnbiased",
+    ],
+    "logsumexp": ["Tensor (Tensor input, IntList dim, Bool keepdim=False) => LogSumExp"],
+    "norm": [
+        "Tensor (Tensor input, Scalar p=None, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => Norm",
+        "Tensor (Tensor input, String p, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => Norm",
+    ],
+    "all": ["Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => ReduceAll"],
+    "any": ["Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => ReduceAny"],
+    "cumsum": ["Tensor (Tensor input, Int dim, *, DataType dtype=None) => Cumsum"],
+    "cumprod": ["Tensor (Tensor input, Int dim, *, DataType dtype=None) => Cumprod"],
+    "sort": ["TensorTuple (Tensor input, Int dim=-1, Bool descending=False, *, Bool stable=False) => Sort"],
+    "argsort": ["Tensor (Tensor input, Int dim=-1, Bool descending=False, *, Bool stable=False) => ArgSort"],
+    "topk": ["TensorTuple (Tensor input, Int k, Int dim=-1, Bool largest=True, Bool sorted=True) => TopK"],
+    # ---- convolution, pooling, interpolate (functors/conv.py); padding may also be "valid" or "same"
+    "conv1d": [
+        ("Tensor (Tensor input, Tensor weight, Tensor bias=None, IntList[1] stride=1, IntList[1] padding=0, "
+         "IntList[1] dilation=1, Int groups=1) => Conv1d"),
+        ("Tensor (Tensor input, Tensor weight, Tensor bias=None, IntList[1] stride=1, String padding=\"valid\", "
+         "IntList[1] dilation=1, Int groups=1) => Conv1d"),
+    ],
+    "conv_transpose1d": [("Tensor (Tensor input, Tensor weight, Tensor bias=None, IntList[1] stride=1, "
+                          "IntList[1] padding=0, IntList[1] output_padding=0, Int groups=1, IntList[1] dilation=1) "
+                          "=> ConvTranspose1d")],
+    "max_pool1d": [("Tensor (Tensor input, IntList[1] kernel_size, IntList[1] stride=None, IntList[1] padding=0, "
+                    "IntList[1] dilation=1, Bool ceil_mode=False, Bool return_indices=False) => MaxPool1d")],
+    "avg_pool1d": [("Tensor (Tensor input, IntList[1] kernel_size, IntList[1] stride=None, IntList[1] padding=0, "
+                    "Bool ceil_mode=False, Bool count_include_pad=True) => AvgPool1d")],
+    "adaptive_avg_pool1d": ["Tensor (Tensor input, IntList[1] output_size) => AdaptiveAvgPool1d"],
+    "conv2d": [
+        ("Tensor (Tensor input, Tensor weight, Tensor bias=None, IntList[2] stride=1, IntList[2] padding=0, "
+         "IntList[2] dilation=1, Int groups=1) => Conv2d"),
+        ("Tensor (Tensor input, Tensor weight, Tensor bias=None, IntList[2] stride=1, String padding=\"valid\", "
+         "IntList[2] dilation=1, Int groups=1) => Conv2d"),
+    ],
+    "conv_transpose2d": [("Tensor (Tensor input, Tensor weight, Tensor bias=None, IntList[2] stride=1, "
+                          "IntList[2] padding=0, IntList[2] output_padding=0, Int groups=1, IntList[2] dilation=1) "
+                          "=> ConvTranspose2d")],
+    "max_pool2d": [("Tensor (Tensor input, IntList[2] kernel_size, IntList[2] stride=None, IntList[2] padding=0, "
+                    "IntList[2] dilation=1, Bool ceil_mode=False, Bool return_indices=False) => MaxPool2d")],
+    "avg_pool2d": [("Tensor (Tensor input, IntList[2] kernel_size, IntList[2] stride=None, IntList[2] padding=0, "
+                    "Bool ceil_mode=False, Bool count_include_pad=True, Int divisor_override=None) => AvgPool2d")],
+    "adaptive_avg_pool2d": ["Tensor (Tensor input, OptionalIntList output_size) => AdaptiveAvgPool2d"],
+    "conv3d": [
+        ("Tensor (Tensor input, Tensor weight, Tensor bias=None, IntList[3] stride=1, IntList[3] padding=0, "
+         "IntList[3] dilation=1, Int groups=1) => Conv3d"),
+        ("Tensor (Tensor input, Tensor weight, Tensor bias=None, IntList[3] stride=1, String padding=\"valid\", "
+         "IntList[3] dilation=1, Int groups=1) => Conv3d"),
+    ],
+    "conv_transpose3d": [("Tensor (Tensor input, Tensor weight, Tensor bias=None, IntList[3] stride=1, "
+                          "IntList[3] padding=0, IntList[3] output_padding=0, Int groups=1, IntList[3] dilation=1) "
+                          "=> ConvTranspose3d")],
+    "max_pool3d": [("Tensor (Tensor input, IntList[3] kernel_size, IntList[3] stride=None, IntList[3] padding=0, "
+                    "IntList[3] dilation=1, Bool ceil_mode=False, Bool return_indices=False) => MaxPool3d")],
+    "avg_pool3d": [("Tensor (Tensor input, IntList[3] kernel_size, IntList[3] stride=None, IntList[3] padding=0, "
+                    "Bool ceil_mode=False, Bool count_include_pad=True, Int divisor_override=None) => AvgPool3d")],
+    "adaptive_avg_pool3d": ["Tensor (Tensor input, OptionalIntList output_size) => AdaptiveAvgPool3d"],
+    "interpolate": [("Tensor (Tensor input, IntList size=None, FloatList scale_factor=None, String mode=\"nearest\", "
+                     "Bool align_corners=None, Bool recompute_scale_factor=None, Bool antialias=False) "
+                     "=> Interpolate")],
+    # ---- neural network: softmax, losses, dropout, normalisation, embedding, attention
+    "softmax": ["Tensor (Tensor input, Int dim=None, *, DataType dtype=None, Int _stacklevel=3) => Softmax"],
+    "log_softmax": ["Tensor (Tensor input, Int dim=None, *, DataType dtype=None, Int _stacklevel=3) => LogSoftmax"],
+    "cross_entropy": [("Tensor (Tensor input, Tensor target, Tensor weight=None, Bool size_average=None, "
+                       "Int ignore_index=-100, Bool reduce=None, String reduction=\"mean\", Float label_smoothing=0.0) "
+                       "=> CrossEntropy")],
+    "nll_loss": [("Tensor (Tensor input, Tensor target, Tensor weight=None, Bool size_average=None, "
+                  "Int ignore_index=-100, Bool reduce=None, String reduction=\"mean\") => NLLLoss")],
+    "mse_loss": [("Tensor (Tensor input, Tensor target, Bool size_average=None, Bool reduce=None, "
+                  "String reduction=\"mean\") => MseLoss")],
+    "l1_loss": [("Tensor (Tensor input, Tensor target, Bool size_average=None, Bool reduce=None, "
+                 "String reduction=\"mean\") => L1Loss")],
+    "smooth_l1_loss": [("Tensor (Tensor input, Tensor target, Bool size_average=None, Bool reduce=None, "
+                        "String reduction=\"mean\", Float beta=1.0) => SmoothL1Loss")],
+    "huber_loss": ["Tensor (Tensor input, Tensor target, String reduction=\"mean\", Float delta=1.0) => HuberLoss"],
+    "binary_cross_entropy": [("Tensor (Tensor input, Tensor target, Tensor weight=None, Bool size_average=None, "
+                              "Bool reduce=None, String reduction=\"mean\") => BinaryCrossEntropy")],
+    "binary_cross_entropy_with_logits": [("Tensor (Tensor input, Tensor target, Tensor weight=None, "
+                                          "Bool size_average=None, Bool reduce=None, String reduction=\"mean\", "
+                                          "Tensor pos_weight=None) => BinaryCrossEntropyWithLogits")],
+    "kl_div": [("Tensor (Tensor input, Tensor target, Bool size_average=None, Bool reduce=None, "
+                "String reduction=\"mean\", Bool log_target=False) => KLDiv")],
+    "dropout": [("Tensor (Tensor input, Float p=0.5, Bool training=True, Bool inplace=False, *, "
+                 "Generator generator=None) => Dropout")],
+    "layer_norm": [("Tensor (Tensor input, Shape normalized_shape, Tensor weight=None, Tensor bias=None, "
+                    "Float eps=1e-05) => LayerNorm")],
+    "group_norm": [("Tensor (Tensor input, Int num_groups, Tensor weight=None, Tensor bias=None, Float eps=1e-05) "
+                    "=> GroupNorm")],
+    "batch_norm": [("Tensor (Tensor input, Tensor running_mean=None, Tensor running_var=None, Tensor weight=None, "
+                    "Tensor bias=None, Bool training=False, Float momentum=0.1, Float eps=1e-05) => BatchNorm")],
+    "embedding": [("Tensor (Tensor input, Tensor weight, Int padding_idx=None, Float max_norm=None, "
+                   "Float norm_type=2.0, Bool scale_grad_by_freq=False, Bool sparse=False) => Embedding")],
+    "one_hot": ["Tensor (Tensor tensor, Int num_classes=-1) => OneHot"],
+    "scaled_dot_product_attention": [("Tensor (Tensor query, Tensor key, Tensor value, Tensor attn_mask=None, "
+                                      "Float dropout_p=0.0, Bool is_causal=False, *, Float scale=None, "
+                                      "Bool enable_gqa=False) => ScaledDotProductAttention")],
     # ---- shape
     "reshape": ["Tensor (Tensor input, Shape shape) => Reshape"],
     "transpose": ["Tensor (Tensor input, Int dim0, Int dim1) => Transpose"],
+    # ---- shape and joining (functors/shape.py)
+    "view": ["Tensor (Tensor input, Shape shape) => Reshape"],
+    "permute": ["Tensor (Tensor input, IntList dims) => Permute"],
+    "t": ["Tensor (Tensor input) => T"],
+    "flatten": ["Tensor (Tensor input, Int start_dim=0, Int end_dim=-1) => Flatten"],
+    "unflatten": ["Tensor (Tensor input, Int dim, Shape sizes) => Unflatten"],
+    "squeeze": ["Tensor (Tensor input, IntList dim=None) => Squeeze"],
+    "unsqueeze": ["Tensor (Tensor input, Int dim) => Unsqueeze"],
+    "expand": ["Tensor (Tensor input, Shape size) => Expand"],
+    "broadcast_to": ["Tensor (Tensor input, Shape size) => Expand"],
+    "expand_as": ["Tensor (Tensor input, Tensor other) => ExpandAs"],
+    "repeat": ["Tensor (Tensor input, Shape repeats) => Repeat"],
+    "tile": ["Tensor (Tensor input, Shape dims) => Tile"],
+    "cat": ["Tensor (TensorTuple tensors, Int dim=0) => Cat"],
+    "concat": ["Tensor (TensorTuple tensors, Int dim=0) => Cat"],
+    "stack": ["Tensor (TensorTuple tensors, Int dim=0) => Stack"],
+    "split": ["TensorTuple (Tensor input, Int split_size_or_sections, Int dim=0) => Split",
+              "TensorTuple (Tensor input, IntList split_size_or_sections, Int dim=0) => SplitWithSizes"],
+    "chunk": ["TensorTuple (Tensor input, Int chunks, Int dim=0) => Chunk"],
+    "unbind": ["TensorTuple (Tensor input, Int dim=0) => Unbind"],
+    "narrow": ["Tensor (Tensor input, Int dim, Int start, Int length) => Narrow"],
+    "flip": ["Tensor (Tensor input, IntList dims) => Flip"],
+    "roll": ["Tensor (Tensor input, IntList shifts, IntList dims=None) => Roll"],
+    "tril": ["Tensor (Tensor input, Int diagonal=0, *, Bool inplace=False) => Tril"],
+    "triu": ["Tensor (Tensor input, Int diagonal=0, *, Bool inplace=False) => Triu"],
+    "pad": ['Tensor (Tensor input, IntList pad, String mode="constant", Float value=None) => Pad'],
+    "contiguous": ["Tensor (Tensor input) => Contiguous"],
+    "clone": ["Tensor (Tensor input) => Clone"],
+    # ---- linear algebra (functors/linalg.py)
+    "mm": ["Tensor (Tensor input, Tensor mat2) => Mm"],
+    "bmm": ["Tensor (Tensor input, Tensor mat2) => Bmm"],
+    "dot": ["Tensor (Tensor input, Tensor tensor) => Dot"],
+    "outer": ["Tensor (Tensor input, Tensor vec2) => Outer"],
+    "linear": ["Tensor (Tensor input, Tensor weight, Tensor bias=None) => Linear"],
+    "baddbmm": [("Tensor (Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) "
+                 "=> Baddbmm")],
+    "einsum": ["Tensor (String equation, TensorTuple operands) => Einsum"],
     # ---- conversion
     "cast": ["Tensor (Tensor input, DataType dtype) => Cast"],
     # ---- creation (a Shape also takes varargs ints: zeros(2, 3) is zeros((2, 3)))
@@ -64,4 +322,59 @@ FUNCTIONAL_API: dict[str, list[str]] = {
               "Bool requires_grad=False) => Rand")],
     "randn": [("Tensor (Shape size, *, Generator generator=None, DataType dtype=None, Device device=None, "
                "Bool requires_grad=False) => Randn")],
+    "empty": ["Tensor (Shape size, *, DataType dtype=None, Device device=None, Bool requires_grad=False) => Empty"],
+    "zeros_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
+                    "=> ZerosLike")],
+    "ones_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
+                   "=> OnesLike")],
+    "empty_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
+                    "=> EmptyLike")],
+    "full_like": [("Tensor (Tensor input, Scalar fill_value, *, DataType dtype=None, Device device=None, "
+                   "Bool requires_grad=False) => FullLike")],
+    "rand_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
+                   "=> RandLike")],
+    "randn_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
+                    "=> RandnLike")],
+    "eye": [("Tensor (Int n, Int m=None, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
+             "=> Eye")],
+    "linspace": [("Tensor (Scalar start, Scalar end, Int steps, *, DataType dtype=None, Device device=None, "
+                  "Bool requires_grad=False) => Linspace")],
+    "logspace": [("Tensor (Scalar start, Scalar end, Int steps, Float base=10.0, *, DataType dtype=None, "
+                  "Device device=None, Bool requires_grad=False) => Logspace")],
+    "randint": [
+        ("Tensor (Int low, Int high, Shape size, *, Generator generator=None, DataType dtype=None, "
+         "Device device=None, Bool requires_grad=False) => RandintLow"),
+        ("Tensor (Int high, Shape size, *, Generator generator=None, DataType dtype=None, Device device=None, "
+         "Bool requires_grad=False) => Randint"),
+    ],
+    "randperm": [("Tensor (Int n, *, Generator generator=None, DataType dtype=None, Device device=None, "
+                  "Bool requires_grad=False) => Randperm")],
+    "normal": [
+        "Tensor (Tensor mean, Tensor std, *, Generator generator=None) => NormalTensorTensor",
+        "Tensor (Tensor mean, Float std=1.0, *, Generator generator=None) => NormalTensorFloat",
+        "Tensor (Float mean, Tensor std, *, Generator generator=None) => NormalFloatTensor",
+        ("Tensor (Float mean, Float std, Shape size, *, Generator generator=None, DataType dtype=None, "
+         "Device device=None, Bool requires_grad=False) => Normal"),
+    ],
+    # ---- indexing, scatter / gather
+    "gather": ["Tensor (Tensor input, Int dim, Tensor index, *, Bool sparse_grad=False) => DimGather"],
+    "scatter": [
+        "Tensor (Tensor input, Int dim, Tensor index, Tensor src, *, String reduce=None, Bool inplace=False) "
+        "=> DimScatter",
+        "Tensor (Tensor input, Int dim, Tensor index, Scalar value, *, String reduce=None, Bool inplace=False) "
+        "=> DimScatterScalar",
+    ],
+    "scatter_add": ["Tensor (Tensor input, Int dim, Tensor index, Tensor src, *, Bool inplace=False) => DimScatterAdd"],
+    "index_select": ["Tensor (Tensor input, Int dim, Tensor index) => IndexSelect"],
+    "index_add": [("Tensor (Tensor input, Int dim, Tensor index, Tensor source, *, Scalar alpha=1, "
+                   "Bool inplace=False) => IndexAdd")],
+    "index_put": [("Tensor (Tensor input, TensorTuple indices, Tensor values, Bool accumulate=False, *, "
+                   "Bool inplace=False) => IndexPut")],
+    "masked_fill": [
+        "Tensor (Tensor input, Tensor mask, Scalar value, *, Bool inplace=False) => MaskedFill",
+        "Tensor (Tensor input, Tensor mask, Tensor value, *, Bool inplace=False) => MaskedFillTensor",
+    ],
+    "masked_select": ["Tensor (Tensor input, Tensor mask) => MaskedSelect"],
+    "nonzero": ["Tensor (Tensor input, *, Bool as_tuple=False) => Nonzero"],
+    "count_nonzero": ["Tensor (Tensor input, IntList dim=None) => CountNonzero"],
 }

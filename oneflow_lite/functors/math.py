@@ -4,6 +4,7 @@ Each computes the call's common dtype (PyTorch's promotion, functors/promotion.p
 casts its inputs to it and dispatches one op of that dtype. Python scalars go
 to the ``scalar_*`` ops as attrs. In-place calls (``inplace=True``) write into
 the first input, which must keep its shape and be able to hold the result's dtype.
+The ``Binary`` / ``ScalarBinary`` bases also serve the ops of functors/binary.py.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from oneflow_lite.functors.promotion import (
     floating,
     scalar_dtype,
     tensors_dtype,
+    wrap_scalar,
 )
-from oneflow_lite.functors.registry import functor
+from oneflow_lite.functors.registry import functor, get_functor
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 _bool = dt.bool_
@@ -29,7 +31,7 @@ _int64 = dt.int64
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _binary_op(op_type):
+def binary_op(op_type):
     return OpBuilder(op_type).input("x").input("y").output("z").build()
 
 
@@ -37,7 +39,7 @@ def _unary_op(op_type):
     return OpBuilder(op_type).input("x").output("y").build()
 
 
-def _run(op, inputs, attrs, name, out, d):
+def run(op, inputs, attrs, name, out, d):
     """Run ``op`` on ``inputs`` (all of dtype ``d``); with ``out``, write the result into ``out`` instead."""
     if out is None:
         return dispatch(op, inputs, attrs)[0]
@@ -51,7 +53,7 @@ def _run(op, inputs, attrs, name, out, d):
     return cast_into(dispatch(op, inputs, attrs)[0], out)
 
 
-def _check_int64(name, value):
+def check_int64(name, value):
     if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
         raise RuntimeError(f"{name}: scalar {value} does not fit in int64 (Overflow when unpacking long)")
 
@@ -60,7 +62,7 @@ def _check_alpha(name, d, alpha):
     """PyTorch's ``alpha_check``: a bool alpha needs a bool result, a float alpha a floating one."""
     t = type(alpha)
     if t is int:
-        _check_int64(name, alpha)
+        check_int64(name, alpha)
     elif t is bool:
         if d is not _bool:
             raise RuntimeError(f"{name}: Boolean alpha only supported for Boolean results.")
@@ -89,14 +91,20 @@ def _operand(value, alpha, sign, d):
     return p
 
 
-class _ScalarOp:
+class ScalarOp:
     """A scalar op's exprs: one for an int (or bool) operand, one for a float operand."""
 
     __slots__ = ("float_op", "int_op")
 
-    def __init__(self, op_type):
-        self.int_op = OpBuilder(op_type).input("in").output("out").build()
-        self.float_op = OpBuilder(op_type).input("in").output("out").attr("has_float_operand", True).build()
+    def __init__(self, op_type, inputs=("in",), output="out"):
+        self.int_op, self.float_op = (self._build(op_type, inputs, output, f) for f in (False, True))
+
+    @staticmethod
+    def _build(op_type, inputs, output, has_float_operand):
+        builder = OpBuilder(op_type)
+        for name in inputs:
+            builder.input(name)
+        return builder.output(output).attr("has_float_operand", has_float_operand).build()
 
     def bind(self, value):
         """(op expr, call attrs) carrying the Python scalar ``value``."""
@@ -116,8 +124,8 @@ class _AddSub:
     name = op_type = ""
 
     def __init__(self):
-        self.op = _binary_op(self.op_type)
-        self.mul = _ScalarOp("scalar_mul")
+        self.op = binary_op(self.op_type)
+        self.mul = ScalarOp("scalar_mul")
 
     def _compute(self, x, y, alpha, inplace):
         d = tensors_dtype(x, y)
@@ -131,7 +139,7 @@ class _AddSub:
         y = cast(y, d)
         if alpha != 1:
             y = self.mul(y, alpha)
-        return _run(self.op, (x, y), None, self.name, out, d)
+        return run(self.op, (x, y), None, self.name, out, d)
 
 
 @functor("Add")
@@ -153,46 +161,71 @@ class SubFunctor(_AddSub):
         return self._compute(x, y, alpha, inplace)
 
 
-class _Binary:
+class Binary:
     """``op(x, y)`` in the common dtype (``result`` adjusts it, e.g. true division gives a float)."""
 
     name = op_type = ""
     result = staticmethod(lambda d: d)
 
     def __init__(self):
-        self.op = _binary_op(self.op_type)
+        self.op = binary_op(self.op_type)
 
     def __call__(self, x, y, inplace=False):
-        d = self.result(tensors_dtype(x, y))
+        return self._apply(self.op, self.result(tensors_dtype(x, y)), x, y, inplace)
+
+    def _apply(self, op, d, x, y, inplace):
         out = None
         if inplace:
             check_inplace_dtype(self.name, d, x._meta.dtype)
             out = x
-        return _run(self.op, (cast(x, d), cast(y, d)), None, self.name, out, d)
+        return run(op, (cast(x, d), cast(y, d)), None, self.name, out, d)
 
 
 @functor("Mul")
-class MulFunctor(_Binary):
+class MulFunctor(Binary):
     name, op_type = "mul", "broadcast_mul"
 
 
+def _rounding(functor, rounding_mode):
+    """The functor's op for ``rounding_mode`` "floor" or "trunc"; PyTorch's error for anything else."""
+    if rounding_mode == "floor":
+        return functor.floor_op
+    if rounding_mode == "trunc":
+        return functor.trunc_op
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                       f"'{rounding_mode}'")
+
+
 @functor("Div")
-class DivFunctor(_Binary):
+class DivFunctor(Binary):
+    """``div(x, y, rounding_mode=None)``: true division (a float result), or floor / trunc division in the
+    common dtype (integers stay integers; Note [Integer division by zero] in kernels/cpu/binary.py)."""
+
     name, op_type = "div", "broadcast_div"
     result = staticmethod(floating)
 
+    def __init__(self):
+        super().__init__()
+        self.floor_op = binary_op("broadcast_floordiv")
+        self.trunc_op = binary_op("broadcast_truncdiv")
+
+    def __call__(self, x, y, inplace=False, rounding_mode=None):
+        if rounding_mode is None:
+            return self._apply(self.op, floating(tensors_dtype(x, y)), x, y, inplace)
+        return self._apply(_rounding(self, rounding_mode), tensors_dtype(x, y), x, y, inplace)
+
 
 class _Compare:
-    """A comparison of two tensors in their common dtype; the result is bool."""
+    """A comparison of two tensors in their common dtype; the result is bool (in place: cast to ``x``'s)."""
 
-    op_type = ""
+    name = op_type = ""
 
     def __init__(self):
-        self.op = _binary_op(self.op_type)
+        self.op = binary_op(self.op_type)
 
-    def __call__(self, x, y):
+    def __call__(self, x, y, inplace=False):
         d = tensors_dtype(x, y)
-        return dispatch(self.op, (cast(x, d), cast(y, d)))[0]
+        return run(self.op, (cast(x, d), cast(y, d)), None, self.name, x if inplace else None, _bool)
 
 
 # ---- tensor op scalar ----------------------------------------------------------------------------
@@ -203,7 +236,7 @@ class _ScalarAddSub:
     sign = 1
 
     def __init__(self):
-        self.add = _ScalarOp("scalar_add")
+        self.add = ScalarOp("scalar_add")
 
     def __call__(self, x, value, alpha=1, inplace=False):
         xd = x._meta.dtype
@@ -212,13 +245,13 @@ class _ScalarAddSub:
         d = scalar_dtype(xd, value)
         if type(alpha) is not int or alpha != 1:
             _check_alpha(self.name, d, alpha)
-        _check_int64(self.name, value)
+        check_int64(self.name, value)
         out = None
         if inplace:
             check_inplace_dtype(self.name, d, xd)
             out = x
         op, attrs = self.add.bind(_operand(value, alpha, self.sign, d))
-        return _run(op, (cast(x, d),), attrs, self.name, out, d)
+        return run(op, (cast(x, d),), attrs, self.name, out, d)
 
 
 @functor("ScalarAdd")
@@ -231,47 +264,68 @@ class ScalarSubFunctor(_ScalarAddSub):
     name, sign = "sub", -1
 
 
-class _ScalarBinary:
-    """``op(x, s)`` in the common dtype of ``x`` and ``s`` (adjusted by ``result``)."""
+class ScalarBinary:
+    """``op(x, s)`` in the common dtype of ``x`` and ``s`` (adjusted by ``result``). ``divides``: an
+    integer division by zero raises (Note [Integer division by zero] in kernels/cpu/binary.py)."""
 
     name = op_type = ""
     result = staticmethod(lambda d: d)
+    divides = False
 
     def __init__(self):
-        self.op = _ScalarOp(self.op_type)
+        self.op = ScalarOp(self.op_type)
 
     def __call__(self, x, value, inplace=False):
-        xd = x._meta.dtype
-        d = self.result(scalar_dtype(xd, value))
-        _check_int64(self.name, value)
+        return self._apply(self.op, self.result(scalar_dtype(x._meta.dtype, value)), x, value, inplace,
+                           self.divides)
+
+    def _apply(self, scalar_op, d, x, value, inplace, divides=False):
+        check_int64(self.name, value)
+        if divides and value == 0 and not d.is_floating_point:
+            raise RuntimeError(f"{self.name}: ZeroDivisionError (integer division by zero)")
         out = None
         if inplace:
-            check_inplace_dtype(self.name, d, xd)
+            check_inplace_dtype(self.name, d, x._meta.dtype)
             out = x
-        op, attrs = self.op.bind(value)
-        return _run(op, (cast(x, d),), attrs, self.name, out, d)
+        op, attrs = scalar_op.bind(value)
+        return run(op, (cast(x, d),), attrs, self.name, out, d)
 
 
 @functor("ScalarMul")
-class ScalarMulFunctor(_ScalarBinary):
+class ScalarMulFunctor(ScalarBinary):
     name, op_type = "mul", "scalar_mul"
 
 
 @functor("ScalarDiv")
-class ScalarDivFunctor(_ScalarBinary):
+class ScalarDivFunctor(ScalarBinary):
+    """``div(x, s, rounding_mode=None)``, as ``Div``."""
+
     name, op_type = "div", "scalar_div"
     result = staticmethod(floating)
+
+    def __init__(self):
+        super().__init__()
+        self.floor_op = ScalarOp("scalar_floordiv")
+        self.trunc_op = ScalarOp("scalar_truncdiv")
+
+    def __call__(self, x, value, inplace=False, rounding_mode=None):
+        d = scalar_dtype(x._meta.dtype, value)
+        if rounding_mode is None:
+            return self._apply(self.op, floating(d), x, value, inplace)
+        return self._apply(_rounding(self, rounding_mode), d, x, value, inplace, True)
 
 
 class _ScalarCompare:
     name = op_type = ""
 
     def __init__(self):
-        self.op = _ScalarOp(self.op_type)
+        self.op = ScalarOp(self.op_type)
 
-    def __call__(self, x, value):
-        _check_int64(self.name, value)
-        return self.op(cast(x, scalar_dtype(x._meta.dtype, value)), value)
+    def __call__(self, x, value, inplace=False):
+        check_int64(self.name, value)
+        op, attrs = self.op.bind(value)
+        out = x if inplace else None
+        return run(op, (cast(x, scalar_dtype(x._meta.dtype, value)),), attrs, self.name, out, _bool)
 
 
 for _name, _fname, _binary, _scalar in (
@@ -281,7 +335,7 @@ for _name, _fname, _binary, _scalar in (
         ("LessEqual", "le", "broadcast_less_equal", "scalar_logical_less_equal"),
         ("Greater", "gt", "broadcast_greater", "scalar_logical_greater"),
         ("GreaterEqual", "ge", "broadcast_greater_equal", "scalar_logical_greater_equal")):
-    functor(_name)(type(_name + "Functor", (_Compare,), {"op_type": _binary}))
+    functor(_name)(type(_name + "Functor", (_Compare,), {"name": _fname, "op_type": _binary}))
     functor("Scalar" + _name)(type("Scalar" + _name + "Functor", (_ScalarCompare,),
                                    {"name": _fname, "op_type": _scalar}))
 
@@ -292,14 +346,14 @@ class ScalarAddLeftFunctor:
     """``s + alpha * x``."""
 
     def __init__(self):
-        self.add = _ScalarOp("scalar_add")
-        self.mul = _ScalarOp("scalar_mul")
+        self.add = ScalarOp("scalar_add")
+        self.mul = ScalarOp("scalar_mul")
 
     def __call__(self, value, x, alpha=1):
         d = scalar_dtype(x._meta.dtype, value)
         if type(alpha) is not int or alpha != 1:
             _check_alpha("add", d, alpha)
-        _check_int64("add", value)
+        check_int64("add", value)
         x = cast(x, d)
         if alpha != 1:
             x = self.mul(x, alpha)
@@ -312,8 +366,8 @@ class ScalarSubLeftFunctor:
 
     def __init__(self):
         self.neg = _unary_op("negative")
-        self.add = _ScalarOp("scalar_add")
-        self.mul = _ScalarOp("scalar_mul")
+        self.add = ScalarOp("scalar_add")
+        self.mul = ScalarOp("scalar_mul")
 
     def __call__(self, value, x, alpha=1):
         xd = x._meta.dtype
@@ -322,7 +376,7 @@ class ScalarSubLeftFunctor:
         d = scalar_dtype(xd, value)
         if type(alpha) is not int or alpha != 1:
             _check_alpha("sub", d, alpha)
-        _check_int64("sub", value)
+        check_int64("sub", value)
         x = cast(x, d)
         x = dispatch(self.neg, (x,))[0] if alpha == 1 else self.mul(x, -alpha)
         return self.add(x, value)
@@ -341,14 +395,19 @@ class ScalarMulLeftFunctor:
 
 @functor("ScalarDivLeft")
 class ScalarDivLeftFunctor:
-    """``s / x`` (true division: the result is floating)."""
+    """``s / x`` (true division: the result is floating); with a rounding mode, ``s`` is wrapped as a 0-d
+    tensor and divided as ``Div`` does."""
 
     def __init__(self):
-        self.op = _ScalarOp("scalar_reverse_div")
+        self.op = ScalarOp("scalar_reverse_div")
+        self.div = get_functor("Div")
 
-    def __call__(self, value, x):
-        _check_int64("div", value)
-        return self.op(cast(x, floating(scalar_dtype(x._meta.dtype, value))), value)
+    def __call__(self, value, x, rounding_mode=None):
+        check_int64("div", value)
+        d = scalar_dtype(x._meta.dtype, value)
+        if rounding_mode is None:
+            return self.op(cast(x, floating(d)), value)
+        return self.div(wrap_scalar(value, d, x._meta.device), x, False, rounding_mode)
 
 
 # ---- unary ------------------------------------------------------------------------------------

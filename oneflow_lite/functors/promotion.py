@@ -9,10 +9,14 @@ a float into an integer or a number into a bool.
 
 from __future__ import annotations
 
+import math
 import threading
+
+import numpy as np
 
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.op_builder import OpBuilder
+from oneflow_lite.functors.registry import get_functor
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 _bool = dt.bool_
@@ -37,6 +41,18 @@ def tensors_dtype(a, b) -> dt.dtype:
     if ma.ndim == 0:
         return _result_type(db, (da,))
     return _result_type(da, (db,))
+
+
+def common_dtype(*tensors) -> dt.dtype:
+    """The common dtype of several tensors (``tensors_dtype`` for any number)."""
+    dims = zero = None
+    for t in tensors:
+        m = t._meta
+        if m.ndim:
+            dims = m.dtype if dims is None else _promote_types(dims, m.dtype)
+        else:
+            zero = m.dtype if zero is None else _promote_types(zero, m.dtype)
+    return _result_type(dims, () if zero is None else (zero,))
 
 
 def scalar_dtype(d: dt.dtype, value) -> dt.dtype:
@@ -92,6 +108,31 @@ def cast(x, d: dt.dtype):
     if x._meta.dtype is d:
         return x
     return dispatch(_cast_ops.get(d) or _cast_expr(d), (x,))[0]
+
+
+_FLOAT_MAX = {d: float(np.finfo(d.np_dtype).max) for d in (dt.float16, dt.float32)}
+
+
+def _fit(value, d: dt.dtype):
+    """``value`` as a ``d`` would hold it: integers wrap, floats beyond float16 / float32 become inf."""
+    if d is _bool:
+        return bool(value)
+    if not d.is_floating_point:
+        bits = d.itemsize * 8
+        low = -(2 ** (bits - 1)) if d.is_signed else 0
+        return (int(value) - low) % 2**bits + low
+    value = float(value)
+    limit = _FLOAT_MAX.get(d)
+    if limit is not None and not -limit <= value <= limit and not math.isnan(value):
+        return math.copysign(math.inf, value)
+    return value
+
+
+def wrap_scalar(value, d: dt.dtype, device):
+    """A Python scalar as a 0-d ``d`` tensor on ``device``: PyTorch's wrapped number, for the calls that
+    have no scalar-operand op (``2 % t``, ``t & 1``, ``where(c, t, 0.0)``). ``d`` is the call's common
+    dtype (``scalar_dtype``), so the wrapped tensor never changes it; the value must fit in int64."""
+    return get_functor("Full")((), _fit(value, d), d, device)
 
 
 def cast_into(src, out):

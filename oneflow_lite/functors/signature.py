@@ -103,6 +103,23 @@ def _int_list(v):
     return BAD
 
 
+def _float_list(v):
+    """A number (one float) or a list / tuple of numbers: ``interpolate(scale_factor=...)``."""
+    if isinstance(v, (list, tuple)):
+        out = tuple(_float(x) for x in v)
+        return BAD if BAD in out else out
+    f = _float(v)
+    return BAD if f is BAD else (f,)
+
+
+def _optional_int_list(v):
+    """An int or a list / tuple of ints and Nones: ``adaptive_avg_pool2d(output_size=(None, 7))``."""
+    if isinstance(v, (list, tuple)):
+        out = tuple(None if x is None else _int(x) for x in v)
+        return BAD if BAD in out else out
+    return _int_list(v)
+
+
 def _shape(v):
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         return (int(v),)  # reshape(6), zeros(5): a lone int is a 1-d shape, as in OneFlow
@@ -141,6 +158,8 @@ ARG_TYPES = {
     "Bool": (_bool, "bool"),
     "String": (_string, "str"),
     "IntList": (_int_list, "int or tuple of ints"),
+    "FloatList": (_float_list, "float or tuple of floats"),
+    "OptionalIntList": (_optional_int_list, "int or tuple of ints and Nones"),
     "Shape": (_shape, "int or tuple of ints"),
     "DataType": (_dtype, "flow.dtype"),
     "Device": (_device, "flow.device"),
@@ -264,6 +283,10 @@ class Signature:
     def bind(self, fname: str, args: tuple, kwargs: dict) -> list:
         """The converted values of every argument in declaration order, or SignatureMismatch."""
         positional = self.positional
+        if len(args) >= len(positional) and positional and positional[-1].type == "TensorTuple" \
+                and all(isinstance(v, Tensor) for v in args[len(positional) - 1:]):
+            # A last TensorTuple parameter also takes its tensors as varargs: einsum("ij,jk", a, b).
+            args = (*args[:len(positional) - 1], tuple(args[len(positional) - 1:]))
         if len(args) > len(positional):
             last = positional[-1] if positional else None
             if last is not None and last.type in _PACKABLE and len(positional) - 1 < len(args) \

@@ -24,9 +24,53 @@ METHODS = {
     "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
     "matmul": "matmul", "sum": "sum", "reshape": "reshape", "transpose": "transpose",
     "view": "reshape",
+    # shape and linear algebra (functors/shape.py, functors/linalg.py)
+    "permute": "permute", "t": "t", "flatten": "flatten", "unflatten": "unflatten", "squeeze": "squeeze",
+    "unsqueeze": "unsqueeze", "expand": "expand", "expand_as": "expand_as", "broadcast_to": "broadcast_to",
+    "repeat": "repeat", "tile": "tile", "split": "split", "chunk": "chunk", "unbind": "unbind",
+    "narrow": "narrow", "flip": "flip", "roll": "roll", "tril": "tril", "triu": "triu",
+    "contiguous": "contiguous", "clone": "clone", "mm": "mm", "bmm": "bmm", "dot": "dot", "outer": "outer",
+    "baddbmm": "baddbmm",
+    # elementwise binary and ternary ops
+    "floor_divide": "floor_divide", "pow": "pow", "maximum": "maximum", "minimum": "minimum", "fmod": "fmod",
+    "remainder": "remainder", "atan2": "atan2", "arctan2": "arctan2", "logical_and": "logical_and",
+    "logical_or": "logical_or", "logical_xor": "logical_xor", "bitwise_and": "bitwise_and",
+    "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor", "bitwise_not": "bitwise_not", "lerp": "lerp",
+    "addcmul": "addcmul", "addcdiv": "addcdiv",
+    # elementwise unary math, activations and clamping
+    "abs": "abs", "__abs__": "abs", "expm1": "expm1", "log": "log", "log1p": "log1p", "log2": "log2",
+    "sqrt": "sqrt", "rsqrt": "rsqrt", "square": "square", "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh",
+    "sigmoid": "sigmoid", "sign": "sign", "floor": "floor", "ceil": "ceil", "round": "round", "trunc": "trunc",
+    "reciprocal": "reciprocal", "erf": "erf", "logical_not": "logical_not", "isnan": "isnan", "isinf": "isinf",
+    "isfinite": "isfinite", "clamp": "clamp", "clip": "clip", "nan_to_num": "nan_to_num",
+    # reductions, scans and sorting
+    "mean": "mean", "prod": "prod", "max": "max", "min": "min", "amax": "amax", "amin": "amin",
+    "argmax": "argmax", "argmin": "argmin", "var": "var", "std": "std", "logsumexp": "logsumexp", "norm": "norm",
+    "all": "all", "any": "any", "cumsum": "cumsum", "cumprod": "cumprod", "sort": "sort", "argsort": "argsort",
+    "topk": "topk",
+    # neural-network ops with a Tensor method
+    "softmax": "softmax", "log_softmax": "log_softmax",
+    # indexing, scatter / gather
+    "gather": "gather", "scatter": "scatter", "scatter_add": "scatter_add", "index_select": "index_select",
+    "index_add": "index_add", "index_put": "index_put", "masked_fill": "masked_fill",
+    "masked_select": "masked_select", "nonzero": "nonzero", "count_nonzero": "count_nonzero",
 }
 # in-place method -> functional function name, called with inplace=True
-INPLACE_METHODS = {"relu_": "relu", "add_": "add", "sub_": "sub", "mul_": "mul", "div_": "div"}
+INPLACE_METHODS = {
+    "tril_": "tril", "triu_": "triu",
+    "abs_": "abs", "expm1_": "expm1", "log_": "log", "log1p_": "log1p", "log2_": "log2", "sqrt_": "sqrt",
+    "rsqrt_": "rsqrt", "square_": "square", "sin_": "sin", "cos_": "cos", "tan_": "tan", "tanh_": "tanh",
+    "sigmoid_": "sigmoid", "sign_": "sign", "floor_": "floor", "ceil_": "ceil", "round_": "round", "trunc_": "trunc",
+    "reciprocal_": "reciprocal", "erf_": "erf", "logical_not_": "logical_not", "clamp_": "clamp", "clip_": "clip",
+    "nan_to_num_": "nan_to_num",
+    "floor_divide_": "floor_divide", "pow_": "pow", "fmod_": "fmod", "remainder_": "remainder", "atan2_": "atan2",
+    "arctan2_": "arctan2", "logical_and_": "logical_and", "logical_or_": "logical_or", "logical_xor_": "logical_xor",
+    "bitwise_and_": "bitwise_and", "bitwise_or_": "bitwise_or", "bitwise_xor_": "bitwise_xor",
+    "bitwise_not_": "bitwise_not", "lerp_": "lerp", "addcmul_": "addcmul", "addcdiv_": "addcdiv",
+    "eq_": "eq", "ne_": "ne", "lt_": "lt", "le_": "le", "gt_": "gt", "ge_": "ge",
+    "scatter_": "scatter", "scatter_add_": "scatter_add", "index_add_": "index_add", "index_put_": "index_put",
+    "masked_fill_": "masked_fill",
+    "relu_": "relu", "add_": "add", "sub_": "sub", "mul_": "mul", "div_": "div"}
 # operator -> (functional function name, whether the tensor is the right operand)
 OPERATORS = {
     "__add__": ("add", False), "__radd__": ("add", True),
@@ -36,8 +80,15 @@ OPERATORS = {
     "__matmul__": ("matmul", False), "__rmatmul__": ("matmul", True),
     "__eq__": ("eq", False), "__ne__": ("ne", False),
     "__lt__": ("lt", False), "__le__": ("le", False), "__gt__": ("gt", False), "__ge__": ("ge", False),
+    "__floordiv__": ("floor_divide", False), "__rfloordiv__": ("floor_divide", True),
+    "__pow__": ("pow", False), "__rpow__": ("pow", True), "__mod__": ("remainder", False),
+    "__rmod__": ("remainder", True), "__and__": ("bitwise_and", False), "__rand__": ("bitwise_and", True),
+    "__or__": ("bitwise_or", False), "__ror__": ("bitwise_or", True), "__xor__": ("bitwise_xor", False),
+    "__rxor__": ("bitwise_xor", True),
 }
-INPLACE_OPERATORS = {"__iadd__": "add", "__isub__": "sub", "__imul__": "mul", "__itruediv__": "div"}
+INPLACE_OPERATORS = {"__iadd__": "add", "__isub__": "sub", "__imul__": "mul", "__itruediv__": "div",
+                     "__ifloordiv__": "floor_divide", "__ipow__": "pow", "__imod__": "remainder",
+                     "__iand__": "bitwise_and", "__ior__": "bitwise_or", "__ixor__": "bitwise_xor"}
 
 
 def _method(fn):
@@ -84,6 +135,8 @@ def _attach():
     for name, fname in INPLACE_OPERATORS.items():
         setattr(Tensor, name, _inplace_operator(getattr(F, fname), name))
     Tensor.__neg__ = lambda self: F.neg(self)
+    Tensor.__invert__ = lambda self: F.bitwise_not(self)
+    Tensor.where = lambda self, condition, y: F.where(condition, self, y)  # x.where(c, y) is where(c, x, y)
     Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise drop hashing
     # As torch.Tensor: NumPy scalars and arrays defer to the tensor's reflected operators, so
     # ``np.float32(2) * t`` is a Tensor, not an ndarray made through ``__array__``.

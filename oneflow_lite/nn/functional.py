@@ -7,7 +7,16 @@ from oneflow_lite import functional as _F
 
 # Names exposed here; each must exist in functors/functional_api.py.
 _NN_NAMES = (
+    "pad", "linear",
     "relu",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "interpolate",
+    "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "mish", "softplus", "hardtanh", "hardsigmoid", "hardswish",
+    "sigmoid", "tanh",
+    "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "dropout", "layer_norm", "group_norm",
+    "batch_norm", "embedding", "one_hot", "scaled_dot_product_attention",
 )
 
 for _name in _NN_NAMES:

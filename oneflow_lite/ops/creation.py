@@ -1,4 +1,4 @@
-"""Creation ops: source ops without tensor inputs.
+"""Creation ops: source ops without tensor inputs (and ``normal_tensor``, whose parameters are tensors).
 
 Each has a ``device`` attr: ``OpInterpUtil.dispatch`` picks the backend from it and
 the default device inference puts the output there. Every attr that decides the
@@ -14,6 +14,7 @@ import numpy as np
 
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.op_registry import register_user_op
+from oneflow_lite.ops.common import broadcast_shapes
 
 
 def _shape(ctx):
@@ -99,3 +100,100 @@ register_user_op("uniform", outputs=["out"], no_grad=True,
 register_user_op("normal", outputs=["out"], no_grad=True,
                  attrs={**_SOURCE_ATTRS, "mean": ("double", 0.0), "std": ("double", 1.0)},
                  infer_shape=_shape, infer_dtype=_float_dtype)
+
+
+def _attr_dtype(ctx):
+    return ctx.attrs["dtype"]
+
+
+def _eye_shape(ctx):
+    n, m = ctx.attrs["rows"], ctx.attrs["cols"]
+    if n < 0:
+        raise ctx.error(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise ctx.error(f"m must be greater or equal to 0, got {m}")
+    return (n, m)
+
+
+register_user_op("eye", outputs=["out"], no_grad=True,
+                 attrs={"rows": ("int64", 0), "cols": ("int64", 0), "dtype": ("data_type", dt.float32),
+                        "device": ("device", "cpu")},
+                 infer_shape=_eye_shape, infer_dtype=_attr_dtype)
+
+
+def _steps_shape(ctx):
+    steps = ctx.attrs["steps"]
+    if steps < 0:
+        raise ctx.error(f"number of steps must be non-negative, got {steps}")
+    return (steps,)
+
+
+_SPACE_ATTRS = {"start": ("double", 0.0), "end": ("double", 0.0), "steps": ("int64", 0),
+                "dtype": ("data_type", dt.float32), "device": ("device", "cpu")}
+register_user_op("linspace", outputs=["out"], no_grad=True, attrs=_SPACE_ATTRS,
+                 infer_shape=_steps_shape, infer_dtype=_attr_dtype)
+register_user_op("logspace", outputs=["out"], no_grad=True, attrs={**_SPACE_ATTRS, "base": ("double", 10.0)},
+                 infer_shape=_steps_shape, infer_dtype=_attr_dtype)
+
+
+def _randint_dtype(ctx):
+    """PyTorch's ``random_`` checks: ``low < high`` and both within the dtype's range."""
+    low, high = ctx.attrs["low"], ctx.attrs["high"]
+    dtype = ctx.attrs["dtype"]
+    if low >= high:
+        raise ctx.error(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if not dtype.is_floating_point:
+        info = None if dtype is dt.bool_ else np.iinfo(dtype.np_dtype)
+        lo, hi = (0, 1) if info is None else (int(info.min), int(info.max))
+        if not lo <= low <= hi:
+            raise ctx.error(f"from is out of bounds for {dtype.name}")
+        if not lo <= high - 1 <= hi:
+            raise ctx.error(f"to - 1 is out of bounds for {dtype.name}")
+    return dtype
+
+
+register_user_op("randint", outputs=["out"], no_grad=True,
+                 attrs={**_SOURCE_ATTRS, "dtype": ("data_type", dt.int64), "low": ("int64", 0), "high": ("int64", 1)},
+                 infer_shape=_shape, infer_dtype=_randint_dtype)
+
+# The largest n whose values 0 .. n-1 a dtype holds exactly (float16: 2048, float32: 2**24).
+_RANDPERM_MAX = {dt.float16: 2**11, dt.float32: 2**24, dt.float64: 2**53}
+
+
+def _randperm_shape(ctx):
+    n = ctx.attrs["n"]
+    dtype = ctx.attrs["dtype"]
+    if n < 0:
+        raise ctx.error(f"n must be non-negative, got {n}")
+    limit = _RANDPERM_MAX.get(dtype)
+    if limit is None and dtype is not dt.bool_:
+        limit = int(np.iinfo(dtype.np_dtype).max) + 1
+    if limit is not None and n > limit:
+        raise ctx.error(f"n is too large for result tensor type: '{dtype.name}' (n={n}, at most {limit})")
+    return (n,)
+
+
+register_user_op("randperm", outputs=["out"], no_grad=True,
+                 attrs={"n": ("int64", 0), "dtype": ("data_type", dt.int64), "device": ("device", "cpu")},
+                 infer_shape=_randperm_shape, infer_dtype=_attr_dtype)
+
+
+def _normal_tensor_shape(ctx):
+    mean, std = ctx.shape("mean"), ctx.shape("std")
+    try:
+        return broadcast_shapes(ctx.op_type, mean, std)
+    except RuntimeError:
+        raise ctx.error(f"the shapes of mean {list(mean)} and std {list(std)} do not broadcast") from None
+
+
+def _normal_tensor_dtype(ctx):
+    if ctx.dtype("mean") is not ctx.dtype("std"):
+        raise ctx.error(f"mean and std must have the same dtype, got {ctx.dtype('mean').name} and "
+                        f"{ctx.dtype('std').name}")
+    return ctx.dtype("mean")
+
+
+# normal(mean, std) with tensors: samples of N(mean, std) elementwise (broadcast); no_grad as the draw
+# does not depend differentiably on its parameters here (see the Normal functors).
+register_user_op("normal_tensor", inputs=["mean", "std"], outputs=["out"], no_grad=True,
+                 infer_shape=_normal_tensor_shape, infer_dtype=_normal_tensor_dtype)

@@ -19,11 +19,13 @@ from oneflow_lite.ops.common import broadcast_shapes, same_dtype, same_shape
 _BOOL = dt.bool_
 
 
-def _broadcast_shape(ctx):
+def binary_shape(ctx):
+    """The broadcast shape of inputs ``x`` and ``y``."""
     return broadcast_shapes(ctx.op_type, ctx.shape("x"), ctx.shape("y"))
 
 
-def _same_input_dtypes(ctx):
+def same_input_dtypes(ctx):
+    """The dtype of ``x``, which must equal ``y``'s (Note [Math ops take one dtype])."""
     a, b = ctx.dtype("x"), ctx.dtype("y")
     if a is not b:
         raise ctx.error(f"inputs x and y must have the same dtype, got {a.name} and {b.name} "
@@ -32,7 +34,7 @@ def _same_input_dtypes(ctx):
 
 
 def _bool_of_same_input_dtypes(ctx):
-    _same_input_dtypes(ctx)
+    same_input_dtypes(ctx)
     return _BOOL
 
 
@@ -44,11 +46,11 @@ _BINARY = ("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div")
 _COMPARISONS = ("broadcast_equal", "broadcast_not_equal", "broadcast_less", "broadcast_less_equal",
                 "broadcast_greater", "broadcast_greater_equal")
 for _op in _BINARY:
-    register_user_op(_op, inputs=["x", "y"], outputs=["z"], infer_shape=_broadcast_shape,
-                     infer_dtype=_same_input_dtypes)
-for _op in _COMPARISONS:
-    register_user_op(_op, inputs=["x", "y"], outputs=["z"], infer_shape=_broadcast_shape,
-                     infer_dtype=_bool_of_same_input_dtypes)
+    register_user_op(_op, inputs=["x", "y"], outputs=["z"], infer_shape=binary_shape,
+                     infer_dtype=same_input_dtypes)
+for _op in _COMPARISONS:  # bool results: not differentiable
+    register_user_op(_op, inputs=["x", "y"], outputs=["z"], infer_shape=binary_shape,
+                     infer_dtype=_bool_of_same_input_dtypes, no_grad=True)
 
 SCALAR_ATTRS = {"int_operand": ("int64", 0), "float_operand": ("double", 0.0), "has_float_operand": ("bool", False)}
 _SCALAR = ("scalar_add", "scalar_mul", "scalar_div", "scalar_reverse_div")
@@ -59,7 +61,7 @@ for _op in _SCALAR:
                      infer_dtype=same_dtype)
 for _op in _SCALAR_COMPARISONS:
     register_user_op(_op, inputs=["in"], outputs=["out"], attrs=SCALAR_ATTRS, infer_shape=same_shape,
-                     infer_dtype=_bool_dtype)
+                     infer_dtype=_bool_dtype, no_grad=True)
 
 register_user_op("negative", inputs=["x"], outputs=["y"], infer_shape=same_shape, infer_dtype=same_dtype)
 register_user_op("exp", inputs=["x"], outputs=["y"], infer_shape=same_shape, infer_dtype=same_dtype)

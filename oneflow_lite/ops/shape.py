@@ -1,8 +1,21 @@
-"""Shape ops: ``reshape``, ``transpose`` and ``slice`` (the strided view behind ``Tensor.__getitem__``)."""
+"""Shape ops: ``reshape``, ``transpose`` (any permutation) and ``slice`` (the strided view behind
+``Tensor.__getitem__``); ``flatten``, ``squeeze``, ``expand_dims``, ``expand``, ``repeat``; ``cat``,
+``stack``, ``split``, ``unbind``; ``flip``, ``roll``, ``tril``, ``triu``, ``pad`` and ``pad_grad``.
+
+Dims in attrs may be negative where PyTorch allows it; the infer functions wrap them and raise
+PyTorch's errors (IndexError for a dim out of range). The functors normalise dims already, so
+these checks matter for other callers (graphs, tests, plug-ins).
+"""
 
 from __future__ import annotations
 
-from oneflow_lite.framework.op_registry import register_user_op
+import math
+from math import prod
+
+import numpy as np
+
+from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.op_registry import Arg, register_user_op
 from oneflow_lite.ops.common import same_dtype
 
 
@@ -67,3 +80,343 @@ register_user_op("slice", inputs=["x"], outputs=["y"],
                  attrs={"start": ("list_int64", ()), "stop": ("list_int64", ()),
                         "step": ("list_int64", ())},
                  infer_shape=_slice_shape, infer_dtype=same_dtype)
+
+
+def _wrap(ctx, dim, ndim, what="dim"):
+    """``dim`` in [-ndim, ndim) made non-negative (a 0-d tensor takes -1 and 0, as in PyTorch)."""
+    lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if not lo <= dim <= hi:
+        raise IndexError(f"{ctx.op_type}: {what} out of range (expected to be in range of [{lo}, {hi}], "
+                         f"but got {dim})")
+    return dim % ndim if ndim else 0
+
+
+def _wrap_unique(ctx, dims, ndim):
+    """``dims`` wrapped, each at most once."""
+    out = []
+    for d in dims:
+        d = _wrap(ctx, d, ndim)
+        if d in out:
+            raise ctx.error(f"dim {d} appears multiple times in the list of dims")
+        out.append(d)
+    return out
+
+
+# ---- reshapes: flatten, squeeze, expand_dims ---------------------------------------------------
+def _flatten_shape(ctx):
+    shape = ctx.input_metas[0].shape
+    ndim = len(shape)
+    start = _wrap(ctx, ctx.attrs["start_dim"], ndim, "start_dim")
+    end = _wrap(ctx, ctx.attrs["end_dim"], ndim, "end_dim")
+    if start > end:
+        raise ctx.error("flatten() has invalid args: start_dim cannot come after end_dim")
+    if ndim == 0:
+        return (1,)
+    return (*shape[:start], prod(shape[start:end + 1]), *shape[end + 1:])
+
+
+register_user_op("flatten", inputs=["in"], outputs=["out"],
+                 attrs={"start_dim": ("int32", 0), "end_dim": ("int32", -1)},
+                 infer_shape=_flatten_shape, infer_dtype=same_dtype)
+
+
+def _squeeze_shape(ctx):
+    """Drops the dims of ``axes`` that have size 1 (others stay, as in PyTorch)."""
+    shape = ctx.input_metas[0].shape
+    axes = _wrap_unique(ctx, ctx.attrs["axes"], len(shape))
+    return tuple(d for i, d in enumerate(shape) if not (d == 1 and i in axes))
+
+
+register_user_op("squeeze", inputs=["in"], outputs=["out"], attrs={"axes": ("list_int32", ())},
+                 infer_shape=_squeeze_shape, infer_dtype=same_dtype)
+
+
+def _expand_dims_shape(ctx):
+    shape = ctx.input_metas[0].shape
+    axis = _wrap(ctx, ctx.attrs["axis"], len(shape) + 1)
+    return (*shape[:axis], 1, *shape[axis:])
+
+
+register_user_op("expand_dims", inputs=["in"], outputs=["out"], attrs={"axis": ("int32", 0)},
+                 infer_shape=_expand_dims_shape, infer_dtype=same_dtype)
+
+
+# ---- expand, repeat ----------------------------------------------------------------------------
+def _expand_shape(ctx):
+    """PyTorch's ``expand``: -1 keeps a dim; a size-1 dim stretches; new dims are added in front."""
+    shape = ctx.input_metas[0].shape
+    target = ctx.attrs["expand_shape"]
+    lead = len(target) - len(shape)
+    if lead < 0:
+        raise ctx.error(f"the number of sizes provided ({len(target)}) must be greater or equal to the number "
+                        f"of dimensions in the tensor ({len(shape)})")
+    out = []
+    for i, t in enumerate(target):
+        if i < lead:
+            if t < 0:
+                raise ctx.error(f"The expanded size of the tensor ({t}) isn't allowed in a leading, non-existing "
+                                f"dimension {i}")
+            out.append(t)
+            continue
+        s = shape[i - lead]
+        if t == -1:
+            out.append(s)
+        elif t < 0:
+            raise ctx.error(f"The expanded size of the tensor ({t}) isn't allowed: sizes must be non-negative, "
+                            f"or -1 to keep the existing size")
+        elif s != 1 and t != s:
+            raise ctx.error(f"The expanded size of the tensor ({t}) must match the existing size ({s}) at "
+                            f"non-singleton dimension {i}.  Target sizes: {list(target)}.  "
+                            f"Tensor sizes: {list(shape)}")
+        else:
+            out.append(t)
+    return tuple(out)
+
+
+register_user_op("expand", inputs=["in"], outputs=["out"], attrs={"expand_shape": ("shape", ())},
+                 infer_shape=_expand_shape, infer_dtype=same_dtype)
+
+
+def _repeat_shape(ctx):
+    shape = ctx.input_metas[0].shape
+    repeats = ctx.attrs["repeats"]
+    if len(repeats) < len(shape):
+        raise ctx.error("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                        f"tensor (got {len(repeats)} repeat dims for a {len(shape)}-d tensor)")
+    padded = (1,) * (len(repeats) - len(shape)) + tuple(shape)
+    out = tuple(s * r for s, r in zip(padded, repeats))
+    negative = next((r for r in repeats if r < 0), None)
+    if negative is not None:
+        raise ctx.error(f"Trying to create tensor with negative dimension {negative}: {list(repeats)}")
+    return out
+
+
+register_user_op("repeat", inputs=["in"], outputs=["out"], attrs={"repeats": ("shape", ())},
+                 infer_shape=_repeat_shape, infer_dtype=same_dtype)
+
+
+# ---- cat, stack, split, unbind -----------------------------------------------------------------
+def _same_dtypes(ctx):
+    """Every input has the dtype of the first (the functors cast to the common dtype first)."""
+    metas = ctx.input_metas
+    d = metas[0].dtype
+    for i, m in enumerate(metas):
+        if m.dtype is not d:
+            raise ctx.error(f"expected all inputs to have the same dtype, got {d.name} (input 0) and {m.dtype.name} "
+                            f"(input {i}); the functors cast to a common dtype first")
+    return d
+
+
+def _cat_shape(ctx):
+    metas = ctx.input_metas
+    first = metas[0].shape
+    ndim = len(first)
+    if ndim == 0:
+        raise ctx.error("zero-dimensional tensor (at position 0) cannot be concatenated")
+    axis = _wrap(ctx, ctx.attrs["axis"], ndim)
+    total = 0
+    for i, m in enumerate(metas):
+        s = m.shape
+        if len(s) != ndim:
+            if not s:
+                raise ctx.error(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+            raise ctx.error(f"Tensors must have same number of dimensions: got {ndim} and {len(s)}")
+        for d in range(ndim):
+            if d != axis and s[d] != first[d]:
+                raise ctx.error(f"Sizes of tensors must match except in dimension {axis}. Expected size {first[d]} "
+                                f"but got size {s[d]} for tensor number {i} in the list.")
+        total += s[axis]
+    return (*first[:axis], total, *first[axis + 1:])
+
+
+register_user_op("cat", inputs=[Arg("in", variadic=True)], outputs=["out"], attrs={"axis": ("int64", 0)},
+                 infer_shape=_cat_shape, infer_dtype=_same_dtypes)
+
+
+def _stack_shape(ctx):
+    metas = ctx.input_metas
+    first = metas[0].shape
+    for i, m in enumerate(metas):
+        if m.shape != first:
+            raise ctx.error(f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
+                            f"{list(m.shape)} at entry {i}")
+    axis = _wrap(ctx, ctx.attrs["axis"], len(first) + 1)
+    return (*first[:axis], len(metas), *first[axis:])
+
+
+register_user_op("stack", inputs=[Arg("in", variadic=True)], outputs=["out"], attrs={"axis": ("int64", 0)},
+                 infer_shape=_stack_shape, infer_dtype=_same_dtypes)
+
+
+def _split_shapes(ctx):
+    """One output per entry of ``sizes`` (the op expr has as many), which must sum to the dim's size."""
+    shape = ctx.input_metas[0].shape
+    if not shape:
+        raise ctx.error("split expects at least a 1-dimensional tensor")
+    axis = _wrap(ctx, ctx.attrs["axis"], len(shape))
+    sizes = ctx.attrs["sizes"]
+    if any(s < 0 for s in sizes):
+        raise ctx.error(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                        f"split_sizes={list(sizes)}")
+    if sum(sizes) != shape[axis]:
+        raise ctx.error(f"split_with_sizes expects split_sizes to sum exactly to {shape[axis]} (input tensor's "
+                        f"size at dimension {axis}), but got split_sizes={list(sizes)}")
+    shapes = [(*shape[:axis], s, *shape[axis + 1:]) for s in sizes]
+    return shapes if len(shapes) != 1 else shapes[0]
+
+
+def _one_or_list(value, n):
+    """What an infer function returns for ``n`` outputs of ``value``: the value itself for one output."""
+    return value if n == 1 else [value] * n
+
+
+def _split_dtypes(ctx):
+    return _one_or_list(ctx.input_metas[0].dtype, len(ctx.attrs["sizes"]))
+
+
+register_user_op("split", inputs=["x"], outputs=[Arg("out", variadic=True)],
+                 attrs={"axis": ("int64", 0), "sizes": ("list_int64", ())},
+                 infer_shape=_split_shapes, infer_dtype=_split_dtypes)
+
+
+def _unbind_shapes(ctx):
+    """One output per index of dim ``axis`` (the op expr has as many)."""
+    shape = ctx.input_metas[0].shape
+    if not shape:
+        raise IndexError("unbind: Dimension specified as 0 but tensor has no dimensions")
+    axis = _wrap(ctx, ctx.attrs["axis"], len(shape))
+    return _one_or_list((*shape[:axis], *shape[axis + 1:]), shape[axis])
+
+
+def _unbind_dtypes(ctx):
+    m = ctx.input_metas[0]  # infer_shape has checked the axis
+    return _one_or_list(m.dtype, m.shape[_wrap(ctx, ctx.attrs["axis"], m.ndim)])
+
+
+register_user_op("unbind", inputs=["x"], outputs=[Arg("out", variadic=True)], attrs={"axis": ("int64", 0)},
+                 infer_shape=_unbind_shapes, infer_dtype=_unbind_dtypes)
+
+
+# ---- flip, roll, tril, triu ----------------------------------------------------------------------
+def _flip_shape(ctx):
+    shape = ctx.input_metas[0].shape
+    _wrap_unique(ctx, ctx.attrs["dims"], len(shape))
+    return shape
+
+
+register_user_op("flip", inputs=["x"], outputs=["y"], attrs={"dims": ("list_int32", ())},
+                 infer_shape=_flip_shape, infer_dtype=same_dtype)
+
+
+def _roll_shape(ctx):
+    """``dims`` empty: roll the flattened tensor by the one shift; else one shift per dim."""
+    shape = ctx.input_metas[0].shape
+    shifts, dims = ctx.attrs["shifts"], ctx.attrs["dims"]
+    if not shifts or (len(shifts) != len(dims) and not (not dims and len(shifts) == 1)):
+        raise ctx.error(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    for d in dims:
+        _wrap(ctx, d, len(shape))
+    return shape
+
+
+register_user_op("roll", inputs=["in"], outputs=["out"],
+                 attrs={"shifts": ("list_int64", ()), "dims": ("list_int32", ())},
+                 infer_shape=_roll_shape, infer_dtype=same_dtype)
+
+
+def _triangle_shape(ctx):
+    shape = ctx.input_metas[0].shape
+    if len(shape) < 2:
+        raise ctx.error(f"input tensor must have at least 2 dimensions, got {len(shape)}")
+    return shape
+
+
+for _op in ("tril", "triu"):
+    register_user_op(_op, inputs=["in"], outputs=["out"], attrs={"diagonal": ("int64", 0)},
+                     infer_shape=_triangle_shape, infer_dtype=same_dtype)
+
+
+# ---- pad -----------------------------------------------------------------------------------------
+# Note [Pad modes]
+# ``pad`` pads each dim by ``padding_before[d]`` / ``padding_after[d]`` (the functor turns PyTorch's
+# last-dim-first pad tuple into these). "constant" fills with ``value`` and also takes negative
+# padding (cropping); "reflect" mirrors without repeating the edge (padding < size), "replicate"
+# repeats the edge (size > 0), "circular" wraps around (padding <= size). ``pad_grad`` is the
+# adjoint: it sums the gradient of every output element into the input element it was copied from,
+# and the grad of ``pad_grad`` is ``pad`` again.
+PAD_MODES = ("constant", "reflect", "replicate", "circular")
+_PAD_ATTRS = {"mode": ("string", "constant"), "padding_before": ("list_int64", ()),
+              "padding_after": ("list_int64", ()), "value": ("double", 0.0)}
+
+
+def _check_padding(ctx, shape):
+    attrs = ctx.attrs
+    mode, before, after = attrs["mode"], attrs["padding_before"], attrs["padding_after"]
+    if mode not in PAD_MODES:
+        raise ctx.error(f"Unrecognised padding mode {mode}; expected one of {', '.join(PAD_MODES)}")
+    if len(before) != len(shape) or len(after) != len(shape):
+        raise ctx.error(f"padding_before and padding_after need one entry per dim ({len(shape)}), got "
+                        f"{len(before)} and {len(after)}")
+    for d, (s, b, a) in enumerate(zip(shape, before, after)):
+        if mode == "constant":
+            if s + b + a < 0:
+                raise ctx.error(f"The input size {s}, plus negative padding {b} and {a} resulted in a negative "
+                                f"output size, which is invalid. Check dimension {d} of your input.")
+            continue
+        if not b and not a:
+            continue
+        if b < 0 or a < 0:
+            raise ctx.error(f"negative padding ({b}, {a}) at dimension {d} is only supported in constant mode, "
+                            f"not {mode}")
+        if mode == "reflect" and (b >= s or a >= s):
+            raise ctx.error(f"Padding size should be less than the corresponding input dimension, but got: padding "
+                            f"({b}, {a}) at dimension {d} of input {list(shape)}")
+        if mode == "replicate" and s == 0:
+            raise ctx.error(f"replicate padding needs a non-empty dimension, but dimension {d} of input "
+                            f"{list(shape)} has size 0")
+        if mode == "circular" and (b > s or a > s):
+            raise ctx.error(f"Padding value causes wrapping around more than once: padding ({b}, {a}) at "
+                            f"dimension {d} of input {list(shape)}")
+    return before, after
+
+
+def _check_fill_value(ctx, dtype):
+    """The constant must fit the dtype without overflow (PyTorch's ``fill_`` check); bool takes any value."""
+    value = ctx.attrs["value"]
+    if dtype is dt.bool_:
+        fits = True
+    elif dtype.is_floating_point:
+        fits = not math.isfinite(value) or abs(value) <= float(np.finfo(dtype.np_dtype).max)
+    else:
+        info = np.iinfo(dtype.np_dtype)
+        fits = math.isfinite(value) and info.min <= math.trunc(value) <= info.max
+    if not fits:
+        raise ctx.error(f"value {value} cannot be converted to type {dtype.name} without overflow")
+
+
+def _pad_shape(ctx):
+    m = ctx.input_metas[0]
+    before, after = _check_padding(ctx, m.shape)
+    if ctx.attrs["mode"] == "constant":
+        _check_fill_value(ctx, m.dtype)
+    return tuple(s + b + a for s, b, a in zip(m.shape, before, after))
+
+
+def _pad_grad_shape(ctx):
+    """The input shape of the ``pad`` whose output has ``dy``'s shape."""
+    dy = ctx.input_metas[0].shape
+    before, after = ctx.attrs["padding_before"], ctx.attrs["padding_after"]
+    if len(before) != len(dy) or len(after) != len(dy):
+        raise ctx.error(f"padding_before and padding_after need one entry per dim ({len(dy)}), got "
+                        f"{len(before)} and {len(after)}")
+    shape = tuple(s - b - a for s, b, a in zip(dy, before, after))
+    if any(s < 0 for s in shape):
+        raise ctx.error(f"dy of shape {list(dy)} is smaller than its padding {list(before)}, {list(after)}")
+    _check_padding(ctx, shape)
+    return shape
+
+
+register_user_op("pad", inputs=["x"], outputs=["y"], attrs=_PAD_ATTRS, infer_shape=_pad_shape,
+                 infer_dtype=same_dtype)
+register_user_op("pad_grad", inputs=["dy"], outputs=["dx"], attrs=_PAD_ATTRS, infer_shape=_pad_grad_shape,
+                 infer_dtype=same_dtype)

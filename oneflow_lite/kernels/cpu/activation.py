@@ -1,14 +1,176 @@
-"""cpu kernels of activation ops."""
+"""cpu kernels of activation ops and their ``*_grad`` ops.
+
+Apart from relu (every numeric dtype) and tanh, the kernels take floating
+inputs only, as PyTorch's ("not implemented for 'Long'"). Composite formulas
+run in float32 for float16 inputs and round once at the end (PyTorch's
+``opmath``), with NumPy's floating-point warnings silenced: ``exp`` may
+overflow to inf on the way, as it does silently in PyTorch (Note [Quiet unary
+kernels] in kernels/cpu/unary.py).
+"""
+
+import math
 
 import numpy as np
 
 from oneflow_lite.dispatch.kernel_predicate import dtype_in
+from oneflow_lite.framework.dtype import FLOATING_DTYPES, NUMERIC_DTYPES
+from oneflow_lite.kernels.cpu.unary import erf
 from oneflow_lite.kernels.registration import cpu_kernel
-from oneflow_lite.framework.dtype import NUMERIC_DTYPES
 
 _maximum = np.maximum
+_minimum = np.minimum
+_where = np.where
+_exp = np.exp
+_errstate = np.errstate
+_F16 = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
+
+_FLOAT_X = dtype_in("x", *FLOATING_DTYPES)
+_FLOAT_DY = dtype_in("dy", *FLOATING_DTYPES)
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SQRT1_2 = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_K = math.sqrt(2.0 / math.pi)
+_GELU_C = 0.044715
 
 
 @cpu_kernel("relu", dtype_in("x", *NUMERIC_DTYPES))
 def relu_cpu(ctx, x):
     return _maximum(x, 0)
+
+
+def _forward(op_type, fn):
+    """Register ``fn(attrs, x)`` as the kernel of ``op_type`` (float16 in float32, quietly)."""
+    def kernel(ctx, x):
+        with _errstate(all="ignore"):
+            if x.dtype == _F16:
+                return fn(ctx.attrs, x.astype(_F32)).astype(_F16)
+            return fn(ctx.attrs, x)
+    kernel.__name__ = kernel.__qualname__ = op_type + "_cpu"
+    cpu_kernel(op_type, _FLOAT_X)(kernel)
+    return fn
+
+
+def _backward(op_type, fn):
+    """Register ``fn(attrs, dy, x)`` as the kernel of ``op_type`` (float16 in float32, quietly)."""
+    def kernel(ctx, dy, x):
+        with _errstate(all="ignore"):
+            if x.dtype == _F16:
+                return fn(ctx.attrs, dy.astype(_F32), x.astype(_F32)).astype(_F16)
+            return fn(ctx.attrs, dy, x)
+    kernel.__name__ = kernel.__qualname__ = op_type + "_cpu"
+    cpu_kernel(op_type, _FLOAT_DY)(kernel)
+    return fn
+
+
+def _sigmoid(x):
+    """``1 / (1 + exp(-x))`` in one buffer."""
+    r = np.negative(x, out=np.empty_like(x))
+    _exp(r, out=r)
+    r += 1
+    return np.reciprocal(r, out=r)
+
+
+# ---- sigmoid, tanh (their grad ops take the output y) -------------------------------------------------
+_forward("sigmoid", lambda a, x: _sigmoid(x))
+_backward("sigmoid_grad", lambda a, dy, y: dy * y * (1 - y))
+
+
+@cpu_kernel("tanh", _FLOAT_X)
+def tanh_cpu(ctx, x):
+    return np.tanh(x)
+
+
+_backward("tanh_grad", lambda a, dy, y: dy * (1 - y * y))
+
+
+# ---- piecewise linear ---------------------------------------------------------------------------------
+def _hardtanh(a, x):
+    t = x.dtype.type
+    return _minimum(_maximum(x, t(a["min_val"])), t(a["max_val"]))
+
+
+def _hardtanh_grad(a, dy, x):
+    """dy strictly inside (min_val, max_val), else 0 (PyTorch's hardtanh_backward)."""
+    t = x.dtype.type
+    return _where((x <= t(a["min_val"])) | (x >= t(a["max_val"])), t(0), dy)
+
+
+_forward("hardtanh", _hardtanh)
+_backward("hardtanh_grad", _hardtanh_grad)
+_forward("leaky_relu", lambda a, x: _where(x > 0, x, x * a["alpha"]))
+_backward("leaky_relu_grad", lambda a, dy, x: _where(x > 0, dy, dy * a["alpha"]))
+_forward("hardsigmoid", lambda a, x: _minimum(_maximum(x + 3, 0), 6) / 6)
+_backward("hardsigmoid_grad", lambda a, dy, x: _where((x > -3) & (x < 3), dy / 6, x.dtype.type(0)))
+_forward("hardswish", lambda a, x: x * _minimum(_maximum(x + 3, 0), 6) / 6)
+_backward("hardswish_grad",
+          lambda a, dy, x: _where(x < -3, x.dtype.type(0), _where(x <= 3, dy * (x / 3 + 0.5), dy)))
+
+
+# ---- exponential family ----------------------------------------------------------------------------
+def _elu(x, alpha, scale):
+    return _where(x > 0, x * scale, np.expm1(x) * (alpha * scale))
+
+
+def _elu_grad(dy, x, alpha, scale):
+    return _where(x > 0, dy * scale, dy * _exp(x) * (alpha * scale))
+
+
+_forward("elu", lambda a, x: _elu(x, a["alpha"], 1.0))
+_backward("elu_grad", lambda a, dy, x: _elu_grad(dy, x, a["alpha"], 1.0))
+_forward("selu", lambda a, x: _elu(x, _SELU_ALPHA, _SELU_SCALE))
+_backward("selu_grad", lambda a, dy, x: _elu_grad(dy, x, _SELU_ALPHA, _SELU_SCALE))
+
+
+def _softplus(a, x):
+    """``log1p(exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``."""
+    z = x * a["beta"]
+    return _where(z > a["threshold"], x, np.log1p(_exp(z)) / a["beta"])
+
+
+def _softplus_grad(a, dy, x):
+    z = x * a["beta"]
+    return _where(z > a["threshold"], dy, dy * _sigmoid(z))
+
+
+_forward("softplus", _softplus)
+_backward("softplus_grad", _softplus_grad)
+_forward("silu", lambda a, x: x * _sigmoid(x))
+
+
+def _silu_grad(a, dy, x):
+    s = _sigmoid(x)
+    return dy * s * (1 + x * (1 - s))
+
+
+_backward("silu_grad", _silu_grad)
+_forward("mish", lambda a, x: x * np.tanh(np.log1p(_exp(x))))
+
+
+def _mish_grad(a, dy, x):
+    t = np.tanh(np.log1p(_exp(x)))
+    return dy * (t + x * _sigmoid(x) * (1 - t * t))
+
+
+_backward("mish_grad", _mish_grad)
+
+
+# ---- gelu ------------------------------------------------------------------------------------------
+def _gelu(a, x):
+    if a["approximate"] == "tanh":
+        return 0.5 * x * (1 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
+    return 0.5 * x * (1 + erf(x * _SQRT1_2))
+
+
+def _gelu_grad(a, dy, x):
+    """dy * (Phi(x) + x phi(x)); for "tanh" PyTorch's derivative of the tanh form."""
+    if a["approximate"] == "tanh":
+        t = np.tanh(_GELU_K * (x + _GELU_C * x * x * x))
+        return dy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (_GELU_K * (1 + 3 * _GELU_C * x * x)))
+    return dy * (0.5 * (1 + erf(x * _SQRT1_2)) + x * _exp(-0.5 * x * x) * _INV_SQRT_2PI)
+
+
+_forward("gelu", _gelu)
+_backward("gelu_grad", _gelu_grad)

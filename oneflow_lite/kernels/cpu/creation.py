@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from oneflow_lite.dispatch.kernel_predicate import dtype_in, output_dtype_in
+from oneflow_lite.framework.dtype import FLOATING_DTYPES, NUMERIC_DTYPES
 from oneflow_lite.framework.generator import current_generator
 from oneflow_lite.kernels.registration import cpu_kernel
 
@@ -61,3 +63,67 @@ def normal_cpu(ctx):
     if mean != 0.0 or std != 1.0:
         x = (x * std + mean).astype(meta.np_dtype, copy=False)
     return x
+
+
+@cpu_kernel("eye")
+def eye_cpu(ctx):
+    meta = ctx.out_metas[0]
+    return np.eye(*meta.shape, dtype=meta.np_dtype)
+
+
+def _as_output(values, np_dtype):
+    """float64 ``values`` in ``np_dtype``: integers truncate toward zero (through int64, so they wrap)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        if np_dtype.kind in "iu":
+            return values.astype(_int64).astype(np_dtype, copy=False)
+        return values.astype(np_dtype)
+
+
+def _linspace(ctx):
+    """PyTorch's symmetric linspace in float64: the first half counts up from start, the rest down from end."""
+    a = ctx.attrs
+    start, end, steps = a["start"], a["end"], a["steps"]
+    if steps == 1:
+        return np.array([start], _float64)
+    i = np.arange(steps, dtype=_float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        step = (end - start) / (steps - 1)
+        return np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+
+
+_NUMERIC_OUT = output_dtype_in("out", *NUMERIC_DTYPES)
+
+
+@cpu_kernel("linspace", _NUMERIC_OUT)
+def linspace_cpu(ctx):
+    return _as_output(_linspace(ctx), ctx.out_metas[0].np_dtype)
+
+
+@cpu_kernel("logspace", _NUMERIC_OUT)
+def logspace_cpu(ctx):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        values = np.power(ctx.attrs["base"], _linspace(ctx))
+    return _as_output(values, ctx.out_metas[0].np_dtype)
+
+
+@cpu_kernel("randint")
+def randint_cpu(ctx):
+    meta = ctx.out_metas[0]
+    gen = current_generator(ctx.device).numpy
+    return gen.integers(ctx.attrs["low"], ctx.attrs["high"], meta.shape, dtype=_int64).astype(meta.np_dtype)
+
+
+@cpu_kernel("randperm", _NUMERIC_OUT)
+def randperm_cpu(ctx):
+    meta = ctx.out_metas[0]
+    return current_generator(ctx.device).numpy.permutation(ctx.attrs["n"]).astype(meta.np_dtype)
+
+
+@cpu_kernel("normal_tensor", dtype_in("mean", *FLOATING_DTYPES))
+def normal_tensor_cpu(ctx, mean, std):
+    if std.size and not (std >= 0).all():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    meta = ctx.out_metas[0]
+    gen = current_generator(ctx.device).numpy
+    z = gen.standard_normal(meta.shape, dtype=np.float32 if meta.np_dtype == _float16 else meta.np_dtype)
+    return (z * std + mean).astype(meta.np_dtype, copy=False)

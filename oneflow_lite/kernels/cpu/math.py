@@ -40,7 +40,8 @@ def _scalar_as(value, np_dtype):
         return a.astype(np_dtype)
 
 
-def _operand(ctx, np_dtype):
+def scalar_operand(ctx, np_dtype):
+    """A scalar op's operand (its ``*_operand`` attrs) as a 0-d array of ``np_dtype``."""
     attrs = ctx.attrs
     return _scalar_as(attrs["float_operand"] if attrs["has_float_operand"] else attrs["int_operand"], np_dtype)
 
@@ -50,11 +51,11 @@ def _arith_scalar_kernel(ufunc, name, quiet, reverse=False):
     def kernel(ctx, x):
         dt = x.dtype
         if dt == _F16:
-            s = _operand(ctx, _F32)
+            s = scalar_operand(ctx, _F32)
             with _errstate(all="ignore"):
                 r = ufunc(s, x.astype(_F32)) if reverse else ufunc(x.astype(_F32), s)
                 return r.astype(_F16)
-        s = _operand(ctx, dt)
+        s = scalar_operand(ctx, dt)
         if quiet:
             with _errstate(all="ignore"):
                 return ufunc(s, x) if reverse else ufunc(x, s)
@@ -65,7 +66,7 @@ def _arith_scalar_kernel(ufunc, name, quiet, reverse=False):
 
 def _compare_scalar_kernel(ufunc, name):
     def kernel(ctx, x):
-        return ufunc(x, _operand(ctx, x.dtype))
+        return ufunc(x, scalar_operand(ctx, x.dtype))
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
 

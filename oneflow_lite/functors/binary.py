@@ -1,0 +1,337 @@
+"""Functors of floor_divide, pow, maximum / minimum, fmod / remainder, atan2, the logical and
+bitwise ops, where, lerp, addcmul and addcdiv.
+
+They promote as functors/math.py does (its ``Binary`` / ``ScalarBinary`` bases).
+A Python scalar goes to a ``scalar_*`` op where one exists; elsewhere (``2 % t``,
+``t & 1``, ``where(c, t, 0.0)``) it becomes a 0-d tensor of the call's common
+dtype, PyTorch's wrapped number (``wrap_scalar``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.op_builder import OpBuilder
+from oneflow_lite.functors.math import Binary, ScalarBinary, ScalarOp, binary_op, check_int64, run
+from oneflow_lite.functors.promotion import (
+    cast,
+    check_inplace_dtype,
+    common_dtype,
+    floating,
+    scalar_dtype,
+    tensors_dtype,
+    wrap_scalar,
+)
+from oneflow_lite.functors.registry import functor, get_functor
+from oneflow_lite.functors.shape import cached_attrs
+from oneflow_lite.interpreters.op_interp_util import dispatch
+
+_bool = dt.bool_
+_uint8 = dt.uint8
+_result_type = dt.result_type
+
+
+class _ScalarLeft:
+    """``op(s, x)``: ``s`` wrapped as a 0-d tensor of the common dtype, then the tensor functor ``base``."""
+
+    base = ""
+
+    def __init__(self):
+        self.op = get_functor(self.base)
+
+    def __call__(self, value, x):
+        check_int64(self.op.name, value)
+        return self.op(wrap_scalar(value, scalar_dtype(x._meta.dtype, value), x._meta.device), x)
+
+
+# ---- floor_divide ----------------------------------------------------------------------------------
+@functor("FloorDivide")
+class FloorDivideFunctor(Binary):
+    """``floor_divide(x, y)``: ``div(x, y, rounding_mode="floor")`` (PyTorch >= 1.13)."""
+
+    name, op_type = "floor_divide", "broadcast_floordiv"
+
+
+@functor("ScalarFloorDivide")
+class ScalarFloorDivideFunctor(ScalarBinary):
+    name, op_type, divides = "floor_divide", "scalar_floordiv", True
+
+
+@functor("ScalarFloorDivideLeft")
+class ScalarFloorDivideLeftFunctor(_ScalarLeft):
+    base = "FloorDivide"
+
+
+# ---- pow ---------------------------------------------------------------------------------------------
+@functor("Pow")
+class PowFunctor(Binary):
+    """``pow(x, y)``; integers to negative integer powers follow Note [Integer powers] (kernels/cpu/binary.py)."""
+
+    name, op_type = "pow", "broadcast_pow"
+
+
+@functor("ScalarPow")
+class ScalarPowFunctor(ScalarBinary):
+    """``pow(x, s)``: PyTorch refuses an integer (or bool) tensor to a negative integer power."""
+
+    name, op_type = "pow", "scalar_pow"
+
+    def __call__(self, x, value, inplace=False):
+        xd = x._meta.dtype
+        if not xd.is_floating_point and type(value) is not float and value < 0:
+            raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
+        return self._apply(self.op, scalar_dtype(xd, value), x, value, inplace)
+
+
+@functor("ScalarReversePow")
+class ScalarReversePowFunctor:
+    """``pow(s, x)``: ``s ** x`` in the common dtype of ``s`` and ``x``."""
+
+    def __init__(self):
+        self.op = ScalarOp("scalar_reverse_pow")
+
+    def __call__(self, value, x):
+        check_int64("pow", value)
+        return self.op(cast(x, scalar_dtype(x._meta.dtype, value)), value)
+
+
+# ---- maximum, minimum, atan2 --------------------------------------------------------------------------
+@functor("Maximum")
+class MaximumFunctor(Binary):
+    name, op_type = "maximum", "broadcast_maximum"
+
+
+@functor("Minimum")
+class MinimumFunctor(Binary):
+    name, op_type = "minimum", "broadcast_minimum"
+
+
+@functor("Atan2")
+class Atan2Functor(Binary):
+    name, op_type = "atan2", "broadcast_atan2"
+    result = staticmethod(floating)
+
+
+# ---- fmod, remainder --------------------------------------------------------------------------------
+@functor("Fmod")
+class FmodFunctor(Binary):
+    """``fmod(x, y)``: C's fmod, the result has the sign of ``x``."""
+
+    name, op_type = "fmod", "broadcast_fmod"
+
+
+@functor("ScalarFmod")
+class ScalarFmodFunctor(ScalarBinary):
+    name, op_type, divides = "fmod", "scalar_fmod", True
+
+
+@functor("Remainder")
+class RemainderFunctor(Binary):
+    """``remainder(x, y)``: Python's ``%``, the result has the sign of ``y``."""
+
+    name, op_type = "remainder", "broadcast_floor_mod"
+
+
+@functor("ScalarRemainder")
+class ScalarRemainderFunctor(ScalarBinary):
+    name, op_type, divides = "remainder", "scalar_floor_mod", True
+
+
+@functor("ScalarRemainderLeft")
+class ScalarRemainderLeftFunctor(_ScalarLeft):
+    base = "Remainder"
+
+
+# ---- logical and bitwise ops -------------------------------------------------------------------------
+class _Logical:
+    """A logical op on tensors of any dtypes (truthiness); the result is bool (in place: cast to ``x``'s)."""
+
+    name = op_type = ""
+
+    def __init__(self):
+        self.op = binary_op(self.op_type)
+
+    def __call__(self, x, y, inplace=False):
+        return run(self.op, (x, y), None, self.name, x if inplace else None, _bool)
+
+
+class _ScalarBitwise:
+    """``op(x, s)`` with ``s`` wrapped as a 0-d tensor of the common dtype."""
+
+    base = ""
+
+    def __init__(self):
+        self.op = get_functor(self.base)
+
+    def __call__(self, x, value, inplace=False):
+        op = self.op
+        check_int64(op.name, value)
+        d = scalar_dtype(x._meta.dtype, value)
+        return op._apply(op.op, d, x, wrap_scalar(value, d, x._meta.device), inplace)
+
+
+class _ScalarBitwiseLeft(_ScalarBitwise):
+    """``op(s, x)``: the bitwise ops commute."""
+
+    def __call__(self, value, x):
+        return _ScalarBitwise.__call__(self, x, value)
+
+
+for _name in ("And", "Or", "Xor"):
+    _lower = _name.lower()
+    functor("Logical" + _name)(type(f"Logical{_name}Functor", (_Logical,),
+                                    {"name": "logical_" + _lower, "op_type": "broadcast_logical_" + _lower}))
+    functor("Bitwise" + _name)(type(f"Bitwise{_name}Functor", (Binary,),
+                                    {"name": "bitwise_" + _lower, "op_type": "broadcast_bitwise_" + _lower}))
+    for _suffix, _base in (("", _ScalarBitwise), ("Left", _ScalarBitwiseLeft)):
+        _fname = f"ScalarBitwise{_name}{_suffix}"
+        functor(_fname)(type(_fname + "Functor", (_base,), {"base": "Bitwise" + _name}))
+
+
+@functor("BitwiseNot")
+class BitwiseNotFunctor:
+    """``~x``: bitwise not of integers, logical not of bool."""
+
+    def __init__(self):
+        self.op = OpBuilder("bitwise_not").input("x").output("y").build()
+
+    def __call__(self, x, inplace=False):
+        return run(self.op, (x,), None, "bitwise_not", x if inplace else None, x._meta.dtype)
+
+
+# ---- where -------------------------------------------------------------------------------------------
+@functor("Where")
+class WhereFunctor:
+    """``where(condition, x, y)``: ``x`` where ``condition`` holds, else ``y``, in their common dtype;
+    the three broadcast together. A uint8 condition is accepted with PyTorch's deprecation warning."""
+
+    def __init__(self):
+        self.op = OpBuilder("where").input("condition").input("x").input("y").output("out").build()
+
+    def __call__(self, condition, x, y):
+        d = tensors_dtype(x, y)
+        return self.where(condition, cast(x, d), cast(y, d))
+
+    def where(self, condition, x, y):
+        if condition._meta.dtype is _uint8:
+            warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be "
+                          "removed in a future version of PyTorch. Use a boolean condition instead.",
+                          UserWarning, stacklevel=4)
+            condition = cast(condition, _bool)
+        return dispatch(self.op, (condition, x, y))[0]
+
+
+@functor("WhereNonzero")
+class WhereNonzeroFunctor:
+    """``where(condition)``: ``nonzero(condition, as_tuple=True)``."""
+
+    def __init__(self):
+        self.nonzero = get_functor("Nonzero")
+
+    def __call__(self, condition):
+        return self.nonzero(condition, True)
+
+
+@functor("WhereScalarX")
+class WhereScalarXFunctor:
+    def __init__(self):
+        self.where = get_functor("Where").where
+
+    def __call__(self, condition, value, y):
+        check_int64("where", value)
+        d = scalar_dtype(y._meta.dtype, value)
+        return self.where(condition, wrap_scalar(value, d, y._meta.device), cast(y, d))
+
+
+@functor("WhereScalarY")
+class WhereScalarYFunctor:
+    def __init__(self):
+        self.where = get_functor("Where").where
+
+    def __call__(self, condition, x, value):
+        check_int64("where", value)
+        d = scalar_dtype(x._meta.dtype, value)
+        return self.where(condition, cast(x, d), wrap_scalar(value, d, x._meta.device))
+
+
+@functor("WhereScalarXY")
+class WhereScalarXYFunctor:
+    """``where(condition, a, b)`` with two scalars: their dtype is bool, int64 or the default float."""
+
+    def __init__(self):
+        self.where = get_functor("Where").where
+
+    def __call__(self, condition, a, b):
+        check_int64("where", a)
+        check_int64("where", b)
+        d = _result_type(None, (), (a, b))
+        device = condition._meta.device
+        return self.where(condition, wrap_scalar(a, d, device), wrap_scalar(b, d, device))
+
+
+# ---- lerp --------------------------------------------------------------------------------------------
+@functor("Lerp")
+class LerpFunctor:
+    """``lerp(start, end, weight)``: ``start + weight * (end - start)``; floating tensors of one dtype
+    (no promotion, as in PyTorch), broadcasting together."""
+
+    def __init__(self):
+        self.op = OpBuilder("lerp").input("start").input("end").input("weight").output("out").build()
+
+    def __call__(self, start, end, weight, inplace=False):
+        return run(self.op, (start, end, weight), None, "lerp", start if inplace else None, start._meta.dtype)
+
+
+@functor("ScalarLerp")
+class ScalarLerpFunctor:
+    def __init__(self):
+        self.op = OpBuilder("scalar_lerp").input("start").input("end").output("out").build()
+        self._attrs = {}
+
+    def __call__(self, start, end, weight, inplace=False):
+        attrs = cached_attrs(self._attrs, ("weight",), (float(weight),))
+        return run(self.op, (start, end), attrs, "lerp", start if inplace else None, start._meta.dtype)
+
+
+# ---- addcmul, addcdiv -------------------------------------------------------------------------------
+class _AddcOp:
+    """``input + value * tensor1 <op> tensor2`` in the common dtype of the three tensors."""
+
+    name = ""
+
+    def __init__(self):
+        self.op = ScalarOp(self.name, ("input", "tensor1", "tensor2"))
+
+    def __call__(self, x, t1, t2, value=1, inplace=False):
+        d = common_dtype(x, t1, t2)
+        if type(value) is float and not d.is_floating_point:
+            raise RuntimeError(f"{self.name}: For integral input tensors, argument value must not be a floating "
+                               f"point number.")
+        check_int64(self.name, value)
+        out = None
+        if inplace:
+            check_inplace_dtype(self.name, d, x._meta.dtype)
+            out = x
+        op, attrs = self.op.bind(value)
+        return run(op, (cast(x, d), cast(t1, d), cast(t2, d)), attrs, self.name, out, d)
+
+
+@functor("Addcmul")
+class AddcmulFunctor(_AddcOp):
+    name = "addcmul"
+
+
+@functor("Addcdiv")
+class AddcdivFunctor(_AddcOp):
+    name = "addcdiv"
+
+    def __call__(self, x, t1, t2, value=1, inplace=False):
+        if not (t1._meta.dtype.is_floating_point or t2._meta.dtype.is_floating_point):
+            raise RuntimeError(
+                "addcdiv: Integer division with addcdiv is no longer supported, and in a future release addcdiv "
+                "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+                "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+                "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior "
+                "is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+        return super().__call__(x, t1, t2, value, inplace)

@@ -1,0 +1,227 @@
+"""Functors of the elementwise unary math ops, ``round``, ``nan_to_num`` and ``clamp`` / ``clip``.
+
+Dtypes follow PyTorch (Note [Unary ops compute in their input's dtype] in
+ops/unary.py): the float ops (``expm1``, ``log``, ``sqrt``, ``sin``, ``erf``, ...)
+compute integer and bool inputs in the default float dtype; ``abs`` / ``sign`` /
+``square`` keep integer dtypes (``square`` of bool is int64, as PyTorch's
+``pow(x, 2)``); ``floor`` / ``ceil`` / ``round`` / ``trunc`` of an integer tensor
+are a copy; ``logical_not`` and the ``is*`` tests give bool. ``inplace=True``
+(the Tensor's ``sqrt_``, ``clamp_``, ...) writes the result into the input,
+which must be able to hold the result's dtype.
+"""
+
+from __future__ import annotations
+
+from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.errors import OpKernelNotFoundError
+from oneflow_lite.framework.op_builder import OpBuilder
+from oneflow_lite.functors.promotion import (
+    TORCH_NAMES,
+    cast,
+    cast_into,
+    check_inplace_dtype,
+    check_inplace_shape,
+    floating,
+)
+from oneflow_lite.functors.registry import functor
+from oneflow_lite.functors.shape import cached_attrs
+from oneflow_lite.interpreters.op_interp_util import dispatch
+
+_bool = dt.bool_
+_int64 = dt.int64
+_promote_types = dt.promote_types
+_result_type = dt.result_type
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def unary_op(op_type):
+    return OpBuilder(op_type).input("x").output("y").build()
+
+
+def write_inplace(op, x, attrs, name, d, out_d):
+    """In-place: ``op(cast(x, d))`` (whose dtype is ``out_d``) written into ``x``; ``x`` must be able to hold
+    ``out_d`` (PyTorch's ``can_cast``)."""
+    xd = x._meta.dtype
+    if out_d is not xd:
+        check_inplace_dtype(name, out_d, xd)
+    elif d is xd:
+        return dispatch(op, (x,), attrs, (x,))[0]
+    return cast_into(dispatch(op, (cast(x, d),), attrs)[0], x)
+
+
+class Unary:
+    """``op(x)`` computed in ``compute(x.dtype)`` (the input's dtype when ``compute`` is None)."""
+
+    name = op_type = ""
+    compute = None
+    bool_out = False
+
+    def __init__(self):
+        self.op = unary_op(self.op_type)
+
+    def __call__(self, x, inplace=False):
+        compute = self.compute
+        if inplace:
+            xd = x._meta.dtype
+            d = xd if compute is None else compute(xd)
+            return write_inplace(self.op, x, None, self.name, d, _bool if self.bool_out else d)
+        if compute is not None:
+            x = cast(x, compute(x._meta.dtype))
+        return dispatch(self.op, (x,))[0]
+
+
+def _square_dtype(d):
+    return _int64 if d is _bool else d
+
+
+def unary_functor(functor_name, name, op_type=None, compute=None, bool_out=False):
+    """Register a :class:`Unary` functor class named ``functor_name``."""
+    attrs = {"name": name, "op_type": op_type or name, "bool_out": bool_out,
+             "compute": None if compute is None else staticmethod(compute)}
+    return functor(functor_name)(type(functor_name + "Functor", (Unary,), attrs))
+
+
+for _functor, _name, _compute in (
+        ("Abs", "abs", None), ("Sign", "sign", None), ("Square", "square", _square_dtype),
+        ("Floor", "floor", None), ("Ceil", "ceil", None), ("Trunc", "trunc", None),
+        ("Expm1", "expm1", floating), ("Log", "log", floating), ("Log1p", "log1p", floating),
+        ("Log2", "log2", floating), ("Sqrt", "sqrt", floating), ("Rsqrt", "rsqrt", floating),
+        ("Sin", "sin", floating), ("Cos", "cos", floating), ("Tan", "tan", floating),
+        ("Reciprocal", "reciprocal", floating), ("Erf", "erf", floating)):
+    unary_functor(_functor, _name, compute=_compute)
+for _functor, _name in (("LogicalNot", "logical_not"), ("IsNan", "isnan"), ("IsInf", "isinf"),
+                        ("IsFinite", "isfinite")):
+    unary_functor(_functor, _name, bool_out=True)
+
+
+@functor("Round")
+class RoundFunctor:
+    """``round(input, *, decimals=0)``: half to even; integer tensors (decimals 0 only) are copied."""
+
+    def __init__(self):
+        self.op = unary_op("round")
+        self._attrs = {}
+
+    def __call__(self, x, decimals=0, inplace=False):
+        attrs = None
+        if decimals:
+            xd = x._meta.dtype
+            if not xd.is_floating_point and xd is not _bool:
+                raise OpKernelNotFoundError(f"round: \"round_cpu\" not implemented for '{TORCH_NAMES[xd]}' with "
+                                            f"decimals={decimals}; integer tensors round with decimals=0 only")
+            attrs = cached_attrs(self._attrs, ("decimals",), (decimals,))
+        if inplace:
+            return dispatch(self.op, (x,), attrs, (x,))[0]
+        return dispatch(self.op, (x,), attrs)[0]
+
+
+_NAN_TO_NUM_ATTRS = ("nan", "has_posinf", "posinf", "has_neginf", "neginf")
+
+
+@functor("NanToNum")
+class NanToNumFunctor:
+    """``nan_to_num(input, nan=0.0, posinf=None, neginf=None)``: None is the dtype's largest / lowest finite
+    value; integer and bool tensors are copied."""
+
+    def __init__(self):
+        self.op = unary_op("nan_to_num")
+        self._attrs = {}
+
+    def __call__(self, x, nan=0.0, posinf=None, neginf=None, inplace=False):
+        values = (nan, posinf is not None, 0.0 if posinf is None else posinf, neginf is not None,
+                  0.0 if neginf is None else neginf)
+        attrs = cached_attrs(self._attrs, _NAN_TO_NUM_ATTRS, values)
+        if inplace:
+            return dispatch(self.op, (x,), attrs, (x,))[0]
+        return dispatch(self.op, (x,), attrs)[0]
+
+
+# ---- clamp -----------------------------------------------------------------------------------------
+_CLIP_ATTRS = ("has_min", "floating_min", "integral_min", "has_max", "floating_max", "integral_max")
+_NO_BOUNDS = "clamp: At least one of 'min' or 'max' must not be None"
+
+
+def _check_int64(which, value):
+    if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+        raise RuntimeError(f"clamp: {which} value {value} does not fit in int64 (Overflow when unpacking long)")
+
+
+@functor("Clamp")
+class ClampFunctor:
+    """``clamp(input, min=None, max=None)`` with scalar bounds, PyTorch's dtype rules: a floating input keeps
+    its dtype, an integer or bool one is promoted with the bounds (``int_tensor.clamp(0.5)`` is float). A
+    bound must fit the result's dtype. In place, the result must keep the input's dtype."""
+
+    def __init__(self):
+        self.op = unary_op("clip_by_scalar")
+        self._attrs = {}
+
+    def __call__(self, x, min=None, max=None, inplace=False):
+        xd = x._meta.dtype
+        d = xd
+        if min is None:
+            if max is None:
+                raise RuntimeError(_NO_BOUNDS)
+            if not xd.is_floating_point:
+                d = _result_type(xd, (), (max,))
+        elif not xd.is_floating_point:
+            d = _result_type(xd, (), (min,) if max is None else (min, max))
+        if d.is_floating_point:
+            values = (min is not None, 0.0 if min is None else float(min), 0,
+                      max is not None, 0.0 if max is None else float(max), 0)
+        else:
+            _check_int64("min", min)
+            _check_int64("max", max)
+            values = (min is not None, 0.0, 0 if min is None else int(min),
+                      max is not None, 0.0, 0 if max is None else int(max))
+        attrs = cached_attrs(self._attrs, _CLIP_ATTRS, values)
+        if inplace:
+            if d is not xd:
+                raise RuntimeError(f"clamp: result type {TORCH_NAMES[d]} can't be cast to the desired output "
+                                   f"type {TORCH_NAMES[xd]}")
+            return dispatch(self.op, (x,), attrs, (x,))[0]
+        return dispatch(self.op, (cast(x, d),), attrs)[0]
+
+
+def common_dtype(tensors) -> dt.dtype:
+    """PyTorch's common dtype of several tensors: 0-d tensors count only from a higher category."""
+    dims = zero = None
+    for t in tensors:
+        m = t._meta
+        if m.ndim:
+            dims = m.dtype if dims is None else _promote_types(dims, m.dtype)
+        else:
+            zero = m.dtype if zero is None else _promote_types(zero, m.dtype)
+    return _result_type(dims, () if zero is None else (zero,))
+
+
+@functor("ClampTensor")
+class ClampTensorFunctor:
+    """``clamp(input, min=None, max=None)`` with tensor bounds: the input and the bounds broadcast together
+    and promote to their common dtype; a NaN input or bound gives NaN, ``min > max`` gives ``max``."""
+
+    def __init__(self):
+        self.both = OpBuilder("clip_by_tensor").input("x").input("min").input("max").output("y").build()
+        self.lower = OpBuilder("clip_by_tensor_min").input("x").input("min").output("y").build()
+        self.upper = OpBuilder("clip_by_tensor_max").input("x").input("max").output("y").build()
+
+    def __call__(self, x, min=None, max=None, inplace=False):
+        if min is None:
+            if max is None:
+                raise RuntimeError(_NO_BOUNDS)
+            op, inputs = self.upper, (x, max)
+        elif max is None:
+            op, inputs = self.lower, (x, min)
+        else:
+            op, inputs = self.both, (x, min, max)
+        d = common_dtype(inputs)
+        inputs = tuple([cast(t, d) for t in inputs])
+        if not inplace:
+            return dispatch(op, inputs)[0]
+        xm = x._meta
+        check_inplace_dtype("clamp", d, xm.dtype)
+        result_shape = op.infer(tuple([t._meta for t in inputs]), None).out_metas[0].shape
+        check_inplace_shape("clamp", xm.shape, result_shape)
+        if d is xm.dtype:
+            return dispatch(op, inputs, None, (x,))[0]
+        return cast_into(dispatch(op, inputs)[0], x)

@@ -1,0 +1,668 @@
+"""``flow.nn.Graph``: capture ``build()`` into a Job once per input signature, compile it, run it.
+
+::
+
+    class MLPGraph(flow.nn.Graph):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model            # a Module: its parameters become variable ops
+
+        def build(self, x):
+            return self.model(x).relu()
+
+    g = MLPGraph(model)
+    y = g(x)        # first call: capture, compile, run; later calls with the same signature: run
+
+    f = flow.nn.Graph.trace(lambda x, y: (x * y).sum())   # a graph of a plain function
+    z = f(x, y)
+
+Note [Graph signatures]
+A graph caches one compiled plan per input signature: the nested structure of
+the arguments, each tensor's shape, dtype, device and requires_grad, the values
+of Python scalars among them (they are baked into the captured ops), and the
+``training`` flag of each module attribute. A call with a new signature captures
+and compiles again (logged at INFO on ``oneflow_lite.graph``) and keeps the plan
+beside the earlier ones. Outputs never require grad: a graph is not differentiated
+from outside (call ``backward()`` inside ``build()``).
+
+Note [Modules in a graph]
+A module assigned to a graph attribute is used through PyTorch's Module API only:
+``named_parameters()`` and ``named_buffers()`` name its parameters and buffers
+(they become variable ops called ``<attribute>.<path>``, trainable when they
+require grad), ``named_children()`` gives the submodules, ``training`` is part of
+the signature, and ``forward`` runs with the module's graph block as ``self``,
+so calling a submodule opens its scope and its ops are named
+``<module path>-<op_type>-<k>`` (OneFlow's names). Forward hooks are not run.
+Parameters stay shared with the module: in-place updates inside ``build()``
+(e.g. an SGD step under ``flow.no_grad()``) write the module's tensors at every
+run, so eager and graph steps can be interleaved.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import re
+import threading
+import time
+import zipfile
+
+import numpy as np
+from google.protobuf.message import DecodeError
+
+from oneflow_lite._proto import job_pb2
+from oneflow_lite.framework import dtype as dtypes
+from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET, Tensor
+from oneflow_lite.framework.tensor_meta import make_meta
+from oneflow_lite.graph import io
+from oneflow_lite.graph.compiler import Plan, StalePlan
+from oneflow_lite.graph.ir import JobError, JobIR, is_free_eager_name
+from oneflow_lite.graph.passes import common_subexpression_elimination, constant_folding, dead_code_elimination
+from oneflow_lite.interpreters.lazy import JobBuildAndInferCtx, current_build_ctx, lazy_mode
+
+_log = logging.getLogger("oneflow_lite.graph")
+_FORMAT = "oneflow_lite.nn.Graph"
+_FORMAT_VERSION = 1
+
+
+class GraphConfig:
+    """Which compiler passes run: ``graph.config.enable_cse(False)`` and friends (all on by default).
+
+    Changing a pass drops the compiled plans; the next call recompiles the captured jobs."""
+
+    PASSES = ("cse", "constant_folding", "dce", "fusion", "memory_plan")
+
+    def __init__(self, on_change=None):
+        self._flags = dict.fromkeys(self.PASSES, True)
+        self._on_change = on_change
+
+    def _set(self, name, mode):
+        if not isinstance(mode, bool):
+            raise TypeError(f"GraphConfig.enable_{name}(): mode must be a bool, got {type(mode).__name__}")
+        if self._flags[name] != mode:
+            self._flags[name] = mode
+            if self._on_change is not None:
+                self._on_change()
+
+    def enable_cse(self, mode: bool = True) -> None:
+        """Common-subexpression elimination: merge ops of the same type, attrs and inputs."""
+        self._set("cse", mode)
+
+    def enable_constant_folding(self, mode: bool = True) -> None:
+        """Compute ops on constants (free eager tensors that are not parameters) at compile time."""
+        self._set("constant_folding", mode)
+
+    def enable_dce(self, mode: bool = True) -> None:
+        """Dead-code elimination: drop ops whose results reach no output and no variable update."""
+        self._set("dce", mode)
+
+    def enable_fusion(self, mode: bool = True) -> None:
+        """Run chains of elementwise ops in one buffer (NumPy ``out=``)."""
+        self._set("fusion", mode)
+
+    def enable_memory_plan(self, mode: bool = True) -> None:
+        """Free blobs after their last use and reuse buffers by liveness."""
+        self._set("memory_plan", mode)
+
+    def is_enabled(self, name: str) -> bool:
+        return self._flags[name]
+
+    def as_dict(self) -> dict:
+        return dict(self._flags)
+
+    def __repr__(self):
+        return "GraphConfig(" + ", ".join(f"{k}={v}" for k, v in self._flags.items()) + ")"
+
+
+# ---- module blocks --------------------------------------------------------------------------------
+def _is_module(value) -> bool:
+    return (not isinstance(value, (type, Tensor)) and callable(getattr(value, "named_parameters", None))
+            and callable(getattr(value, "named_buffers", None)) and callable(getattr(value, "named_children", None)))
+
+
+class ModuleBlock:
+    """A module inside a graph (OneFlow's proxy block, Note [Modules in a graph]): attribute reads go to
+    the module, submodules come back as blocks, and a call during capture opens the module's scope and
+    runs its ``forward`` with the block as ``self``."""
+
+    __slots__ = ("_origin", "_path", "_children")
+
+    def __init__(self, origin, path: str):
+        object.__setattr__(self, "_origin", origin)
+        object.__setattr__(self, "_path", path)
+        object.__setattr__(self, "_children", {name: ModuleBlock(child, f"{path}.{name}")
+                                               for name, child in origin.named_children()})
+
+    def __getattr__(self, name):
+        child = self._children.get(name)
+        if child is not None:
+            return child
+        attr = getattr(self._origin, name)
+        if getattr(attr, "__self__", None) is self._origin and hasattr(attr, "__func__"):
+            return attr.__func__.__get__(self)  # a method runs with the block as self
+        return attr
+
+    def __setattr__(self, name, value):
+        setattr(self._origin, name, value)
+
+    def __call__(self, *args, **kwargs):
+        ctx = current_build_ctx()
+        if ctx is None:
+            return self._origin(*args, **kwargs)
+        forward = getattr(type(self._origin), "forward", None)
+        if not callable(forward):
+            raise TypeError(f"module '{self._path}' ({type(self._origin).__name__}) has no forward() to call in a graph")
+        ctx.push_scope(self._path)
+        try:
+            return forward(self, *args, **kwargs)
+        finally:
+            ctx.pop_scope()
+
+    def __iter__(self):
+        return iter(self._children.values())
+
+    def __len__(self):
+        return len(self._children)
+
+    def __getitem__(self, index):
+        if isinstance(index, int):
+            keys = list(self._children)
+            return self._children[keys[index]]
+        return self._children[index]
+
+    def __repr__(self):
+        return f"(MODULE:{self._path}:{type(self._origin).__name__})"
+
+
+# ---- one compiled signature -----------------------------------------------------------------------
+class _Entry:
+    """The captured job of one input signature and its compiled plan."""
+
+    __slots__ = ("job", "in_spec", "in_metas", "out_spec", "single", "variables", "config", "ir", "plan",
+                 "pass_reports", "capture_seconds", "compile_seconds")
+
+    def __init__(self, job, in_spec, in_metas, out_spec, variables, config):
+        self.config = config
+        self.job = job
+        self.in_spec = in_spec
+        self.in_metas = in_metas
+        self.out_spec = out_spec
+        self.single = out_spec == ("T", 0)
+        self.variables = variables  # variable op name -> eager tensor
+        self.ir = None
+        self.plan = None
+        self.pass_reports = []
+        self.capture_seconds = 0.0
+        self.compile_seconds = 0.0
+
+    def compile(self) -> None:
+        config = self.config
+        start = time.perf_counter()
+        ir = JobIR.parse(self.job)
+        reports = []
+        if config.is_enabled("cse"):
+            reports.append(common_subexpression_elimination(ir))
+        if config.is_enabled("constant_folding"):
+            reports.append(constant_folding(ir, self.variables))
+        if config.is_enabled("dce"):
+            reports.append(dead_code_elimination(ir))
+        plan = Plan(ir, self.variables, config.is_enabled("fusion"), config.is_enabled("memory_plan"))
+        self.ir, self.plan, self.pass_reports = ir, plan, reports
+        self.compile_seconds = time.perf_counter() - start
+
+    @property
+    def reports(self) -> list:
+        """What each pass changed (the plan's reports reflect its latest memory plan)."""
+        return self.pass_reports + self.plan.reports
+
+    def signature_text(self) -> str:
+        return io.describe_call(*self.in_spec, self.in_metas)
+
+    def run(self, tensors):
+        try:
+            arrays = self.plan.run(tensors)
+        except StalePlan:
+            self.compile()
+            arrays = self.plan.run(tensors)
+        plan = self.plan
+        if self.single:
+            return Tensor._make(arrays[0], plan.out_metas[0])
+        made = {}
+        outs = []
+        for a, m in zip(arrays, plan.out_metas):
+            t = made.get(id(a))
+            if t is None:
+                t = made[id(a)] = Tensor._make(a, m)
+            outs.append(t)
+        return io.unflatten(self.out_spec, outs)
+
+
+def _identifier(text: str) -> str:
+    return re.sub(r"\W", "_", text) or "graph"
+
+
+class Graph:
+    """Base class of static graphs: subclass it, assign modules, implement ``build(*args)``, call it.
+
+    See the module docstring, Note [Graph signatures] and Note [Modules in a graph]."""
+
+    _counters: dict = {}
+    _counter_lock = threading.Lock()
+
+    def __init__(self):
+        cls_name = _identifier(type(self).__name__)
+        with Graph._counter_lock:
+            counter = Graph._counters.setdefault(cls_name, itertools.count())
+            name = f"{cls_name}_{next(counter)}"
+        self._init(name)
+
+    def _init(self, name):
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_blocks", {})
+        object.__setattr__(self, "_entries", {})
+        object.__setattr__(self, "_fast", {})  # keys of calls with tensor arguments only -> entries
+        object.__setattr__(self, "_last", None)
+        object.__setattr__(self, "_lock", threading.RLock())
+        object.__setattr__(self, "config", GraphConfig(self._drop_plans))
+
+    @property
+    def name(self) -> str:
+        """The graph's name: ``<ClassName>_<k>`` (it prefixes the input and output op names)."""
+        return self._name
+
+    def build(self, *args, **kwargs):
+        """The computation to capture; subclasses implement it."""
+        raise NotImplementedError(f"nn.Graph '{self._name}': a subclass of nn.Graph must implement build(*args)")
+
+    def add_optimizer(self, optimizer, *, lr_sch=None) -> None:
+        """Not available yet: optimizers come with flow.optim."""
+        raise NotImplementedError(
+            f"nn.Graph '{self._name}': add_optimizer() needs flow.optim, which does not exist yet; update the "
+            f"parameters inside build() instead (loss.backward(), then under flow.no_grad(): p.sub_(lr * p.grad) "
+            f"and p.grad = None); the updates are captured and happen at every run")
+
+    # ---- attributes -----------------------------------------------------------------------------
+    def __setattr__(self, name, value):
+        if name.startswith("_") or name == "config":
+            raise AttributeError(f"nn.Graph '{self._name}': attribute '{name}' is reserved")
+        if _is_module(value):
+            self._blocks[name] = ModuleBlock(value, name)
+            self.__dict__.pop(name, None)
+        else:
+            self._blocks.pop(name, None)
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        blocks = self.__dict__.get("_blocks")
+        if blocks is not None and name in blocks:
+            return blocks[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _state_names(self) -> dict:
+        names = {}
+        for attr, block in self._blocks.items():
+            m = block._origin
+            for path, t in itertools.chain(m.named_parameters(), m.named_buffers()):
+                if isinstance(t, Tensor):
+                    names.setdefault(id(t), f"{attr}.{path}")
+        return names
+
+    def _drop_plans(self):
+        with self._lock:
+            for entry in self._entries.values():
+                entry.ir = entry.plan = None
+
+    # ---- calling --------------------------------------------------------------------------------
+    _KEY_MASK = AUTOGRAD_KEY_SET | LAZY_KEY_SET  # key bits of an input in the signature (a lazy one never hits)
+
+    def _flags(self) -> tuple:
+        return tuple([getattr(b._origin, "training", None) for b in self._blocks.values()])
+
+    def __call__(self, *args, **kwargs):
+        """Run the graph; the first call of an input signature captures and compiles it."""
+        fast_key = None
+        if not kwargs:
+            for t in args:
+                if type(t) is not Tensor:
+                    break
+            else:  # only tensors: a key without the structure walk
+                mask = self._KEY_MASK
+                fast_key = (self._flags(), *[(t._meta, t._key_set & mask) for t in args])
+                entry = self._fast.get(fast_key)
+                if entry is not None and entry.plan is not None:
+                    self.__dict__["_last"] = entry
+                    return entry.run(args)
+        a_spec, leaves = io.flatten(args, "input", self._name)
+        k_spec, leaves = io.flatten(kwargs, "input", self._name, leaves)
+        tensors = [t for _, t in leaves]
+        key = self._key(a_spec, k_spec, tensors)
+        entry = self._entries.get(key)
+        if entry is None or entry.plan is None:
+            io.check_eager_inputs(leaves, self._name)
+            with self._lock:
+                entry = self._entries.get(key)
+                if entry is None:
+                    entry = self._capture(args, kwargs, key, a_spec, k_spec, leaves)
+                if entry.plan is None:
+                    entry.compile()
+        if fast_key is not None:
+            self._fast[fast_key] = entry
+        self.__dict__["_last"] = entry
+        return entry.run(tensors)
+
+    def _key(self, a_spec, k_spec, tensors):
+        """The cache key of a call (Note [Graph signatures])."""
+        mask = self._KEY_MASK
+        return ((a_spec, k_spec), tuple([(t._meta, t._key_set & mask) for t in tensors]), self._flags())
+
+    def _capture(self, args, kwargs, key, a_spec, k_spec, leaves) -> _Entry:
+        if current_build_ctx() is not None:
+            raise RuntimeError(f"nn.Graph '{self._name}' cannot be called inside the build() of nn.Graph "
+                               f"'{current_build_ctx().graph_name}'")
+        start = time.perf_counter()
+        in_metas = [t._meta for _, t in leaves]
+        if self._entries:
+            _log.info("nn.Graph '%s': new input signature %s; capturing and compiling it (%d signature(s) cached)",
+                      self._name, io.describe_call(a_spec, k_spec, in_metas), len(self._entries) + 1)
+        for attr, block in list(self._blocks.items()):  # submodules may have changed since assignment
+            self._blocks[attr] = ModuleBlock(block._origin, attr)
+        ctx = JobBuildAndInferCtx(self._name, self._state_names())
+        try:
+            with lazy_mode(ctx):
+                lazy = [ctx.add_input(f"_{self._name}_input.{p}", t) for p, t in leaves]
+                outputs = self.build(*io.unflatten(a_spec, lazy), **io.unflatten(k_spec, lazy))
+                out_spec, out_leaves = io.flatten(outputs, "output", self._name)
+                for p, t in out_leaves:
+                    ctx.add_output(f"_{self._name}_output" + (f".{p}" if p else ""), t)
+                ctx.finish(train=ctx.trainable_written())
+        finally:
+            ctx.restore_eager_state()
+        entry = _Entry(ctx.job, (a_spec, k_spec), in_metas, out_spec, ctx.variables(), self.config)
+        entry.capture_seconds = time.perf_counter() - start
+        self._entries[key] = entry
+        return entry
+
+    # ---- introspection --------------------------------------------------------------------------
+    def _current(self) -> _Entry:
+        entry = self._last
+        if entry is None:
+            raise RuntimeError(f"nn.Graph '{self._name}' has not been captured yet: call it once first")
+        if entry.plan is None:
+            entry.compile()
+        return entry
+
+    @property
+    def job(self) -> job_pb2.Job:
+        """The ``Job`` proto that runs for the last call's signature (after the passes)."""
+        return self._current().ir.to_job()
+
+    @property
+    def captured_job(self) -> job_pb2.Job:
+        """The ``Job`` proto as captured for the last call's signature (before the passes)."""
+        entry = self._last
+        if entry is None:
+            raise RuntimeError(f"nn.Graph '{self._name}' has not been captured yet: call it once first")
+        job = job_pb2.Job()
+        job.CopyFrom(entry.job)
+        return job
+
+    @property
+    def plan_source(self) -> str:
+        """The generated Python source of the last call's plan."""
+        return self._current().plan.source
+
+    def __repr__(self):
+        lines = [f"nn.Graph '{self._name}' ({type(self).__name__}): {len(self._entries)} captured input "
+                 f"signature(s); {self.config!r}"]
+        for attr, block in self._blocks.items():
+            lines.append(f"  module {attr}: {type(block._origin).__name__}")
+        for entry in self._entries.values():
+            lines.extend(_describe_entry(entry, self.config))
+        return "\n".join(lines)
+
+    def to_dot(self) -> str:
+        """Graphviz DOT text of the job that runs for the last call's signature."""
+        entry = self._current()
+        return _to_dot(self._name, entry.ir)
+
+    # ---- persistence ----------------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the last call's captured job and the current values of its variables to ``path``
+        (a NumPy ``.npz`` archive); :meth:`load` makes a runnable graph of it without the model code."""
+        entry = self._last
+        if entry is None:
+            raise RuntimeError(f"nn.Graph '{self._name}'.save(): call the graph once (capturing it) before saving")
+        meta = {
+            "format": _FORMAT, "version": _FORMAT_VERSION, "graph_name": self._name,
+            "args_spec": io.to_json(entry.in_spec[0]), "kwargs_spec": io.to_json(entry.in_spec[1]),
+            "out_spec": io.to_json(entry.out_spec),
+            "variables": sorted(entry.variables),
+        }
+        arrays = {"__job__": np.frombuffer(entry.job.SerializeToString(deterministic=True), np.uint8),
+                  "__meta__": np.frombuffer(json.dumps(meta).encode(), np.uint8)}
+        for i, name in enumerate(meta["variables"]):
+            arrays[f"var{i}"] = entry.variables[name]._array
+        path = os.fspath(path)
+        tmp = f"{path}.tmp{os.getpid()}"
+        try:
+            with open(tmp, "wb") as f:
+                np.savez(f, **arrays)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+
+    @staticmethod
+    def load(path) -> Graph:
+        """A runnable graph from a file written by :meth:`save` (no Python model code needed); it accepts the
+        input signature it was saved with. A corrupt or mismatched file raises a RuntimeError saying so."""
+        return _load(os.fspath(path))
+
+    @staticmethod
+    def trace(fn) -> Graph:
+        """A graph whose ``build`` is ``fn`` (a function of tensors, without modules); usable as a decorator::
+
+            @flow.nn.Graph.trace
+            def step(x, y):
+                return (x * y).relu().sum()
+        """
+        if not callable(fn):
+            raise TypeError(f"nn.Graph.trace(): expected a function, got {type(fn).__name__}")
+        return FunctionGraph(fn)
+
+
+class FunctionGraph(Graph):
+    """The graph of a plain function (made by :meth:`Graph.trace`); op names carry no module path."""
+
+    def __init__(self, fn):
+        cls_name = _identifier(getattr(fn, "__name__", "function"))
+        with Graph._counter_lock:
+            counter = Graph._counters.setdefault(cls_name, itertools.count())
+            name = f"{cls_name}_{next(counter)}"
+        self._init(name)
+        object.__setattr__(self, "fn", fn)
+        object.__setattr__(self, "__doc__", getattr(fn, "__doc__", None))
+
+    def build(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+
+class _LoadedGraph(Graph):
+    """A graph read by :meth:`Graph.load`: one compiled signature and no build()."""
+
+    def __init__(self, name, path):
+        self._init(name)
+        object.__setattr__(self, "_path", path)
+
+    _KEY_MASK = LAZY_KEY_SET  # the saved job does not depend on requires_grad
+
+    def _add(self, entry):
+        self._entries[(entry.in_spec, tuple([(m, 0) for m in entry.in_metas]), ())] = entry
+        self.__dict__["_last"] = entry
+
+    def variables(self) -> dict:
+        """Variable op name -> the tensor holding its value (updated in place by a training graph)."""
+        return dict(self._last.variables)
+
+
+# ---- printing -------------------------------------------------------------------------------------
+def _meta_text(m) -> str:
+    return f"{m.dtype.name}[{', '.join(map(str, m.shape))}]"
+
+
+def _section(conf) -> str:
+    name = conf.name
+    kind = conf.WhichOneof("op_type")
+    if kind == "input_conf":
+        return "inputs"
+    if kind == "output_conf":
+        return "outputs"
+    if kind == "variable_conf":
+        if is_free_eager_name(name):
+            scope = name.rsplit("-", 2)[0] if name.count("-") >= 2 else ""
+            return f"module {scope}" if scope else "free eager tensors"
+        return f"module {name.rsplit('.', 1)[0]}" if "." in name else "variables"
+    if conf.user_conf.op_type_name == "assign":
+        return "in-place updates"
+    parts = name.rsplit("-", 2)
+    return f"module {parts[0]}" if len(parts) == 3 else "functional ops"
+
+
+def _describe_op(conf, metas) -> str:
+    kind = conf.WhichOneof("op_type")
+    if kind in ("input_conf", "variable_conf"):
+        body = getattr(conf, kind)
+        lbn = f"{conf.name}/{body.out}"
+        what = "input" if kind == "input_conf" else f"variable{' (trainable)' if body.trainable else ''}"
+        return f"{conf.name}: {what} -> {lbn}: {_meta_text(metas[lbn])}"
+    if kind == "output_conf":
+        src = getattr(conf.output_conf, "in")
+        return f"{conf.name}: output <- {src}: {_meta_text(metas[src])}"
+    uc = conf.user_conf
+    ins = ", ".join(f"{arg}={','.join(uc.input[arg].s)}" for arg in uc.input_order)
+    outs = ", ".join(f"{lbn}: {_meta_text(metas[lbn])}" for arg in uc.output_order for lbn in uc.output[arg].s)
+    return f"{conf.name}: {uc.op_type_name}({ins}) -> {outs}"
+
+
+def _describe_entry(entry: _Entry, config) -> list:
+    if entry.plan is None:
+        entry.compile()
+    metas = entry.ir.metas
+    lines = [f"  signature {entry.signature_text()}: {len(entry.job.net.op)} captured op(s) in "
+             f"{entry.capture_seconds * 1e3:.2f} ms, compiled in {entry.compile_seconds * 1e3:.2f} ms"]
+    sections = {}
+    for conf in entry.job.net.op:
+        sections.setdefault(_section(conf), []).append(_describe_op(conf, metas))
+    order = ["inputs"] + [s for s in sections if s not in ("inputs", "outputs", "in-place updates")]
+    order += ["in-place updates", "outputs"]
+    for s in order:
+        if s in sections:
+            lines.append(f"    {s}:")
+            lines.extend(f"      {text}" for text in sections[s])
+    lines.append("    passes:")
+    lines.extend(f"      {r}" for r in entry.reports)
+    lines.append(f"    plan: {entry.plan.num_steps} kernel step(s) for {len(entry.ir.nodes)} op(s) after the passes")
+    return lines
+
+
+def _dot_id(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _to_dot(name: str, ir: JobIR) -> str:
+    shapes = {"input": "ellipse", "output": "ellipse", "variable": "cylinder", "assign": "hexagon", "user": "box"}
+    lines = [f"digraph {_dot_id(name)} {{", "  rankdir=TB;", '  node [fontname="monospace"];']
+    producers = ir.producers()
+    for n in ir.nodes:
+        label = _dot_id(n.name)[:-1] + "\\n" + _dot_id(n.op_type)[1:]
+        lines.append(f"  {_dot_id(n.name)} [label={label}, shape={shapes[n.kind]}];")
+    for n in ir.nodes:
+        for lbn in n.inputs:
+            src = producers[lbn]
+            lines.append(f"  {_dot_id(src.name)} -> {_dot_id(n.name)} [label={_dot_id(_meta_text(ir.metas[lbn]))}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+# ---- loading --------------------------------------------------------------------------------------
+def _load(path: str) -> Graph:
+    def bad(why):
+        return RuntimeError(f"flow.nn.Graph.load: '{path}' is not a valid saved graph: {why}")
+
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            files = {k: archive[k] for k in archive.files}
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zipfile.LargeZipFile) as e:
+        raise bad(f"cannot read it as a NumPy archive ({type(e).__name__}: {e})") from None
+    if "__meta__" not in files or "__job__" not in files:
+        raise bad("the archive has no '__meta__' and '__job__' entries")
+    try:
+        meta = json.loads(files.pop("__meta__").tobytes().decode())
+    except (UnicodeDecodeError, ValueError) as e:
+        raise bad(f"bad metadata ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+        raise bad(f"it was not written by nn.Graph.save() (format {meta.get('format') if isinstance(meta, dict) else None!r})")
+    if meta.get("version") != _FORMAT_VERSION:
+        raise bad(f"format version {meta.get('version')!r}; this version reads version {_FORMAT_VERSION}")
+    job = job_pb2.Job()
+    try:
+        job.ParseFromString(files.pop("__job__").tobytes())
+    except DecodeError as e:
+        raise bad(f"the job proto does not parse ({e})") from None
+    name = meta.get("graph_name")
+    if not isinstance(name, str) or name != job.job_conf.job_name:
+        raise bad(f"graph name {name!r} does not match the job's name {job.job_conf.job_name!r}")
+    try:
+        in_spec = (io.from_json(meta["args_spec"]), io.from_json(meta["kwargs_spec"]))
+        out_spec = io.from_json(meta["out_spec"])
+        var_names = meta["variables"]
+    except (KeyError, ValueError) as e:
+        raise bad(f"bad input / output structure ({e})") from None
+    if in_spec[0][0] != "tuple" or in_spec[1][0] != "dict":
+        raise bad("bad input structure")
+    try:
+        ir = JobIR.parse(job)
+    except JobError as e:
+        raise bad(str(e)) from None
+    var_nodes = {n.name: n for n in ir.nodes if n.kind == "variable"}
+    if not isinstance(var_names, list) or sorted(var_names) != sorted(var_nodes):
+        raise bad(f"its variable values {var_names!r} do not match the job's variable ops {sorted(var_nodes)}")
+    variables = {}
+    for i, vname in enumerate(var_names):
+        a = files.get(f"var{i}")
+        m = ir.metas[var_nodes[vname].outputs[0]]
+        if a is None:
+            raise bad(f"no value for variable '{vname}'")
+        if a.shape != tuple(m.shape) or a.dtype != m.np_dtype:
+            raise bad(f"variable '{vname}' is declared {_meta_text(m)} but its value has shape {a.shape} and dtype "
+                      f"{a.dtype}")
+        variables[vname] = Tensor._make(np.ascontiguousarray(a), make_meta(a.shape, dtypes.from_numpy_dtype(a.dtype),
+                                                                          m.device))
+    inputs = [n for n in ir.nodes if n.kind == "input"]
+    in_metas = [ir.metas[n.outputs[0]] for n in inputs]
+    n_in = _count_tensors(in_spec[0]) + _count_tensors(in_spec[1])
+    if n_in != len(inputs) or _count_tensors(out_spec) != len(ir.nodes_of("output")):
+        raise bad("its input / output structure does not match the job's input and output ops")
+    graph = _LoadedGraph(name, path)
+    entry = _Entry(job, in_spec, in_metas, out_spec, variables, graph.config)
+    try:
+        entry.compile()
+    except JobError as e:
+        raise bad(str(e)) from None
+    graph._add(entry)
+    return graph
+
+
+def _count_tensors(spec) -> int:
+    kind = spec[0]
+    if kind == "T":
+        return 1
+    if kind in ("N", "S"):
+        return 0
+    items = spec[1] if kind != "dict" else [s for _, s in spec[1]]
+    return sum(_count_tensors(s) for s in items)
+

@@ -1,0 +1,193 @@
+"""cpu kernels of the ops in ops/binary.py.
+
+Note [Integer division by zero]
+Integer floor / trunc division, fmod and remainder by zero raise RuntimeError
+"ZeroDivisionError", as PyTorch's cpu kernels do; a floating division by zero is
+IEEE (inf or nan) without NumPy's warnings. Integer overflow wraps (``INT_MIN //
+-1`` is ``INT_MIN``). float16 computes in float32 and rounds once, as PyTorch's
+``opmath`` does (trunc(a / b) would otherwise round twice).
+
+Note [Integer powers]
+PyTorch's ``powi``: an integer to a negative integer power is 1 for base 1, +-1
+for base -1 and 0 otherwise (NumPy raises instead). A tensor to a negative
+Python int power is rejected earlier, by the functor, as PyTorch does.
+"""
+
+import numpy as np
+
+from oneflow_lite.dispatch.kernel_predicate import dtype_in, inputs_dtype_in
+from oneflow_lite.framework.dtype import ALL_DTYPES, FLOATING_DTYPES, INTEGRAL_DTYPES, NUMERIC_DTYPES, bool_
+from oneflow_lite.kernels.cpu.math import scalar_operand
+from oneflow_lite.kernels.registration import cpu_kernel
+
+_errstate = np.errstate
+_F16 = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
+_I64 = np.dtype(np.int64)
+_where = np.where
+_divmod = np.divmod
+
+
+def _check_divisor(op_type, x, y):
+    """Note [Integer division by zero]; an empty result divides nothing."""
+    if x.size and not y.all():
+        raise RuntimeError(f"{op_type}: ZeroDivisionError (integer division by zero)")
+
+
+def _int_truncdiv(a, b):
+    q, r = _divmod(a, b)
+    return q + ((r != 0) & ((a < 0) != (b < 0)))
+
+
+def _float_truncdiv(a, b):
+    return np.trunc(a / b)
+
+
+def _int_pow(a, b):
+    """``a ** b`` in the inputs' integer dtype (Note [Integer powers])."""
+    neg = b < 0
+    if not neg.any():
+        return np.power(a, b)
+    special = _where(a == -1, 1 - 2 * (b & 1), a == 1)
+    return _where(neg, special, np.power(a, _where(neg, 0, b)))
+
+
+def _dividing(op_type, fn):
+    """``fn`` after the divisor check of Note [Integer division by zero]."""
+    def checked(a, b):
+        _check_divisor(op_type, a, b)
+        return fn(a, b)
+    return checked
+
+
+def _binary(op_type, predicate, fn):
+    """Register ``fn(x, y)`` (float16 in float32) as a kernel of ``op_type`` for ``predicate``'s dtypes."""
+    def kernel(ctx, x, y):
+        with _errstate(all="ignore"):
+            if x.dtype == _F16:
+                return fn(x.astype(_F32), y.astype(_F32)).astype(_F16)
+            return fn(x, y)
+    kernel.__name__ = kernel.__qualname__ = op_type + "_cpu"
+    cpu_kernel(op_type, predicate)(kernel)
+
+
+def _scalar(op_type, predicate, fn, reverse=False):
+    """Register ``fn(in, operand)`` (``fn(operand, in)`` when ``reverse``) as a kernel of ``op_type``."""
+    def kernel(ctx, x):
+        with _errstate(all="ignore"):
+            if x.dtype == _F16:
+                s = scalar_operand(ctx, _F32)
+                x = x.astype(_F32)
+                return (fn(s, x) if reverse else fn(x, s)).astype(_F16)
+            s = scalar_operand(ctx, x.dtype)
+            return fn(s, x) if reverse else fn(x, s)
+    kernel.__name__ = kernel.__qualname__ = op_type + "_cpu"
+    cpu_kernel(op_type, predicate)(kernel)
+
+
+_FLOAT_X = dtype_in("x", *FLOATING_DTYPES)
+_INT_X = dtype_in("x", *INTEGRAL_DTYPES)
+_NUMERIC_X = dtype_in("x", *NUMERIC_DTYPES)
+_BITS_X = dtype_in("x", bool_, *INTEGRAL_DTYPES)
+_FLOAT_IN = dtype_in("in", *FLOATING_DTYPES)
+_INT_IN = dtype_in("in", *INTEGRAL_DTYPES)
+
+for _op, _scalar_op, _float_fn, _int_fn in (
+        ("broadcast_floordiv", "scalar_floordiv", np.floor_divide, np.floor_divide),
+        ("broadcast_truncdiv", "scalar_truncdiv", _float_truncdiv, _int_truncdiv),
+        ("broadcast_fmod", "scalar_fmod", np.fmod, np.fmod),
+        ("broadcast_floor_mod", "scalar_floor_mod", np.remainder, np.remainder)):
+    _binary(_op, _FLOAT_X, _float_fn)
+    _binary(_op, _INT_X, _dividing(_op, _int_fn))
+    _scalar(_scalar_op, _FLOAT_IN, _float_fn)
+    _scalar(_scalar_op, _INT_IN, _dividing(_scalar_op, _int_fn))
+
+_binary("broadcast_pow", _FLOAT_X, np.power)
+_binary("broadcast_pow", _INT_X, _int_pow)
+_scalar("scalar_pow", _FLOAT_IN, np.power)
+_scalar("scalar_reverse_pow", _FLOAT_IN, np.power, reverse=True)
+_scalar("scalar_reverse_pow", _INT_IN, _int_pow, reverse=True)
+
+
+@cpu_kernel("scalar_pow", _INT_IN)
+def scalar_pow_int_cpu(ctx, x):
+    """An integer exponent is used as int64, not wrapped to the input's dtype (``int8 ** 1000``)."""
+    attrs = ctx.attrs
+    if attrs["has_float_operand"]:
+        raise RuntimeError("scalar_pow: a float exponent needs a floating input (functors promote it first)")
+    return _int_pow(x, np.array(attrs["int_operand"], _I64)).astype(x.dtype, copy=False)
+
+
+# maximum / minimum propagate NaN (NumPy's maximum / minimum do), as PyTorch's do.
+_binary("broadcast_maximum", dtype_in("x", *ALL_DTYPES), np.maximum)
+_binary("broadcast_minimum", dtype_in("x", *ALL_DTYPES), np.minimum)
+_binary("broadcast_atan2", _FLOAT_X, np.arctan2)
+_binary("broadcast_bitwise_and", _BITS_X, np.bitwise_and)
+_binary("broadcast_bitwise_or", _BITS_X, np.bitwise_or)
+_binary("broadcast_bitwise_xor", _BITS_X, np.bitwise_xor)
+
+
+def _logical(op_type, ufunc):
+    def kernel(ctx, x, y):
+        return ufunc(x, y)
+    kernel.__name__ = kernel.__qualname__ = op_type + "_cpu"
+    cpu_kernel(op_type, inputs_dtype_in(*ALL_DTYPES))(kernel)
+
+
+_logical("broadcast_logical_and", np.logical_and)
+_logical("broadcast_logical_or", np.logical_or)
+_logical("broadcast_logical_xor", np.logical_xor)
+
+_invert = np.invert
+
+
+@cpu_kernel("bitwise_not", _BITS_X)
+def bitwise_not_cpu(ctx, x):
+    return _invert(x)  # on bool: logical not
+
+
+@cpu_kernel("where", dtype_in("x", *ALL_DTYPES))
+def where_cpu(ctx, condition, x, y):
+    return _where(condition, x, y)
+
+
+# ---- lerp, addcmul, addcdiv ------------------------------------------------------------------------
+def _lerp(start, end, weight):
+    """PyTorch's formula: exact at both ends (``weight`` 0 gives ``start``, 1 gives ``end``)."""
+    diff = end - start
+    return _where(np.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
+
+
+@cpu_kernel("lerp", dtype_in("start", *FLOATING_DTYPES))
+def lerp_cpu(ctx, start, end, weight):
+    with _errstate(all="ignore"):
+        if start.dtype == _F16:
+            return _lerp(start.astype(_F32), end.astype(_F32), weight.astype(_F32)).astype(_F16)
+        return _lerp(start, end, weight)
+
+
+@cpu_kernel("scalar_lerp", dtype_in("start", *FLOATING_DTYPES))
+def scalar_lerp_cpu(ctx, start, end):
+    w = ctx.attrs["weight"]
+    dt = start.dtype
+    if dt == _F16:
+        start, end = start.astype(_F32), end.astype(_F32)
+    with _errstate(all="ignore"):
+        diff = end - start
+        out = start + w * diff if abs(w) < 0.5 else end - diff * (1 - w)
+    return out.astype(dt, copy=False)
+
+
+def _ternary(op_type, predicate, fn):
+    """Register ``fn(input, tensor1, tensor2, value)`` (float16 in float32) as the kernel of ``op_type``."""
+    def kernel(ctx, x, t1, t2):
+        with _errstate(all="ignore"):
+            if x.dtype == _F16:
+                return fn(x.astype(_F32), t1.astype(_F32), t2.astype(_F32), scalar_operand(ctx, _F32)).astype(_F16)
+            return fn(x, t1, t2, scalar_operand(ctx, x.dtype))
+    kernel.__name__ = kernel.__qualname__ = op_type + "_cpu"
+    cpu_kernel(op_type, predicate)(kernel)
+
+
+_ternary("addcmul", dtype_in("input", *NUMERIC_DTYPES), lambda x, t1, t2, v: x + v * t1 * t2)
+_ternary("addcdiv", dtype_in("input", *FLOATING_DTYPES), lambda x, t1, t2, v: x + v * t1 / t2)

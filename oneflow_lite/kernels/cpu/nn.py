@@ -1,0 +1,488 @@
+"""cpu kernels of the neural-network ops (ops/nn.py).
+
+float16 data is computed in float32 and rounded once at the end, as PyTorch's cpu kernels do
+(``opmath``). NaN, inf and empty inputs follow IEEE and PyTorch without NumPy warnings: these
+kernels do enough work per call that ``np.errstate`` (about a microsecond) is cheap.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from oneflow_lite.dispatch.kernel_predicate import dtype_in
+from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.dtype import ALL_DTYPES, FLOATING_DTYPES
+from oneflow_lite.framework.generator import current_generator
+from oneflow_lite.kernels.registration import cpu_kernel
+
+_F16 = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
+_I64 = np.dtype(np.int64)
+_errstate = np.errstate
+_exp = np.exp
+_log = np.log
+_where = np.where
+_abs = np.abs
+_sign = np.sign
+_sqrt = np.sqrt
+
+
+def _floats(name):
+    return dtype_in(name, *FLOATING_DTYPES)
+
+
+def _up(a):
+    """``a`` in the dtype it is computed in: float32 for float16."""
+    return a.astype(_F32) if a.dtype == _F16 else a
+
+
+# ---- softmax / log_softmax ---------------------------------------------------------------------
+def _softmax(axis, x):
+    e = _exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+def _log_softmax(axis, x):
+    shifted = x - x.max(axis, keepdims=True)
+    return shifted - _log(_exp(shifted).sum(axis, keepdims=True))
+
+
+def _safe_softmax(axis, x):
+    m = x.max(axis, keepdims=True)
+    e = _exp(x - m)
+    return _where(m == -np.inf, 0, e / e.sum(axis, keepdims=True))
+
+
+def _softmax_grad(axis, y, dy):
+    return y * (dy - (dy * y).sum(axis, keepdims=True))
+
+
+def _log_softmax_grad(axis, y, dy):
+    return dy - _exp(y) * dy.sum(axis, keepdims=True)
+
+
+def _axis_kernel(fn, name):
+    """A kernel applying ``fn(axis, *arrays)`` along the ``axis`` attr (a 0-d input is one element)."""
+    def kernel(ctx, *arrays):
+        x = arrays[0]
+        if x.size == 0:
+            return np.empty(x.shape, x.dtype)
+        if x.ndim == 0:
+            arrays = [a.reshape(1) for a in arrays]
+        if x.dtype == _F16:
+            arrays = [a.astype(_F32) for a in arrays]
+        with _errstate(invalid="ignore", divide="ignore"):  # rows of -inf / +inf give nan, as in PyTorch
+            r = fn(ctx.attrs["axis"], *arrays)
+        if x.ndim == 0:
+            r = r.reshape(())
+        return r if r.dtype == x.dtype else r.astype(x.dtype)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+cpu_kernel("softmax", _floats("in"))(_axis_kernel(_softmax, "softmax_cpu"))
+cpu_kernel("log_softmax", _floats("in"))(_axis_kernel(_log_softmax, "log_softmax_cpu"))
+cpu_kernel("safe_softmax", _floats("in"))(_axis_kernel(_safe_softmax, "safe_softmax_cpu"))
+cpu_kernel("softmax_grad", _floats("dy"))(_axis_kernel(_softmax_grad, "softmax_grad_cpu"))
+cpu_kernel("log_softmax_grad", _floats("dy"))(_axis_kernel(_log_softmax_grad, "log_softmax_grad_cpu"))
+
+
+# ---- nll --------------------------------------------------------------------------------------------
+def _nll_targets(ctx, num_classes, target, weight, dtype):
+    """(safe class index, valid mask, per-element weight) of ``target`` flattened to (N, d...)."""
+    t = target.reshape(1) if target.ndim == 0 else target
+    t = t.astype(_I64, copy=False)
+    valid = t != ctx.attrs["ignore_index"]
+    bad = valid & ((t < 0) | (t >= num_classes))
+    if bad.any():
+        raise IndexError(f"nll_loss: Target {int(t[bad][0])} is out of bounds.")
+    safe = _where(valid, t, 0)
+    if weight is None or not weight.size:  # (no class can be valid when there are none)
+        w = valid.astype(dtype)
+    else:
+        w = _where(valid, weight[safe], 0).astype(dtype, copy=False)
+    return safe, valid, w
+
+
+@cpu_kernel("nll", _floats("input"))
+def nll_cpu(ctx, x, target, weight=None):
+    x2 = x.reshape(1, -1) if x.ndim == 1 else x
+    safe, valid, w = _nll_targets(ctx, x2.shape[1], target, weight, x.dtype)
+    if x2.shape[1] == 0:
+        picked = np.zeros(safe.shape, x.dtype)
+    else:
+        picked = np.take_along_axis(x2, safe[:, None], axis=1)[:, 0]
+    with _errstate(invalid="ignore"):  # -inf * 0 (ignored or zero-weight targets) is nan, where() drops it
+        out = _where(valid, -picked * w, x.dtype.type(0))
+    if target.ndim == 0:
+        return out.reshape(()), w.reshape(())
+    return out, w
+
+
+@cpu_kernel("nll_grad", _floats("out_grad"))
+def nll_grad_cpu(ctx, dy, target, weight=None):
+    like = ctx.out_metas[0].shape
+    dx = np.zeros(like, dy.dtype)
+    dx2 = dx.reshape(1, -1) if len(like) == 1 else dx
+    safe, valid, w = _nll_targets(ctx, dx2.shape[1], target, weight, dy.dtype)
+    if dx2.shape[1]:
+        values = _where(valid, -w * dy.reshape(safe.shape), dy.dtype.type(0))
+        np.put_along_axis(dx2, safe[:, None], values[:, None], axis=1)
+    return dx
+
+
+def _class_weight_shape(ndim, num_classes):
+    """The shape that broadcasts a (C,) class weight over an (N, C, d...) array of ``ndim`` dims."""
+    return (1, num_classes) + (1,) * (ndim - 2)
+
+
+@cpu_kernel("nll_smooth", _floats("input"))
+def nll_smooth_cpu(ctx, x, target, weight=None):
+    x2 = x.reshape(1, -1) if x.ndim == 1 else x
+    _, valid, _ = _nll_targets(ctx, x2.shape[1], target, weight, x.dtype)
+    xc = _up(x2)
+    with _errstate(invalid="ignore"):  # -inf * 0 and inf - inf give nan, as in PyTorch
+        if weight is not None:
+            xc = xc * weight.reshape(_class_weight_shape(x2.ndim, x2.shape[1]))
+        out = _where(valid, -xc.sum(1), 0)
+    return out.reshape(target.shape).astype(x.dtype, copy=False)
+
+
+@cpu_kernel("nll_smooth_grad", _floats("out_grad"))
+def nll_smooth_grad_cpu(ctx, dy, target, weight=None):
+    like = ctx.out_metas[0].shape
+    like2 = (1, *like) if len(like) == 1 else like
+    _, valid, _ = _nll_targets(ctx, like2[1], target, weight, dy.dtype)
+    g = _where(valid, -dy.reshape(valid.shape), dy.dtype.type(0))[:, None]  # (N, 1, d...)
+    if weight is not None:
+        g = g * weight.reshape(_class_weight_shape(len(like2), like2[1]))
+    return np.broadcast_to(g, like2).reshape(like).astype(dy.dtype)
+
+
+# ---- elementwise losses (Note [Loss ops are elementwise] in ops/nn.py) --------------------------------
+def _xlogy_self(t):
+    """``t * log(t)``, 0 where ``t`` is 0 (PyTorch's ``xlogy(t, t)``)."""
+    return _where(t == 0, 0, t * _log(t))
+
+
+def _log_clamped(a):
+    """``log(a)`` clamped to >= -100, as PyTorch's binary_cross_entropy does."""
+    return np.maximum(_log(a), -100)
+
+
+def _softplus_neg(x):
+    """``log(1 + exp(-x))``, stably."""
+    return np.log1p(_exp(-_abs(x))) + np.maximum(-x, 0)
+
+
+def _smooth_l1(a, x, t):
+    d = x - t
+    beta = a["beta"]
+    ad = _abs(d)
+    return ad if beta == 0 else _where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
+
+
+def _smooth_l1_grad(a, dy, x, t):
+    d = x - t
+    beta = a["beta"]
+    return dy * (_sign(d) if beta == 0 else _where(_abs(d) < beta, d / beta, _sign(d)))
+
+
+def _huber(a, x, t):
+    d = x - t
+    delta = a["delta"]
+    ad = _abs(d)
+    return _where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+
+
+def _huber_grad(a, dy, x, t):
+    d = x - t
+    delta = a["delta"]
+    return dy * _where(_abs(d) < delta, d, delta * _sign(d))
+
+
+def _kl_div(a, x, t):
+    return _exp(t) * (t - x) if a["log_target"] else _xlogy_self(t) - t * x
+
+
+def _kl_div_grad(a, dy, x, t):
+    return -dy * (_exp(t) if a["log_target"] else t)
+
+
+def _kl_div_target_grad(a, dy, x, t):
+    """d/dt of t (log t - x) is log t + 1 - x: -inf at t == 0, the one-sided derivative of t log t."""
+    if a["log_target"]:
+        return dy * _exp(t) * (t - x + 1)
+    return dy * (_log(t) + 1 - x)
+
+
+def _bce(a, x, t):
+    if not ((x >= 0) & (x <= 1)).all():
+        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    return -(t * _log_clamped(x) + (1 - t) * _log_clamped(1 - x))
+
+
+def _bce_grad(a, dy, x, t):
+    return dy * (x - t) / np.maximum((1 - x) * x, 1e-12)
+
+
+def _bce_target_grad(a, dy, x, t):
+    return dy * (_log_clamped(1 - x) - _log_clamped(x))
+
+
+def _bce_logits(a, x, t, pos_weight=None):
+    sp = _softplus_neg(x)
+    if pos_weight is None:
+        return (1 - t) * x + sp
+    return (1 - t) * x + (1 + (pos_weight - 1) * t) * sp
+
+
+def _bce_logits_grad(a, dy, x, t, pos_weight=None):
+    sigmoid_neg = _exp(-(_softplus_neg(x) + x))  # sigmoid(-x) = exp(-softplus(x)), softplus(x) = softplus(-x) + x
+    if pos_weight is None:
+        return dy * ((1 - t) - sigmoid_neg)
+    return dy * ((1 - t) - (1 + (pos_weight - 1) * t) * sigmoid_neg)
+
+
+def _bce_logits_target_grad(a, dy, x, t, pos_weight=None):
+    if pos_weight is None:
+        return dy * -x
+    return dy * ((pos_weight - 1) * _softplus_neg(x) - x)
+
+
+_LOSS_KERNELS = {
+    "mse_loss": (lambda a, x, t: (x - t) ** 2, lambda a, dy, x, t: dy * 2 * (x - t), None),
+    "l1_loss": (lambda a, x, t: _abs(x - t), lambda a, dy, x, t: dy * _sign(x - t), None),
+    "smooth_l1_loss": (_smooth_l1, _smooth_l1_grad, None),
+    "huber_loss": (_huber, _huber_grad, None),
+    "kl_div_loss": (_kl_div, _kl_div_grad, _kl_div_target_grad),
+    "binary_cross_entropy": (_bce, _bce_grad, _bce_target_grad),
+    "binary_cross_entropy_with_logits": (_bce_logits, _bce_logits_grad, _bce_logits_target_grad),
+}
+
+
+def _loss_kernel(fn, name):
+    """A kernel of the elementwise formula ``fn(attrs, *arrays)``, float16 in float32, without warnings."""
+    def kernel(ctx, *arrays):
+        d = arrays[0].dtype
+        if d == _F16:
+            arrays = [a.astype(_F32) for a in arrays]
+        with _errstate(all="ignore"):
+            r = fn(ctx.attrs, *arrays)
+        shape = ctx.out_metas[0].shape
+        if r.shape != shape:
+            return np.broadcast_to(r, shape).astype(d)
+        return r.astype(d, copy=False)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+for _op, (_fwd, _grad, _target_grad) in _LOSS_KERNELS.items():
+    cpu_kernel(_op, _floats("input"))(_loss_kernel(_fwd, _op + "_cpu"))
+    cpu_kernel(_op + "_grad", _floats("dy"))(_loss_kernel(_grad, _op + "_grad_cpu"))
+    if _target_grad is not None:
+        cpu_kernel(_op + "_target_grad", _floats("dy"))(_loss_kernel(_target_grad, _op + "_target_grad_cpu"))
+
+
+# ---- dropout --------------------------------------------------------------------------------------
+@cpu_kernel("random_mask_like", dtype_in("like", *ALL_DTYPES))
+def random_mask_like_cpu(ctx, like):
+    """True (keep) with probability ``1 - rate``, drawn from the current generator."""
+    rate = ctx.attrs["rate"]
+    shape = like.shape
+    if rate == 0.0:
+        return np.ones(shape, np.bool_)
+    if rate == 1.0:
+        return np.zeros(shape, np.bool_)
+    return current_generator(ctx.device).numpy.random(shape, dtype=_F32) >= rate
+
+
+@cpu_kernel("dropout", _floats("in"))
+def dropout_cpu(ctx, x, mask):
+    """``x * mask * scale``: a dropped NaN stays NaN (``x * 0``), as in PyTorch."""
+    r = x * mask
+    with _errstate(all="ignore"):
+        r *= ctx.attrs["scale"]
+    return r
+
+
+# ---- layer_norm -------------------------------------------------------------------------------------
+def _norm_axes(ctx, x):
+    begin = ctx.attrs["begin_norm_axis"]
+    return begin, tuple(range(begin, x.ndim)), math.prod(x.shape[begin:])
+
+
+@cpu_kernel("layer_norm", _floats("x"))
+def layer_norm_cpu(ctx, x, *params):
+    attrs = ctx.attrs
+    begin, axes, n = _norm_axes(ctx, x)
+    gamma = params[0] if attrs["scale"] else None
+    beta = params[-1] if attrs["center"] else None
+    xc = _up(x)
+    with _errstate(all="ignore"):  # an empty normalized shape gives nan statistics (and an empty y)
+        mean = xc.sum(axes, keepdims=True) / n
+        d = xc - mean
+        inv = 1 / _sqrt((d * d).sum(axes, keepdims=True) / n + attrs["epsilon"])
+    y = d * inv
+    if gamma is not None:
+        y *= gamma
+    if beta is not None:
+        y += beta
+    stat = ctx.out_metas[1].np_dtype
+    lead = x.shape[:begin]
+    return y.astype(x.dtype, copy=False), mean.reshape(lead).astype(stat), inv.reshape(lead).astype(stat)
+
+
+def _layer_norm_xhat(ctx, dy, x, mean, inv):
+    begin, axes, n = _norm_axes(ctx, x)
+    kept = x.shape[:begin] + (1,) * (x.ndim - begin)
+    inv = inv.reshape(kept)
+    return begin, axes, n, inv, (_up(x) - mean.reshape(kept)) * inv, _up(dy)
+
+
+@cpu_kernel("layer_norm_grad", _floats("dy"))
+def layer_norm_grad_cpu(ctx, dy, x, mean, inv, gamma=None):
+    _, axes, n, inv, xhat, dy = _layer_norm_xhat(ctx, dy, x, mean, inv)
+    g = dy if gamma is None else dy * gamma
+    with _errstate(all="ignore"):
+        dx = inv * (g - g.sum(axes, keepdims=True) / n - xhat * ((g * xhat).sum(axes, keepdims=True) / n))
+    return dx.astype(x.dtype, copy=False)
+
+
+@cpu_kernel("layer_norm_param_grad", _floats("dy"))
+def layer_norm_param_grad_cpu(ctx, dy, x, mean, inv):
+    begin, _, _, inv, xhat, dy = _layer_norm_xhat(ctx, dy, x, mean, inv)
+    lead = tuple(range(begin))
+    return (dy * xhat).sum(lead).astype(x.dtype, copy=False), dy.sum(lead).astype(x.dtype, copy=False)
+
+
+# ---- batch_norm (channels at dim 1) -------------------------------------------------------------------
+def _channel_layout(x):
+    """(reduced axes, per-channel broadcast shape, values per channel) of an (N, C, ...) array."""
+    axes = (0, *range(2, x.ndim))
+    return axes, (1, x.shape[1]) + (1,) * (x.ndim - 2), x.size // x.shape[1] if x.shape[1] else 0
+
+
+@cpu_kernel("batch_norm_stats", _floats("x"))
+def batch_norm_stats_cpu(ctx, x):
+    """Per-channel mean and biased variance."""
+    axes, _, n = _channel_layout(x)
+    xc = _up(x)
+    with _errstate(all="ignore"):  # an empty batch gives nan
+        mean = xc.sum(axes, keepdims=True) / n
+        d = xc - mean
+        var = (d * d).sum(axes) / n
+    return mean.reshape(-1).astype(x.dtype), var.astype(x.dtype, copy=False)
+
+
+@cpu_kernel("batch_norm_stats_grad", _floats("x"))
+def batch_norm_stats_grad_cpu(ctx, x, mean, mean_diff, var_diff):
+    _, kept, n = _channel_layout(x)
+    xc = _up(x)
+    with _errstate(all="ignore"):
+        dx = (_up(mean_diff).reshape(kept) + _up(var_diff).reshape(kept) * 2 * (xc - _up(mean).reshape(kept))) / n
+    return np.broadcast_to(dx, x.shape).astype(x.dtype)
+
+
+@cpu_kernel("batch_norm_elemt", _floats("x"))
+def batch_norm_elemt_cpu(ctx, x, mean, var, *params):
+    attrs = ctx.attrs
+    kept = _channel_layout(x)[1]
+    with _errstate(all="ignore"):
+        inv = 1 / _sqrt(_up(var) + attrs["epsilon"])
+    scale = inv if not attrs["scale"] else inv * _up(params[0])
+    shift = -_up(mean) * scale
+    if attrs["center"]:
+        shift = shift + _up(params[-1])
+    y = _up(x) * scale.reshape(kept) + shift.reshape(kept)
+    return y.astype(x.dtype, copy=False)
+
+
+@cpu_kernel("batch_norm_elemt_grad", _floats("dy"))
+def batch_norm_elemt_grad_cpu(ctx, dy, x, mean, var, weight=None):
+    axes, kept, _ = _channel_layout(x)
+    dyc = _up(dy)
+    with _errstate(all="ignore"):
+        inv = 1 / _sqrt(_up(var) + ctx.attrs["epsilon"])
+    w = 1 if weight is None else _up(weight)
+    dy_xm = (dyc * (_up(x) - _up(mean).reshape(kept))).sum(axes)
+    dx = dyc * (w * inv).reshape(kept)
+    dbias = dyc.sum(axes)
+    d = x.dtype
+    return (dx.astype(d, copy=False), (-dbias * w * inv).astype(d), (-0.5 * dy_xm * w * inv ** 3).astype(d),
+            (dy_xm * inv).astype(d), dbias.astype(d))
+
+
+@cpu_kernel("running_stat_update", _floats("running"))
+def running_stat_update_cpu(ctx, running, value):
+    attrs = ctx.attrs
+    m = attrs["momentum"]
+    r = _up(running) * (1 - m) + _up(value) * (attrs["value_scale"] * m)
+    return r.astype(running.dtype, copy=False)
+
+
+# ---- embedding --------------------------------------------------------------------------------------
+def _check_embedding_indices(indices, num_weights):
+    if indices.size and (indices.min() < 0 or indices.max() >= num_weights):
+        raise IndexError(f"embedding: index out of range in self (indices must be in [0, {num_weights}))")
+
+
+@cpu_kernel("embedding", dtype_in("weight", *ALL_DTYPES))
+def embedding_cpu(ctx, weight, indices):
+    _check_embedding_indices(indices, weight.shape[0])
+    return weight.take(indices, axis=0)
+
+
+@cpu_kernel("embedding_grad", _floats("dy"))
+def embedding_grad_cpu(ctx, dy, indices):
+    attrs = ctx.attrs
+    num = attrs["num_weights"]
+    _check_embedding_indices(indices, num)
+    dim = dy.shape[-1]
+    idx = indices.reshape(-1)
+    values = _up(dy).reshape(-1, dim)
+    if attrs["scale_grad_by_freq"]:
+        values = values / np.bincount(idx, minlength=num)[idx][:, None]
+    dx = np.zeros((num, dim), values.dtype)
+    np.add.at(dx, idx, values)
+    if attrs["padding_idx"] >= 0:
+        dx[attrs["padding_idx"]] = 0
+    return dx.astype(dy.dtype, copy=False)
+
+
+# ---- one_hot ----------------------------------------------------------------------------------------
+def _check_classes(indices, depth=None):
+    if indices.size:
+        if indices.min() < 0:
+            raise RuntimeError("one_hot: Class values must be non-negative.")
+        if depth is not None and indices.max() >= depth:
+            raise RuntimeError("one_hot: Class values must be smaller than num_classes.")
+
+
+@cpu_kernel("one_hot", dtype_in("indices", dt.int64))
+def one_hot_cpu(ctx, indices):
+    depth = ctx.attrs["depth"]
+    _check_classes(indices, depth)
+    return (indices[..., None] == np.arange(depth, dtype=_I64)).astype(_I64)
+
+
+@cpu_kernel("one_hot_num_classes", dtype_in("indices", dt.int64))
+def one_hot_num_classes_cpu(ctx, indices):
+    if indices.size == 0:
+        raise RuntimeError("one_hot: Can not infer total number of classes from empty tensor.")
+    _check_classes(indices)
+    return np.array(indices.max() + 1, _I64)
+
+
+# ---- attention mask bias ------------------------------------------------------------------------------
+@cpu_kernel("attn_mask_bias")
+def attn_mask_bias_cpu(ctx, mask=None):
+    causal = ctx.attrs["causal_shape"]
+    allowed = mask
+    if causal:
+        tril = np.tri(causal[0], causal[1], dtype=np.bool_)
+        allowed = tril if mask is None else mask & tril
+    m = ctx.out_metas[0]
+    return _where(allowed, m.np_dtype.type(0), m.np_dtype.type(-np.inf))

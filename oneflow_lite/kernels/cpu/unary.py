@@ -1,0 +1,237 @@
+"""cpu kernels of the unary math ops and clamping.
+
+Note [Quiet unary kernels]
+PyTorch computes ``log(0) = -inf``, ``sqrt(-1) = nan``, ``1 / 0 = inf``,
+``sin(inf) = nan`` and float overflow to inf without a warning. The kernels that
+can meet these cases silence NumPy's floating-point warnings (``np.errstate``,
+about 1 us); the others (abs, floor, ...) run bare.
+"""
+
+import math
+
+import numpy as np
+
+from oneflow_lite.dispatch.kernel_predicate import dtype_in
+from oneflow_lite.framework.dtype import ALL_DTYPES, FLOATING_DTYPES, INTEGRAL_DTYPES, NUMERIC_DTYPES, bool_
+from oneflow_lite.kernels.registration import cpu_kernel
+
+_errstate = np.errstate
+_F16 = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_BOOL = np.dtype(np.bool_)
+
+_FLOAT_X = dtype_in("x", *FLOATING_DTYPES)
+_INT_X = dtype_in("x", *INTEGRAL_DTYPES)
+_NUMERIC_X = dtype_in("x", *NUMERIC_DTYPES)
+_ALL_X = dtype_in("x", *ALL_DTYPES)
+_NON_FLOAT_X = dtype_in("x", *(d for d in ALL_DTYPES if not d.is_floating_point))
+_FLOAT_DY = dtype_in("dy", *FLOATING_DTYPES)
+
+
+def _ufunc_kernel(ufunc, name, quiet):
+    if quiet:
+        def kernel(ctx, x):
+            with _errstate(all="ignore"):
+                return ufunc(x)
+    else:
+        def kernel(ctx, x):
+            return ufunc(x)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+def _copy_kernel(ctx, x):
+    """floor / ceil / round / trunc of an integer tensor, sign of a bool tensor: a copy, as in PyTorch."""
+    return x.copy()
+
+
+# ---- erf ------------------------------------------------------------------------------------------
+# Cephes' rational approximations (ndtr.c, S. L. Moshier): erf(x) = x T(x^2) / U(x^2) for |x| <= 1, else
+# 1 - erfc(|x|) with erfc(a) = exp(-a^2) P(a) / Q(a), to a few ulp; |x| is capped at 8 (where the P / Q fit
+# ends; erf is 1.0 in float64 beyond 6). float16 and float32 inputs compute in float32.
+_ERF_T = (9.60497373987051638749E0, 9.00260197203842689217E1, 2.23200534594684319226E3, 7.00332514112805075473E3,
+          5.55923013010394962768E4)
+_ERF_U = (1.0, 3.35617141647503099647E1, 5.21357949780152679795E2, 4.59432382970980127987E3,
+          2.26290000613890934246E4, 4.92673942608635921086E4)
+_ERFC_P = (2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0,
+           4.86371970985681366614E1, 1.96520832956077098242E2, 5.26445194995477358631E2,
+           9.34528527171957607540E2, 1.02755188689515710272E3, 5.57535335369399327526E2)
+_ERFC_Q = (1.0, 1.32281951154744992508E1, 8.67072140885989742329E1, 3.54937778887819891062E2,
+           9.75708501743205489753E2, 1.82390916687909736289E3, 2.24633760818710981792E3,
+           1.65666309194161350182E3, 5.57535340817727675546E2)
+# Below this many elements the ~40 NumPy calls of the rational forms cost more than math.erf per element.
+_ERF_SMALL = 512
+_erf_scalar = np.frompyfunc(math.erf, 1, 1)
+
+
+def _polyval(x, coefs):
+    r = x * coefs[0]
+    r += coefs[1]
+    for c in coefs[2:]:
+        r *= x
+        r += c
+    return r
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """The error function of a floating array, in ``x``'s dtype."""
+    dt = x.dtype
+    if x.size < _ERF_SMALL:
+        return np.asarray(_erf_scalar(x), dtype=dt)
+    x = x.astype(_F64 if dt == _F64 else _F32, copy=False)
+    r = np.empty_like(x)
+    with _errstate(all="ignore"):
+        small = np.abs(x) <= 1.0
+        xs = x[small]
+        z = xs * xs
+        num = _polyval(z, _ERF_T)
+        num *= xs
+        num /= _polyval(z, _ERF_U)
+        r[small] = num
+        np.logical_not(small, out=small)
+        xb = x[small]
+        a = np.minimum(np.abs(xb), 8.0)
+        e = a * a
+        np.negative(e, out=e)
+        np.exp(e, out=e)
+        e *= _polyval(a, _ERFC_P)
+        e /= _polyval(a, _ERFC_Q)
+        np.subtract(1.0, e, out=e)
+        r[small] = np.copysign(e, xb, out=e)
+    return r.astype(dt, copy=False)
+
+
+# ---- elementwise math -------------------------------------------------------------------------------
+def _rsqrt(x):
+    r = np.sqrt(x, out=np.empty_like(x))
+    return np.reciprocal(r, out=r)
+
+
+cpu_kernel("abs", _NUMERIC_X)(_ufunc_kernel(np.abs, "abs_cpu", quiet=False))
+cpu_kernel("square", _INT_X)(_ufunc_kernel(np.square, "square_int_cpu", quiet=False))  # integers wrap
+cpu_kernel("square", _FLOAT_X)(_ufunc_kernel(np.square, "square_cpu", quiet=True))
+for _op, _fn in (("expm1", np.expm1), ("log", np.log), ("log1p", np.log1p), ("log2", np.log2), ("sqrt", np.sqrt),
+                 ("rsqrt", _rsqrt), ("sin", np.sin), ("cos", np.cos), ("tan", np.tan),
+                 ("reciprocal", np.reciprocal)):
+    cpu_kernel(_op, _FLOAT_X)(_ufunc_kernel(_fn, _op + "_cpu", quiet=True))
+cpu_kernel("erf", _FLOAT_X)(_ufunc_kernel(erf, "erf_cpu", quiet=False))
+for _op, _fn in (("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc)):
+    cpu_kernel(_op, _FLOAT_X)(_ufunc_kernel(_fn, _op + "_cpu", quiet=False))
+    cpu_kernel(_op, _INT_X)(_copy_kernel)
+
+
+@cpu_kernel("sign", _NUMERIC_X)
+def sign_cpu(ctx, x):
+    """-1, 0 or 1; NaN gives 0, as PyTorch's ``(0 < x) - (x < 0)``."""
+    if x.dtype.kind == "f":
+        return np.greater(x, 0).astype(x.dtype) - np.less(x, 0)
+    return np.sign(x)
+
+
+cpu_kernel("sign", dtype_in("x", bool_))(_copy_kernel)  # PyTorch: sign of a bool tensor is itself
+
+
+@cpu_kernel("round", _FLOAT_X)
+def round_cpu(ctx, x):
+    """Half to even; with ``decimals`` PyTorch's ``rint(x * 10^d) / 10^d`` (``rint(x / 10^-d) * 10^-d`` for
+    d < 0), in float32 for float16 input."""
+    d = ctx.attrs["decimals"]
+    if d == 0:
+        return np.rint(x)
+    dt = x.dtype
+    op_dt = _F32 if dt == _F16 else dt
+    scale = 10.0 ** abs(d) if abs(d) <= 308 else math.inf
+    with _errstate(all="ignore"):
+        s = op_dt.type(scale)
+        x = x.astype(op_dt, copy=False)
+        r = np.rint(x * s) / s if d > 0 else np.rint(x / s) * s
+        return r.astype(dt, copy=False)
+
+
+# Integer tensors: the functor rejects decimals != 0 (PyTorch has no integer kernel for it).
+cpu_kernel("round", _INT_X)(_copy_kernel)
+
+
+# ---- logical tests -----------------------------------------------------------------------------------
+cpu_kernel("logical_not", _ALL_X)(_ufunc_kernel(np.logical_not, "logical_not_cpu", quiet=False))
+for _op, _fn in (("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)):
+    cpu_kernel(_op, _FLOAT_X)(_ufunc_kernel(_fn, _op + "_cpu", quiet=False))
+
+
+@cpu_kernel("isnan", _NON_FLOAT_X)
+def isnan_non_float_cpu(ctx, x):
+    return np.zeros(x.shape, _BOOL)
+
+
+@cpu_kernel("isinf", _NON_FLOAT_X)
+def isinf_non_float_cpu(ctx, x):
+    return np.zeros(x.shape, _BOOL)
+
+
+@cpu_kernel("isfinite", _NON_FLOAT_X)
+def isfinite_non_float_cpu(ctx, x):
+    return np.ones(x.shape, _BOOL)
+
+
+# ---- nan_to_num ------------------------------------------------------------------------------------
+@cpu_kernel("nan_to_num", _FLOAT_X)
+def nan_to_num_cpu(ctx, x):
+    a = ctx.attrs
+    t = x.dtype.type
+    info = np.finfo(x.dtype)
+    with _errstate(all="ignore"):  # a replacement beyond float16 / float32 becomes inf, as a C++ cast does
+        nan = t(a["nan"])
+        posinf = t(a["posinf"]) if a["has_posinf"] else info.max
+        neginf = t(a["neginf"]) if a["has_neginf"] else info.min
+    return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+
+# Integer and bool tensors hold no NaN or inf: a copy, as in PyTorch.
+cpu_kernel("nan_to_num", _NON_FLOAT_X)(_copy_kernel)
+
+
+# ---- clamp -----------------------------------------------------------------------------------------
+_maximum = np.maximum
+_minimum = np.minimum
+
+
+@cpu_kernel("clip_by_scalar", _NUMERIC_X)
+def clip_by_scalar_cpu(ctx, x):
+    """``min(max(x, lo), hi)``: a NaN input (or bound) gives NaN; lo > hi gives hi."""
+    a = ctx.attrs
+    t = x.dtype.type
+    floating = x.dtype.kind == "f"
+    if a["has_min"]:
+        x = _maximum(x, t(a["floating_min"] if floating else a["integral_min"]))
+    if a["has_max"]:
+        x = _minimum(x, t(a["floating_max"] if floating else a["integral_max"]))
+    return x
+
+
+@cpu_kernel("clip_by_scalar_grad", _FLOAT_DY)
+def clip_by_scalar_grad_cpu(ctx, dy, x):
+    a = ctx.attrs
+    t = x.dtype.type
+    if a["has_min"]:
+        out = x < t(a["floating_min"])
+        if a["has_max"]:
+            out |= x > t(a["floating_max"])
+    else:
+        out = x > t(a["floating_max"])
+    return np.where(out, t(0), dy)
+
+
+@cpu_kernel("clip_by_tensor", _NUMERIC_X)
+def clip_by_tensor_cpu(ctx, x, lo, hi):
+    return _minimum(_maximum(x, lo), hi)
+
+
+@cpu_kernel("clip_by_tensor_min", _NUMERIC_X)
+def clip_by_tensor_min_cpu(ctx, x, lo):
+    return _maximum(x, lo)
+
+
+@cpu_kernel("clip_by_tensor_max", _NUMERIC_X)
+def clip_by_tensor_max_cpu(ctx, x, hi):
+    return _minimum(x, hi)

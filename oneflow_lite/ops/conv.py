@@ -1,0 +1,368 @@
+"""Convolution, pooling and upsampling ops (channels first: ``(N, C, *spatial)``), for 1 to 3 spatial dims.
+
+Note [Convolution ops]
+``conv1d`` / ``conv2d`` / ``conv3d`` take ``in`` ``(N, C, *spatial)``, ``weight``
+``(O, C / groups, *kernel)`` and an optional ``bias`` ``(O,)``. Padding is given
+per side (``padding_before`` / ``padding_after``) so PyTorch's ``padding="same"``
+with an even kernel (one more pad after than before) is one op. Their gradients
+are two ops of any dimensionality: ``conv_data_grad(dy, filter)`` (the gradient
+of the input; its ``input_size`` attr fixes the spatial size, which the stride
+leaves ambiguous) and ``conv_filter_grad(dy, x)``. Each of the three ops is
+linear in each argument and the others are its adjoints, so the grad functions
+of all three are made of the three (double backward works). A transposed
+convolution *is* ``conv_data_grad`` with the input in the role of ``dy``, so
+``conv_transpose*d`` dispatch it. ``dy`` may be smaller than the conv's output
+(a transposed conv with ``output_padding >= stride``): the positions it lacks
+count as zero.
+
+Note [Pooling ops]
+The pooling ops act on the trailing ``nd`` dims; the dims before them (``(N, C)``
+or an unbatched ``(C,)``) are planes. ``max_pool{n}d`` outputs the values and,
+as PyTorch, the flat index of each maximum within its input plane (without
+padding); its gradient ``max_pool{n}d_grad(dy, indice)`` scatters ``dy`` to those
+indices, and ``max_pool{n}d_gather(x, indice)`` (the gradient of that) picks them.
+``avg_pool{n}d_grad`` and ``adaptive_avg_pool{n}d_grad`` are the adjoints of
+their forward ops and the other way round. ``upsample_nearest`` /
+``upsample_linear`` (for ``interpolate``) take their ``output_size`` and the
+user's ``scales`` (0.0: not given), which PyTorch's index computation uses.
+"""
+
+from __future__ import annotations
+
+from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.op_registry import Arg, register_user_op
+from oneflow_lite.ops.common import same_dtype
+
+_int64 = dt.int64
+
+
+def _dims(values) -> str:
+    return " x ".join(str(v) for v in values)
+
+
+def _check_list(ctx, name, values, nd):
+    if len(values) != nd:
+        raise ctx.error(f"expected {nd} value(s) for {name}, one per spatial dim, got {list(values)}")
+
+
+def _check_conv_attrs(ctx, nd, kernel=None):
+    a = ctx.attrs
+    for name in ("padding_before", "padding_after", "strides", "dilation_rate"):
+        _check_list(ctx, name, a[name], nd)
+    if kernel is not None:
+        _check_list(ctx, "kernel_size", kernel, nd)
+        if any(k <= 0 for k in kernel):
+            raise ctx.error(f"kernel_size must be positive, got {list(kernel)}")
+    if any(s <= 0 for s in a["strides"]):
+        raise ctx.error("non-positive stride is not supported")
+    if any(p < 0 for p in a["padding_before"]) or any(p < 0 for p in a["padding_after"]):
+        raise ctx.error("negative padding is not supported")
+    if any(d <= 0 for d in a["dilation_rate"]):
+        raise ctx.error("dilation should be greater than zero")
+    if a["groups"] <= 0:
+        raise ctx.error("non-positive groups is not supported")
+
+
+def conv_output_size(ctx, in_size, kernel):
+    """The conv's output spatial size; PyTorch's error when the dilated kernel exceeds the padded input."""
+    a = ctx.attrs
+    padded = [i + b + e for i, b, e in zip(in_size, a["padding_before"], a["padding_after"])]
+    eff = [d * (k - 1) + 1 for k, d in zip(kernel, a["dilation_rate"])]
+    if any(p < k for p, k in zip(padded, eff)):
+        raise ctx.error(f"Calculated padded input size per channel: ({_dims(padded)}). Kernel size: ({_dims(eff)}). "
+                        f"Kernel size can't be greater than actual input size")
+    return tuple((p - k) // s + 1 for p, k, s in zip(padded, eff, a["strides"]))
+
+
+def _conv_weight_check(ctx, x, w, nd):
+    if len(w) != nd + 2:
+        raise ctx.error(f"weight must be {nd + 2}-D (out_channels, in_channels / groups, *kernel_size), "
+                        f"got shape {list(w)}")
+    groups = ctx.attrs["groups"]
+    if w[0] % groups:
+        raise ctx.error(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got "
+                        f"weight of size {list(w)} instead")
+    if x[1] != w[1] * groups:
+        raise ctx.error(f"Given groups={groups}, weight of size {list(w)}, expected input{list(x)} to have "
+                        f"{w[1] * groups} channels, but got {x[1]} channels instead")
+
+
+def _conv_shape(nd):
+    def infer(ctx):
+        x, w = ctx.shape("in"), ctx.shape("weight")
+        if len(x) != nd + 2:
+            raise ctx.error(f"expected a {nd + 2}-D input (N, C, *spatial), got shape {list(x)}")
+        _check_conv_attrs(ctx, nd)
+        _conv_weight_check(ctx, x, w, nd)
+        if ctx.has_input("bias") and tuple(ctx.shape("bias")) != (w[0],):
+            raise ctx.error(f"Given weight of size {list(w)}, expected bias to be 1-dimensional with {w[0]} elements, "
+                            f"but got bias of size {list(ctx.shape('bias'))} instead")
+        return (x[0], w[0], *conv_output_size(ctx, x[2:], w[2:]))
+    return infer
+
+
+def _same_dtypes(first, *others):
+    """All of ``first`` and ``others`` (present inputs) share one dtype (PyTorch's "Input type ... should be the
+    same")."""
+    def infer(ctx):
+        d = ctx.dtype(first)
+        for name in others:
+            if ctx.has_input(name) and ctx.dtype(name) is not d:
+                raise ctx.error(f"Input type ({d.name}) and {name} type ({ctx.dtype(name).name}) should be the same")
+        return d
+    return infer
+
+
+_CONV_ATTRS = {"padding_before": ("list_int32", ()), "padding_after": ("list_int32", ()),
+               "strides": ("list_int32", ()), "dilation_rate": ("list_int32", ()), "groups": ("int32", 1)}
+
+for _nd in (1, 2, 3):
+    register_user_op(f"conv{_nd}d", inputs=["in", "weight", Arg("bias", optional=True)], outputs=["out"],
+                     attrs=_CONV_ATTRS, infer_shape=_conv_shape(_nd),
+                     infer_dtype=_same_dtypes("in", "weight", "bias"))
+
+
+def _conv_data_grad_shape(ctx):
+    dy, w = ctx.shape("dy"), ctx.shape("filter")
+    nd = len(dy) - 2
+    in_size = ctx.attrs["input_size"]
+    if nd < 1:
+        raise ctx.error(f"dy must be (N, C, *spatial) with at least one spatial dim, got shape {list(dy)}")
+    _check_conv_attrs(ctx, nd)
+    _check_list(ctx, "input_size", in_size, nd)
+    if len(w) != nd + 2:
+        raise ctx.error(f"filter must be {nd + 2}-D like dy, got shape {list(w)}")
+    groups = ctx.attrs["groups"]
+    if w[0] != dy[1] or w[0] % groups:
+        raise ctx.error(f"Given groups={groups}, filter of size {list(w)} expects dy with {w[0]} channels (divisible "
+                        f"by groups), got dy of size {list(dy)}")
+    if any(i < 0 for i in in_size):
+        raise ctx.error(f"input_size must not be negative, got {list(in_size)}")
+    full = conv_output_size(ctx, in_size, w[2:])
+    if any(o > f for o, f in zip(dy[2:], full)):
+        raise ctx.error(f"dy of spatial size ({_dims(dy[2:])}) is larger than the output ({_dims(full)}) of a conv "
+                        f"over an input of size ({_dims(in_size)})")
+    return (dy[0], w[1] * groups, *in_size)
+
+
+register_user_op("conv_data_grad", inputs=["dy", "filter"], outputs=["dx"],
+                 attrs={**_CONV_ATTRS, "input_size": ("list_int64", ())},
+                 infer_shape=_conv_data_grad_shape, infer_dtype=_same_dtypes("dy", "filter"))
+
+
+def _conv_filter_grad_shape(ctx):
+    dy, x = ctx.shape("dy"), ctx.shape("x")
+    nd = len(dy) - 2
+    kernel = ctx.attrs["kernel_size"]
+    if nd < 1 or len(x) != nd + 2:
+        raise ctx.error(f"dy and x must both be (N, C, *spatial), got shapes {list(dy)} and {list(x)}")
+    _check_conv_attrs(ctx, nd, kernel)
+    groups = ctx.attrs["groups"]
+    if dy[0] != x[0] or dy[1] % groups or x[1] % groups:
+        raise ctx.error(f"dy {list(dy)} and x {list(x)} need the same batch size and channels divisible by "
+                        f"groups={groups}")
+    full = conv_output_size(ctx, x[2:], kernel)
+    if any(o > f for o, f in zip(dy[2:], full)):
+        raise ctx.error(f"dy of spatial size ({_dims(dy[2:])}) is larger than the conv output ({_dims(full)})")
+    return (dy[1], x[1] // groups, *kernel)
+
+
+register_user_op("conv_filter_grad", inputs=["dy", "x"], outputs=["filter_diff"],
+                 attrs={**_CONV_ATTRS, "kernel_size": ("list_int32", ())},
+                 infer_shape=_conv_filter_grad_shape, infer_dtype=_same_dtypes("dy", "x"))
+
+
+# ---- pooling -------------------------------------------------------------------------------------
+def pool_output_size(in_size, kernel, stride, pad, dilation, ceil_mode):
+    """PyTorch's ``pooling_output_shape``: with ``ceil_mode`` the last window must start inside the input or the
+    left padding."""
+    out = []
+    for i, k, s, p, d in zip(in_size, kernel, stride, pad, dilation):
+        o = (i + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+        if ceil_mode and (o - 1) * s >= i + p:
+            o -= 1
+        out.append(o)
+    return tuple(out)
+
+
+def _check_pool_input(ctx, name, shape, nd):
+    if len(shape) not in (nd + 1, nd + 2) or any(d == 0 for d in shape[1 if len(shape) == nd + 2 else 0:]):
+        raise ctx.error(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch size for "
+                        f"{name}, but got: {list(shape)}")
+
+
+def _pool_out(ctx, shape, nd, dilated):
+    """The output shape of a pooling of ``shape`` by the op's attrs, checked as PyTorch's ``pool2d_shape_check``."""
+    a = ctx.attrs
+    kernel, stride, pad = a["kernel_size"], a["stride"], a["padding"]
+    dilation = a["dilation"] if dilated else (1,) * nd
+    for name, values in (("kernel_size", kernel), ("stride", stride), ("padding", pad), ("dilation", dilation)):
+        _check_list(ctx, name, values, nd)
+    if any(k <= 0 for k in kernel):
+        raise ctx.error(f"kernel size should be greater than zero, but got kernel_size={list(kernel)}")
+    if any(s <= 0 for s in stride):
+        raise ctx.error(f"stride should be greater than zero, but got stride={list(stride)}")
+    if any(d <= 0 for d in dilation):
+        raise ctx.error(f"dilation should be greater than zero, but got dilation={list(dilation)}")
+    if any(p < 0 or p > k // 2 for p, k in zip(pad, kernel)):
+        raise ctx.error(f"pad should be smaller than or equal to half of kernel size, but got padding={list(pad)} "
+                        f"and kernel_size={list(kernel)}")
+    out = pool_output_size(shape[-nd:], kernel, stride, pad, dilation, a["ceil_mode"])
+    if any(o < 1 for o in out):
+        raise ctx.error(f"Given input size: ({'x'.join(map(str, shape[-nd - 1:]))}). Calculated output size: "
+                        f"({'x'.join(map(str, (shape[-nd - 1], *out)))}). Output size is too small")
+    return (*shape[:-nd], *out)
+
+
+def _pool_shape(nd, dilated):
+    def infer(ctx):
+        x = ctx.input_metas[0].shape
+        _check_pool_input(ctx, "input", x, nd)
+        out = _pool_out(ctx, x, nd, dilated)
+        return (out, out) if dilated else out
+    return infer
+
+
+def _max_pool_dtype(ctx):
+    return (ctx.dtype("x"), _int64)
+
+
+def _check_index_dtype(ctx):
+    if ctx.dtype("indice") is not _int64:
+        raise ctx.error(f"indice must be int64, got {ctx.dtype('indice').name}")
+
+
+def _max_pool_grad_shape(nd):
+    def infer(ctx):
+        dy, idx = ctx.shape("dy"), ctx.shape("indice")
+        in_size = ctx.attrs["input_size"]
+        _check_list(ctx, "input_size", in_size, nd)
+        if tuple(dy) != tuple(idx) or len(dy) not in (nd + 1, nd + 2):
+            raise ctx.error(f"dy and indice must have the same {nd + 1}-D or {nd + 2}-D shape, got {list(dy)} and "
+                            f"{list(idx)}")
+        _check_index_dtype(ctx)
+        return (*dy[:-nd], *in_size)
+    return infer
+
+
+def _max_pool_gather_shape(nd):
+    def infer(ctx):
+        x, idx = ctx.shape("x"), ctx.shape("indice")
+        if len(x) != len(idx) or len(x) not in (nd + 1, nd + 2) or tuple(x[:-nd]) != tuple(idx[:-nd]):
+            raise ctx.error(f"x and indice must have the same leading dims, got {list(x)} and {list(idx)}")
+        _check_index_dtype(ctx)
+        return idx
+    return infer
+
+
+def _pool_grad_shape(nd, dilated):
+    """The input shape of a pooling whose output gradient is ``dy`` (checked against the attrs)."""
+    def infer(ctx):
+        dy = ctx.shape("dy")
+        in_size = ctx.attrs["input_size"]
+        _check_list(ctx, "input_size", in_size, nd)
+        if len(dy) not in (nd + 1, nd + 2):
+            raise ctx.error(f"dy must be {nd + 1}-D or {nd + 2}-D, got shape {list(dy)}")
+        shape = (*dy[:-nd], *in_size)
+        if _pool_out(ctx, shape, nd, dilated) != tuple(dy):
+            raise ctx.error(f"dy of shape {list(dy)} is not the output shape of a pooling of {list(shape)}")
+        return shape
+    return infer
+
+
+def _adaptive_shape(nd):
+    def infer(ctx):
+        x = ctx.input_metas[0].shape
+        out = ctx.attrs["output_size"]
+        if len(x) not in (nd + 1, nd + 2):
+            raise ctx.error(f"Expected {nd + 1}D or {nd + 2}D tensor, but got {list(x)}")
+        for i in range(1 if len(x) == nd + 2 else 0, len(x)):
+            if x[i] == 0:
+                raise ctx.error(f"Expected input to have non-zero size for non-batch dimensions, but input has sizes "
+                                f"{list(x)} with dimension {i} being empty")
+        _check_list(ctx, "output_size", out, nd)
+        if any(o < 0 for o in out):
+            raise ctx.error(f"elements of output_size must be greater than or equal to 0 but received {list(out)}")
+        return (*x[:-nd], *out)
+    return infer
+
+
+def _adaptive_grad_shape(nd):
+    def infer(ctx):
+        dy = ctx.shape("dy")
+        in_size = ctx.attrs["input_size"]
+        _check_list(ctx, "input_size", in_size, nd)
+        if len(dy) not in (nd + 1, nd + 2):
+            raise ctx.error(f"dy must be {nd + 1}-D or {nd + 2}-D, got shape {list(dy)}")
+        if any(i <= 0 for i in in_size):
+            raise ctx.error(f"input_size must be positive, got {list(in_size)}")
+        return (*dy[:-nd], *in_size)
+    return infer
+
+
+_POOL_ATTRS = {"kernel_size": ("list_int32", ()), "stride": ("list_int32", ()), "padding": ("list_int32", ()),
+               "ceil_mode": ("bool", False)}
+_MAX_POOL_ATTRS = {**_POOL_ATTRS, "dilation": ("list_int32", ())}
+# divisor_override 0: not given (the functor rejects a given 0 as PyTorch does).
+_AVG_POOL_ATTRS = {**_POOL_ATTRS, "count_include_pad": ("bool", True), "divisor_override": ("int64", 0)}
+_INPUT_SIZE = {"input_size": ("list_int64", ())}
+for _nd in (1, 2, 3):
+    register_user_op(f"max_pool{_nd}d", inputs=["x"], outputs=["y", "indice"], attrs=_MAX_POOL_ATTRS,
+                     infer_shape=_pool_shape(_nd, True), infer_dtype=_max_pool_dtype)
+    register_user_op(f"max_pool{_nd}d_grad", inputs=["dy", "indice"], outputs=["dx"], attrs=_INPUT_SIZE,
+                     infer_shape=_max_pool_grad_shape(_nd), infer_dtype=same_dtype)
+    register_user_op(f"max_pool{_nd}d_gather", inputs=["x", "indice"], outputs=["y"],
+                     infer_shape=_max_pool_gather_shape(_nd), infer_dtype=same_dtype)
+    register_user_op(f"avg_pool{_nd}d", inputs=["x"], outputs=["y"], attrs=_AVG_POOL_ATTRS,
+                     infer_shape=_pool_shape(_nd, False), infer_dtype=same_dtype)
+    register_user_op(f"avg_pool{_nd}d_grad", inputs=["dy"], outputs=["dx"], attrs={**_AVG_POOL_ATTRS, **_INPUT_SIZE},
+                     infer_shape=_pool_grad_shape(_nd, False), infer_dtype=same_dtype)
+    register_user_op(f"adaptive_avg_pool{_nd}d", inputs=["x"], outputs=["y"],
+                     attrs={"output_size": ("list_int64", ())},
+                     infer_shape=_adaptive_shape(_nd), infer_dtype=same_dtype)
+    register_user_op(f"adaptive_avg_pool{_nd}d_grad", inputs=["dy"], outputs=["dx"], attrs=_INPUT_SIZE,
+                     infer_shape=_adaptive_grad_shape(_nd), infer_dtype=same_dtype)
+
+
+# ---- upsampling ----------------------------------------------------------------------------------
+def _upsample_shape(ctx):
+    x = ctx.input_metas[0].shape
+    out, scales = ctx.attrs["output_size"], ctx.attrs["scales"]
+    nd = len(out)
+    if not 1 <= nd <= 3 or len(x) != nd + 2:
+        raise ctx.error(f"expected output_size with 1 to 3 entries and an input (N, C, *spatial) with as many "
+                        f"spatial dims, got output_size {list(out)} and input shape {list(x)}")
+    if scales and len(scales) != nd:
+        raise ctx.error(f"expected no scales or one per spatial dim ({nd}), got {list(scales)}")
+    if any(i <= 0 for i in x[2:]) or any(o <= 0 for o in out):
+        raise ctx.error(f"Input and output sizes should be greater than 0, but got input ({_dims(x[2:])}) output "
+                        f"({_dims(out)})")
+    return (x[0], x[1], *out)
+
+
+def _upsample_grad_shape(ctx):
+    dy = ctx.shape("dy")
+    in_size, out, scales = ctx.attrs["input_size"], ctx.attrs["output_size"], ctx.attrs["scales"]
+    nd = len(out)
+    if not 1 <= nd <= 3 or len(dy) != nd + 2 or tuple(dy[2:]) != tuple(out) or len(in_size) != nd:
+        raise ctx.error(f"dy of shape {list(dy)} does not match output_size {list(out)} and input_size "
+                        f"{list(in_size)}")
+    if scales and len(scales) != nd:
+        raise ctx.error(f"expected no scales or one per spatial dim ({nd}), got {list(scales)}")
+    if any(i <= 0 for i in in_size) or any(o <= 0 for o in out):
+        raise ctx.error(f"Input and output sizes should be greater than 0, but got input ({_dims(in_size)}) output "
+                        f"({_dims(out)})")
+    return (dy[0], dy[1], *in_size)
+
+
+_UPSAMPLE_ATTRS = {"output_size": ("list_int64", ()), "scales": ("list_float", ())}
+_NEAREST_ATTRS = {**_UPSAMPLE_ATTRS, "exact": ("bool", False)}
+_LINEAR_ATTRS = {**_UPSAMPLE_ATTRS, "align_corners": ("bool", False)}
+register_user_op("upsample_nearest", inputs=["x"], outputs=["y"], attrs=_NEAREST_ATTRS,
+                 infer_shape=_upsample_shape, infer_dtype=same_dtype)
+register_user_op("upsample_nearest_grad", inputs=["dy"], outputs=["dx"], attrs={**_NEAREST_ATTRS, **_INPUT_SIZE},
+                 infer_shape=_upsample_grad_shape, infer_dtype=same_dtype)
+register_user_op("upsample_linear", inputs=["x"], outputs=["y"], attrs=_LINEAR_ATTRS,
+                 infer_shape=_upsample_shape, infer_dtype=same_dtype)
+register_user_op("upsample_linear_grad", inputs=["dy"], outputs=["dx"], attrs={**_LINEAR_ATTRS, **_INPUT_SIZE},
+                 infer_shape=_upsample_grad_shape, infer_dtype=same_dtype)

@@ -1,0 +1,414 @@
+"""Indexing ops: gather / scatter along a dim, index_select / index_add, masked_fill, masked_select,
+nonzero / count_nonzero, and the advanced-indexing ops behind ``Tensor.__getitem__`` / ``__setitem__``.
+
+Functors wrap dims and check PyTorch's argument rules first (with PyTorch's messages);
+the infer functions here check again, so an op built directly (or replayed from a
+graph) cannot run on inconsistent inputs. Index *values* (bounds) are checked by
+the kernels, which alone see them.
+
+Note [Value-dependent shapes]
+``masked_select`` and ``nonzero`` have an output length that depends on values. Each
+is split in two ops: ``count_nonzero`` computes the count (read on the host with
+``.item()``), and the op proper takes it as its ``count`` attr, so its output meta is
+inferred from metas and attrs like every other op's, and a captured graph records the
+count it was built with. The functors refuse tensors without data (``meta``): there
+is no count to read. The kernels check that the count still matches.
+
+Note [Advanced indexing ops]
+``x[index]`` first applies the basic part (ints, slices, None) as views (``slice`` and
+``reshape``), then one ``index`` op: one int32 / int64 tensor per indexed dim of that
+view (bool masks are turned into such tensors by ``nonzero``), broadcast together;
+the broadcast dims replace the indexed dims where those are adjacent, else they come
+first (NumPy's and PyTorch's rule). Ints are basic (they select before the advanced
+part, as in PyTorch, unlike NumPy which treats them as advanced when arrays are
+present). ``x[index] = value`` is one in-place ``tensor_setitem`` op on ``x`` itself
+(not on a view, so autograd records it on ``x``): its ``kinds`` / ``values`` attrs
+encode the basic part (0: an int, 1: a slice start, stop, step, 2: None) and
+``adv_dims`` the dims of the basic view that the index tensors (int or bool masks,
+NumPy semantics) address. ``accumulate`` adds instead of writing (``index_put``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.op_registry import Arg, register_user_op
+from oneflow_lite.ops.common import broadcast_shapes, same_dtype
+from oneflow_lite.ops.math import SCALAR_ATTRS
+
+_INDEX_DTYPES = (dt.int32, dt.int64)
+_SETITEM_INDEX_DTYPES = (dt.int32, dt.int64, dt.bool_)
+
+
+def _nonempty(shape) -> tuple:
+    """A 0-d shape counts as ``(1,)`` (PyTorch's ``ensure_nonempty``)."""
+    return tuple(shape) if len(shape) else (1,)
+
+
+def _check_dim(ctx, dim, ndim):
+    if not 0 <= dim < max(ndim, 1):
+        raise ctx.error(f"dim {dim} is out of range for a tensor of dimension {ndim}")
+
+
+def check_scalar_fits(ctx, value, dtype) -> None:
+    """PyTorch's overflow check when a Python scalar is converted to ``dtype``."""
+    if dtype is dt.bool_:
+        return
+    if dtype.is_floating_point:
+        fits = not math.isfinite(value) or abs(value) <= float(np.finfo(dtype.np_dtype).max)
+    else:
+        info = np.iinfo(dtype.np_dtype)
+        fits = math.isfinite(value) and info.min <= math.trunc(value) <= info.max
+    if not fits:
+        raise ctx.error(f"value cannot be converted to type {dtype.name} without overflow: {value}")
+
+
+def scalar_value(attrs):
+    return attrs["float_operand"] if attrs["has_float_operand"] else attrs["int_operand"]
+
+
+# ---- gather / scatter along a dim -----------------------------------------------------------------
+def _gather_shape(ctx):
+    x, index = ctx.shape("input"), ctx.shape("index")
+    dim = ctx.attrs["dim"]
+    _check_dim(ctx, dim, len(x))
+    if ctx.dtype("index") is not dt.int64:
+        raise ctx.error(f"Expected dtype int64 for index, got {ctx.dtype('index').name}")
+    xs, ixs = _nonempty(x), _nonempty(index)
+    if len(xs) != len(ixs):
+        raise ctx.error("Index tensor must have the same number of dimensions as input tensor")
+    for d in range(len(xs)):
+        if d != dim and ixs[d] > xs[d]:
+            raise ctx.error(f"Size does not match at dimension {d} expected index {list(index)} to be smaller "
+                            f"than self {list(x)} apart from dimension {dim}")
+    return index
+
+
+register_user_op("dim_gather", inputs=["input", "index"], outputs=["output"], attrs={"dim": ("int32", 0)},
+                 infer_shape=_gather_shape, infer_dtype=same_dtype)
+
+
+def _scatter_shape(ctx):
+    x, index = ctx.shape("input"), ctx.shape("index")
+    dim = ctx.attrs["dim"]
+    _check_dim(ctx, dim, len(x))
+    if ctx.dtype("index") is not dt.int64:
+        raise ctx.error(f"Expected dtype int64 for index, got {ctx.dtype('index').name}")
+    xs, ixs = _nonempty(x), _nonempty(index)
+    if len(xs) != len(ixs):
+        raise ctx.error("Index tensor must have the same number of dimensions as self tensor")
+    if ctx.has_input("src"):
+        if ctx.dtype("src") is not ctx.dtype("input"):
+            raise ctx.error(f"Expected self.dtype to be equal to src.dtype, got {ctx.dtype('input').name} and "
+                            f"{ctx.dtype('src').name}")
+        src = ctx.shape("src")
+        ss = _nonempty(src)
+        if len(ss) != len(ixs):
+            raise ctx.error("Index tensor must have the same number of dimensions as src tensor")
+        for d in range(len(xs)):
+            if ixs[d] > ss[d] or (d != dim and ixs[d] > xs[d]):
+                raise ctx.error(f"Expected index {list(index)} to be smaller than self {list(x)} apart from "
+                                f"dimension {dim} and to be smaller size than src {list(src)}")
+    else:
+        for d in range(len(xs)):
+            if d != dim and ixs[d] > xs[d]:
+                raise ctx.error(f"Expected index {list(index)} to be smaller than self {list(x)} apart from "
+                                f"dimension {dim}")
+    return x
+
+
+SCATTER_OPS = ("dim_scatter_update", "dim_scatter_add", "dim_scatter_mul")
+for _op in SCATTER_OPS:
+    register_user_op(_op, inputs=["input", "index", "src"], outputs=["output"], attrs={"dim": ("int32", 0)},
+                     infer_shape=_scatter_shape, infer_dtype=same_dtype)
+
+
+def _scatter_scalar_dtype(ctx):
+    d = ctx.dtype("input")
+    check_scalar_fits(ctx, scalar_value(ctx.attrs), d)
+    return d
+
+
+for _op in SCATTER_OPS:
+    register_user_op(_op + "_scalar", inputs=["input", "index"], outputs=["output"],
+                     attrs={"dim": ("int32", 0), **SCALAR_ATTRS},
+                     infer_shape=_scatter_shape, infer_dtype=_scatter_scalar_dtype)
+
+
+# ---- index_select / index_add --------------------------------------------------------------------
+def _check_index_vector(ctx):
+    index = ctx.shape("index")
+    if len(index) > 1:
+        raise ctx.error("Index is supposed to be a vector")
+    if ctx.dtype("index") not in _INDEX_DTYPES:
+        raise ctx.error(f"Expected dtype int32 or int64 for index, got {ctx.dtype('index').name}")
+    return math.prod(index)
+
+
+def _index_select_shape(ctx):
+    x = ctx.shape("input")
+    dim = ctx.attrs["dim"]
+    _check_dim(ctx, dim, len(x))
+    n = _check_index_vector(ctx)
+    if not x:
+        if n != 1:
+            raise ctx.error(f"Index to scalar can have only 1 value, got {n} value(s)")
+        return x
+    return (*x[:dim], n, *x[dim + 1:])
+
+
+register_user_op("index_select", inputs=["input", "index"], outputs=["output"], attrs={"dim": ("int32", 0)},
+                 infer_shape=_index_select_shape, infer_dtype=same_dtype)
+
+
+def _index_add_shape(ctx):
+    x, source = ctx.shape("input"), ctx.shape("source")
+    dim = ctx.attrs["dim"]
+    _check_dim(ctx, dim, len(x))
+    n = _check_index_vector(ctx)
+    if ctx.dtype("source") is not ctx.dtype("input"):
+        raise ctx.error(f"self ({ctx.dtype('input').name}) and source ({ctx.dtype('source').name}) must have the "
+                        f"same scalar type")
+    expected = (*x[:dim], n, *x[dim + 1:]) if x else ()
+    if tuple(source) != expected and not (not x and tuple(source) in ((), (1,)) and n == 1):
+        raise ctx.error(f"source must have the shape of self with dimension {dim} of size {n} (the number of "
+                        f"indices): expected {list(expected)}, got {list(source)}")
+    return x
+
+
+register_user_op("index_add", inputs=["input", "index", "source"], outputs=["output"],
+                 attrs={"dim": ("int32", 0)}, infer_shape=_index_add_shape, infer_dtype=same_dtype)
+
+
+# ---- masked_fill --------------------------------------------------------------------------------
+def _check_mask(ctx, name="mask"):
+    if ctx.dtype(name) is not dt.bool_:
+        raise ctx.error(f"only supports boolean masks, but got mask with dtype {ctx.dtype(name).name}")
+
+
+def _masked_fill_shape(ctx):
+    _check_mask(ctx)
+    if ctx.has_input("value") and len(ctx.shape("value")) != 0:
+        raise ctx.error(f"only supports a 0-dimensional value tensor, but got tensor with "
+                        f"{len(ctx.shape('value'))} dimension(s)")
+    return broadcast_shapes(ctx.op_type, ctx.shape("x"), ctx.shape("mask"))
+
+
+def _masked_fill_scalar_dtype(ctx):
+    d = ctx.dtype("x")
+    check_scalar_fits(ctx, scalar_value(ctx.attrs), d)
+    return d
+
+
+def _masked_fill_tensor_dtype(ctx):
+    d = ctx.dtype("x")
+    if ctx.dtype("value") is not d:
+        raise ctx.error(f"value must have the dtype of x ({d.name}), got {ctx.dtype('value').name}")
+    return d
+
+
+register_user_op("masked_fill", inputs=["x", "mask"], outputs=["y"], attrs=SCALAR_ATTRS,
+                 infer_shape=_masked_fill_shape, infer_dtype=_masked_fill_scalar_dtype)
+register_user_op("masked_fill_tensor", inputs=["x", "mask", "value"], outputs=["y"],
+                 infer_shape=_masked_fill_shape, infer_dtype=_masked_fill_tensor_dtype)
+
+
+# ---- count_nonzero, masked_select, nonzero (Note [Value-dependent shapes]) -------------------------
+def _count_nonzero_shape(ctx):
+    x = ctx.shape("input")
+    dims = ctx.attrs["dims"]
+    for d in dims:
+        _check_dim(ctx, d, len(x))
+    if len(set(dims)) != len(dims):
+        raise ctx.error(f"dims {list(dims)} contain a dim more than once")
+    if not dims:
+        return ()
+    return tuple(s for i, s in enumerate(x) if i not in dims)
+
+
+def _int64(ctx):
+    return dt.int64
+
+
+register_user_op("count_nonzero", inputs=["input"], outputs=["output"], attrs={"dims": ("list_int32", ())},
+                 no_grad=True, infer_shape=_count_nonzero_shape, infer_dtype=_int64)
+
+
+def _count(ctx):
+    count = ctx.attrs["count"]
+    if count < 0:
+        raise ctx.error(f"count must be non-negative, got {count}")
+    return count
+
+
+def _masked_select_shape(ctx):
+    _check_mask(ctx)
+    broadcast_shapes(ctx.op_type, ctx.shape("input"), ctx.shape("mask"))
+    return (_count(ctx),)
+
+
+register_user_op("masked_select", inputs=["input", "mask"], outputs=["output"], attrs={"count": ("int64", 0)},
+                 infer_shape=_masked_select_shape, infer_dtype=same_dtype)
+
+
+def _masked_select_grad_shape(ctx):
+    """``dx`` of ``like_shape`` (the broadcast shape of input and mask): ``dy`` where the mask is True, else 0."""
+    _check_mask(ctx)
+    like = ctx.attrs["like_shape"]
+    if broadcast_shapes(ctx.op_type, like, ctx.shape("mask")) != tuple(like):
+        raise ctx.error(f"mask of shape {list(ctx.shape('mask'))} does not broadcast to like_shape {list(like)}")
+    if len(ctx.shape("dy")) != 1:
+        raise ctx.error(f"dy must be 1-D, got shape {list(ctx.shape('dy'))}")
+    return like
+
+
+register_user_op("masked_select_grad", inputs=["dy", "mask"], outputs=["dx"], attrs={"like_shape": ("shape", ())},
+                 infer_shape=_masked_select_grad_shape, infer_dtype=same_dtype)
+
+
+def _nonzero_shape(ctx):
+    return (_count(ctx), len(ctx.shape("input")))
+
+
+register_user_op("nonzero", inputs=["input"], outputs=["output"], attrs={"count": ("int64", 0)}, no_grad=True,
+                 infer_shape=_nonzero_shape, infer_dtype=_int64)
+
+
+# ---- advanced indexing (Note [Advanced indexing ops]) ----------------------------------------------
+def advanced_result_shape(shape, dims, index_shapes, op_type="index") -> tuple:
+    """The shape of ``x[idx]`` when ``idx`` holds integer arrays of ``index_shapes`` at ``dims`` of ``shape``
+    (ascending) and full slices elsewhere: NumPy's placement of the broadcast dims."""
+    try:
+        b = broadcast_shapes(op_type, *index_shapes)
+    except RuntimeError:
+        shown = ", ".join(str(list(s)) for s in index_shapes)
+        raise IndexError(f"{op_type}: shape mismatch: indexing tensors could not be broadcast together with "
+                         f"shapes {shown}") from None
+    rest = [s for i, s in enumerate(shape) if i not in dims]
+    if dims[-1] - dims[0] == len(dims) - 1:  # adjacent: the broadcast dims take their place
+        return (*shape[:dims[0]], *b, *shape[dims[-1] + 1:])
+    return (*b, *rest)
+
+
+def _check_adv_dims(ctx, dims, ndim):
+    if any(b <= a for a, b in itertools.pairwise(dims)):
+        raise ctx.error(f"dims {list(dims)} must be strictly increasing")
+    if dims and not (0 <= dims[0] and dims[-1] < ndim):
+        raise ctx.error(f"dims {list(dims)} out of range for a tensor of dimension {ndim}")
+
+
+def _index_shape(ctx):
+    x = ctx.shape("input")
+    dims = ctx.attrs["dims"]
+    n = ctx.num_inputs("indices")
+    if len(dims) != n:
+        raise ctx.error(f"{n} index tensor(s) but {len(dims)} dims")
+    _check_adv_dims(ctx, dims, len(x))
+    for i in range(n):
+        if ctx.dtype("indices", i) not in _INDEX_DTYPES:
+            raise ctx.error(f"tensors used as indices must be int32 or int64, got {ctx.dtype('indices', i).name}")
+    return advanced_result_shape(x, dims, [ctx.shape("indices", i) for i in range(n)], ctx.op_type)
+
+
+register_user_op("index", inputs=["input", Arg("indices", variadic=True)], outputs=["output"],
+                 attrs={"dims": ("list_int32", ())}, infer_shape=_index_shape, infer_dtype=same_dtype)
+
+
+def basic_view_shape(shape, kinds, values, error) -> tuple:
+    """The shape of ``x[basic]`` for the encoded basic index (Note [Advanced indexing ops])."""
+    out = []
+    d = k = 0
+    for kind in kinds:
+        if kind == 2:
+            out.append(1)
+            continue
+        if d >= len(shape):
+            raise error(f"too many indices for tensor of dimension {len(shape)}")
+        size = shape[d]
+        if kind == 0:
+            i = values[k]
+            k += 1
+            if not -size <= i < size:
+                raise error(f"index {i} is out of bounds for dimension {d} with size {size}")
+        elif kind == 1:
+            start, stop, step = values[k:k + 3]
+            k += 3
+            if step <= 0:
+                raise error(f"step must be greater than zero, got {step}")
+            out.append(len(range(*slice(start, stop, step).indices(size))))
+        else:
+            raise error(f"unknown index kind {kind}")
+        d += 1
+    if k != len(values):
+        raise error(f"kinds {list(kinds)} need {k} values, got {len(values)}")
+    out.extend(shape[d:])
+    return tuple(out)
+
+
+def _setitem_shape(ctx):
+    x = ctx.shape("ref")
+    attrs = ctx.attrs
+    view = basic_view_shape(x, attrs["kinds"], attrs["values"], ctx.error)
+    dims = attrs["adv_dims"]
+    n = ctx.num_inputs("indices")
+    if len(dims) != n:
+        raise ctx.error(f"{n} index tensor(s) but {len(dims)} adv_dims")
+    index_shapes, int_dims, has_mask = [], [], False
+    end = 0
+    for i, d in enumerate(dims):
+        idt, shape = ctx.dtype("indices", i), tuple(ctx.shape("indices", i))
+        if idt not in _SETITEM_INDEX_DTYPES:
+            raise ctx.error(f"tensors used as indices must be long, int or bool tensors, got {idt.name}")
+        if d < end:
+            raise ctx.error(f"adv_dims {list(dims)} overlap or are not increasing")
+        if idt is dt.bool_:
+            if not shape:
+                raise ctx.error("a 0-d bool index must be given as a 1-element mask over a new dim")
+            if view[d:d + len(shape)] != shape:
+                raise ctx.error(f"The shape of the mask {list(shape)} at index {d} does not match the shape of "
+                                f"the indexed tensor {list(view[d:d + len(shape)])}")
+            has_mask = True
+            end = d + len(shape)
+        else:
+            if d >= len(view):
+                raise ctx.error(f"too many indices for tensor of dimension {len(view)}")
+            index_shapes.append(shape)
+            int_dims.append(d)
+            end = d + 1
+    if ctx.has_input("value") and ctx.dtype("value") is not ctx.dtype("ref"):
+        raise ctx.error(f"value must have the dtype of ref ({ctx.dtype('ref').name}), got {ctx.dtype('value').name}")
+    if ctx.has_input("value") and not has_mask:  # with a mask, the indexed length is known at run time only
+        result = advanced_result_shape(view, int_dims, index_shapes, ctx.op_type) if n else view
+        check_value_shape(ctx.shape("value"), result, ctx.error)
+    if attrs["accumulate"] and not ctx.has_input("value"):
+        raise ctx.error("accumulate needs a value tensor")
+    return x
+
+
+def check_value_shape(value, result, error) -> None:
+    """``value`` (leading 1s stripped) must broadcast to the indexing result ``result``."""
+    v = tuple(value)
+    while v and v[0] == 1:
+        v = v[1:]
+    if len(v) > len(result) or any(a != 1 and a != b for a, b in zip(reversed(v), reversed(result))):
+        raise error(f"shape mismatch: value tensor of shape {list(value)} cannot be broadcast to indexing result "
+                    f"of shape {list(result)}")
+
+
+def _setitem_scalar_dtype(ctx):
+    d = ctx.dtype("ref")
+    check_scalar_fits(ctx, scalar_value(ctx.attrs), d)
+    return d
+
+
+_SETITEM_ATTRS = {"kinds": ("list_int32", ()), "values": ("list_int64", ()), "adv_dims": ("list_int32", ()),
+                  "accumulate": ("bool", False)}
+register_user_op("tensor_setitem", inputs=["ref", "value", Arg("indices", optional=True, variadic=True, min=0)],
+                 outputs=["out"], attrs=_SETITEM_ATTRS, infer_shape=_setitem_shape, infer_dtype=same_dtype)
+register_user_op("tensor_setitem_scalar", inputs=["ref", Arg("indices", optional=True, variadic=True, min=0)],
+                 outputs=["out"], attrs={**_SETITEM_ATTRS, **SCALAR_ATTRS},
+                 infer_shape=_setitem_shape, infer_dtype=_setitem_scalar_dtype)

@@ -1,0 +1,479 @@
+"""Neural-network ops: softmax / log_softmax, the losses, dropout, normalisation, embedding, one_hot
+and the attention mask bias, with the ``*_grad`` ops of their backward formulas (OneFlow's op names
+where OneFlow has the op).
+
+Note [Loss ops are elementwise]
+A loss op computes the unreduced loss of each element (input and target broadcast); the functor
+applies ``reduction`` with ``reduce_sum`` and a division, so each loss op's grad is an elementwise
+formula and the reduction's grad comes from those ops. ``nll`` also returns each element's class
+weight (0 where the target is ``ignore_index``): their sum is the denominator of its "mean".
+
+Note [Optional inputs of kernels]
+A kernel receives the arrays of the inputs a call gave, in order, so one trailing optional input
+is simply a missing argument. Ops with two optional inputs (``layer_norm``, ``batch_norm_elemt``)
+carry OneFlow's ``scale`` (gamma / weight given) and ``center`` (beta / bias given) attrs, and the
+infer functions check that they agree with the inputs.
+"""
+
+from __future__ import annotations
+
+from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.op_registry import Arg, register_user_op
+from oneflow_lite.ops.common import broadcast_shapes, same_dtype, same_shape
+
+_BOOL = dt.bool_
+_INT64 = dt.int64
+
+
+def _dims(shape) -> str:
+    return str(list(shape))
+
+
+def _check_axis(ctx, name="axis"):
+    ndim = ctx.input_metas[0].ndim
+    axis = ctx.attrs[name]
+    lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if not lo <= axis <= hi:
+        raise ctx.error(f"{name} {axis} is out of range for a tensor of {ndim} dimension(s)")
+
+
+def _same_as(ctx, first, *others):
+    """The first input's shape; every other named input must have its shape and dtype."""
+    shape, dtype = ctx.shape(first), ctx.dtype(first)
+    for name in others:
+        if ctx.shape(name) != shape:
+            raise ctx.error(f"{name} must have the shape of {first} {_dims(shape)}, got {_dims(ctx.shape(name))}")
+        if ctx.dtype(name) is not dtype:
+            raise ctx.error(f"{name} must have the dtype of {first} ({dtype.name}), got {ctx.dtype(name).name}")
+    return shape
+
+
+# ---- softmax / log_softmax --------------------------------------------------------------------
+def _softmax_shape(ctx):
+    _check_axis(ctx)
+    return same_shape(ctx)
+
+
+def _softmax_grad_shape(ctx):
+    _check_axis(ctx)
+    return _same_as(ctx, "y", "dy")
+
+
+for _op in ("softmax", "log_softmax"):
+    register_user_op(_op, inputs=["in"], outputs=["out"], attrs={"axis": ("int32", -1)},
+                     infer_shape=_softmax_shape, infer_dtype=same_dtype)
+    register_user_op(_op + "_grad", inputs=["y", "dy"], outputs=["dx"], attrs={"axis": ("int32", -1)},
+                     infer_shape=_softmax_grad_shape, infer_dtype=same_dtype)
+# softmax giving 0 instead of nan on rows that are all -inf (PyTorch's ``_safe_softmax``, which
+# scaled_dot_product_attention uses for fully masked rows); its gradient is softmax's.
+register_user_op("safe_softmax", inputs=["in"], outputs=["out"], attrs={"axis": ("int32", -1)},
+                 infer_shape=_softmax_shape, infer_dtype=same_dtype)
+
+
+# ---- nll ----------------------------------------------------------------------------------------
+def _check_nll_target(ctx, input_shape, target_shape):
+    """PyTorch's shape rules of ``nll_loss``: input (C,) with a 0-d target, or (N, C, d1, ...) with
+    target (N, d1, ...)."""
+    if len(input_shape) == 0:
+        raise ctx.error("Expected 1 or more dimensions (got 0)")
+    if len(input_shape) == 1:
+        if len(target_shape) != 0:
+            raise ctx.error(f"size mismatch (got input: {_dims(input_shape)}, target: {_dims(target_shape)})")
+        return
+    if len(target_shape) == 0 or target_shape[0] != input_shape[0]:
+        got = target_shape[0] if target_shape else "none, a 0-d target"
+        raise ctx.error(f"Expected input batch_size ({input_shape[0]}) to match target batch_size ({got}).")
+    if len(input_shape) == 2 and len(target_shape) != 1:
+        raise ctx.error("0D or 1D target tensor expected, multi-target not supported")
+    if tuple(target_shape[1:]) != tuple(input_shape[2:]):
+        raise ctx.error(f"Expected target size {_dims((input_shape[0], *input_shape[2:]))}, "
+                        f"got {_dims(target_shape)}")
+
+
+def _check_class_weight(ctx, num_classes, dtype):
+    if ctx.has_input("weight"):
+        w = ctx.shape("weight")
+        if len(w) != 1 or w[0] != num_classes:
+            raise ctx.error(f"weight tensor should be defined either for all {num_classes} classes or no classes "
+                            f"but got weight tensor of shape: {_dims(w)}")
+        if ctx.dtype("weight") is not dtype:
+            raise ctx.error(f"weight must have the dtype of the input ({dtype.name}), got {ctx.dtype('weight').name}")
+
+
+def _check_nll_target_dtype(ctx):
+    d = ctx.dtype("target")
+    if d is not _INT64 and d is not dt.uint8:
+        raise ctx.error(f"expected scalar type Long but found {d.name} (target)")
+
+
+def _nll_shape(ctx):
+    x, t = ctx.shape("input"), ctx.shape("target")
+    _check_nll_target(ctx, x, t)
+    _check_nll_target_dtype(ctx)
+    _check_class_weight(ctx, x[0] if len(x) == 1 else x[1], ctx.dtype("input"))
+    return t, t
+
+
+def _nll_dtype(ctx):
+    d = ctx.dtype("input")
+    return d, d
+
+
+register_user_op("nll", inputs=["input", "target", Arg("weight", optional=True)], outputs=["output", "out_weight"],
+                 attrs={"ignore_index": ("int64", -100)}, infer_shape=_nll_shape, infer_dtype=_nll_dtype)
+
+
+def _nll_grad_shape(ctx):
+    like, t = ctx.attrs["like_shape"], ctx.shape("target")
+    _check_nll_target(ctx, like, t)
+    _check_nll_target_dtype(ctx)
+    if ctx.shape("out_grad") != t:
+        raise ctx.error(f"out_grad must have the target's shape {_dims(t)}, got {_dims(ctx.shape('out_grad'))}")
+    _check_class_weight(ctx, like[0] if len(like) == 1 else like[1], ctx.dtype("out_grad"))
+    return like
+
+
+register_user_op("nll_grad", inputs=["out_grad", "target", Arg("weight", optional=True)], outputs=["in_grad"],
+                 attrs={"ignore_index": ("int64", -100), "like_shape": ("shape", ())},
+                 infer_shape=_nll_grad_shape, infer_dtype=same_dtype)
+
+
+# The label-smoothing term of cross_entropy: -sum_c weight[c] * input[n, c, ...] per element, 0 where the
+# target is ignore_index (PyTorch's ``smooth_loss``); its grad op spreads -weight[c] * dy over the classes.
+def _nll_smooth_shape(ctx):
+    return _nll_shape(ctx)[0]
+
+
+register_user_op("nll_smooth", inputs=["input", "target", Arg("weight", optional=True)], outputs=["output"],
+                 attrs={"ignore_index": ("int64", -100)}, infer_shape=_nll_smooth_shape, infer_dtype=same_dtype)
+register_user_op("nll_smooth_grad", inputs=["out_grad", "target", Arg("weight", optional=True)], outputs=["in_grad"],
+                 attrs={"ignore_index": ("int64", -100), "like_shape": ("shape", ())},
+                 infer_shape=_nll_grad_shape, infer_dtype=same_dtype)
+
+
+# ---- elementwise losses (Note [Loss ops are elementwise]) -------------------------------------------
+def _same_dtypes(ctx, names):
+    d = ctx.dtype(names[0])
+    for n in names[1:]:
+        if ctx.has_input(n) and ctx.dtype(n) is not d:
+            raise ctx.error(f"{names[0]} and {n} must have the same dtype, got {d.name} and {ctx.dtype(n).name} "
+                            f"(functors cast to a common dtype first)")
+    return d
+
+
+def _loss_shape(ctx):
+    shapes = [ctx.shape("input"), ctx.shape("target")]
+    if ctx.has_input("pos_weight"):
+        shapes.append(ctx.shape("pos_weight"))
+    return broadcast_shapes(ctx.op_type, *shapes)
+
+
+def _loss_dtype(ctx):
+    return _same_dtypes(ctx, ("input", "target", "pos_weight"))
+
+
+def _loss_grad_shape(ctx):
+    shape = _loss_shape(ctx)
+    if tuple(ctx.shape("dy")) != tuple(shape):
+        raise ctx.error(f"dy must have the broadcast shape of the inputs {_dims(shape)}, got {_dims(ctx.shape('dy'))}")
+    return shape
+
+
+def _loss_grad_dtype(ctx):
+    return _same_dtypes(ctx, ("dy", "input", "target", "pos_weight"))
+
+
+# op type -> attrs; the ops with a target gradient of their own (the others' is -dx) have a *_target_grad op.
+LOSS_OPS = {
+    "mse_loss": {},
+    "l1_loss": {},
+    "smooth_l1_loss": {"beta": ("double", 1.0)},
+    "huber_loss": {"delta": ("double", 1.0)},
+    "kl_div_loss": {"log_target": ("bool", False)},
+    "binary_cross_entropy": {},
+    "binary_cross_entropy_with_logits": {},
+}
+LOSSES_WITH_TARGET_GRAD = ("kl_div_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits")
+
+for _op, _attrs in LOSS_OPS.items():
+    _extra = [Arg("pos_weight", optional=True)] if _op == "binary_cross_entropy_with_logits" else []
+    register_user_op(_op, inputs=["input", "target", *_extra], outputs=["out"], attrs=_attrs,
+                     infer_shape=_loss_shape, infer_dtype=_loss_dtype)
+    register_user_op(_op + "_grad", inputs=["dy", "input", "target", *_extra], outputs=["dx"], attrs=_attrs,
+                     infer_shape=_loss_grad_shape, infer_dtype=_loss_grad_dtype)
+    if _op in LOSSES_WITH_TARGET_GRAD:
+        register_user_op(_op + "_target_grad", inputs=["dy", "input", "target", *_extra], outputs=["dtarget"],
+                         attrs=_attrs, infer_shape=_loss_grad_shape, infer_dtype=_loss_grad_dtype)
+
+
+# ---- dropout --------------------------------------------------------------------------------------
+def _bool_dtype(ctx):
+    return _BOOL
+
+
+def _check_rate(ctx):
+    rate = ctx.attrs["rate"]
+    if not 0.0 <= rate <= 1.0:
+        raise ctx.error(f"rate must be in [0, 1], got {rate}")
+    return same_shape(ctx)
+
+
+register_user_op("random_mask_like", inputs=["like"], outputs=["out"], attrs={"rate": ("double", 0.0)},
+                 no_grad=True, infer_shape=_check_rate, infer_dtype=_bool_dtype)
+
+
+def _dropout_shape(ctx):
+    shape = ctx.shape("in")
+    if ctx.shape("mask") != shape:
+        raise ctx.error(f"mask must have the input's shape {_dims(shape)}, got {_dims(ctx.shape('mask'))}")
+    if ctx.dtype("mask") is not _BOOL:
+        raise ctx.error(f"mask must be a bool tensor, got {ctx.dtype('mask').name}")
+    return shape
+
+
+register_user_op("dropout", inputs=["in", "mask"], outputs=["out"], attrs={"scale": ("double", 1.0)},
+                 infer_shape=_dropout_shape, infer_dtype=same_dtype)
+
+
+# ---- layer_norm -----------------------------------------------------------------------------------
+def _stat_dtype(d):
+    """Means and inverse standard deviations of float16 data are kept in float32."""
+    return dt.float32 if d is dt.float16 else d
+
+
+def _check_flags(ctx, flags):
+    for attr, name in flags:
+        if ctx.attrs[attr] != ctx.has_input(name):
+            raise ctx.error(f"attr {attr}={ctx.attrs[attr]} does not match whether input '{name}' is given "
+                            f"(Note [Optional inputs of kernels])")
+
+
+def _begin_norm_axis(ctx, x):
+    axis = ctx.attrs["begin_norm_axis"]
+    if not 0 <= axis < len(x):
+        raise ctx.error(f"begin_norm_axis {axis} is out of range for a tensor of {len(x)} dimension(s)")
+    return axis
+
+
+def _layer_norm_shape(ctx):
+    _check_flags(ctx, (("scale", "gamma"), ("center", "beta")))
+    x = ctx.shape("x")
+    axis = _begin_norm_axis(ctx, x)
+    for name in ("gamma", "beta"):
+        if ctx.has_input(name):
+            if tuple(ctx.shape(name)) != tuple(x[axis:]):
+                raise ctx.error(f"{name} must have the normalized shape {_dims(x[axis:])}, got "
+                                f"{_dims(ctx.shape(name))}")
+            if ctx.dtype(name) is not ctx.dtype("x"):
+                raise ctx.error(f"{name} must have the dtype of x ({ctx.dtype('x').name}), got {ctx.dtype(name).name}")
+    return x, x[:axis], x[:axis]
+
+
+def _layer_norm_dtype(ctx):
+    d = ctx.dtype("x")
+    return d, _stat_dtype(d), _stat_dtype(d)
+
+
+register_user_op("layer_norm", inputs=["x", Arg("gamma", optional=True), Arg("beta", optional=True)],
+                 outputs=["y", "mean", "inv_variance"],
+                 attrs={"begin_norm_axis": ("int64", 1), "epsilon": ("double", 1e-5), "center": ("bool", False),
+                        "scale": ("bool", False)},
+                 infer_shape=_layer_norm_shape, infer_dtype=_layer_norm_dtype)
+
+
+def _check_layer_norm_stats(ctx):
+    x = _same_as(ctx, "x", "dy")
+    axis = _begin_norm_axis(ctx, x)
+    for name in ("mean", "inv_variance"):
+        if tuple(ctx.shape(name)) != tuple(x[:axis]) or ctx.dtype(name) is not _stat_dtype(ctx.dtype("x")):
+            raise ctx.error(f"{name} must have shape {_dims(x[:axis])} and dtype {_stat_dtype(ctx.dtype('x')).name}, "
+                            f"got {_dims(ctx.shape(name))} and {ctx.dtype(name).name}")
+    return x, axis
+
+
+def _layer_norm_grad_shape(ctx):
+    x, axis = _check_layer_norm_stats(ctx)
+    if ctx.has_input("gamma") and tuple(ctx.shape("gamma")) != tuple(x[axis:]):
+        raise ctx.error(f"gamma must have the normalized shape {_dims(x[axis:])}, got {_dims(ctx.shape('gamma'))}")
+    return x
+
+
+def _layer_norm_param_grad_shape(ctx):
+    x, axis = _check_layer_norm_stats(ctx)
+    return x[axis:], x[axis:]
+
+
+def _two_of_same_dtype(ctx):
+    d = ctx.input_metas[0].dtype
+    return d, d
+
+
+register_user_op("layer_norm_grad", inputs=["dy", "x", "mean", "inv_variance", Arg("gamma", optional=True)],
+                 outputs=["dx"], attrs={"begin_norm_axis": ("int64", 1)},
+                 infer_shape=_layer_norm_grad_shape, infer_dtype=same_dtype)
+register_user_op("layer_norm_param_grad", inputs=["dy", "x", "mean", "inv_variance"],
+                 outputs=["gamma_diff", "beta_diff"], attrs={"begin_norm_axis": ("int64", 1)},
+                 infer_shape=_layer_norm_param_grad_shape, infer_dtype=_two_of_same_dtype)
+
+
+# ---- batch_norm (channels at dim 1) -----------------------------------------------------------------
+def _channels(ctx, x):
+    if len(x) < 2:
+        raise ctx.error(f"expected an input of at least 2 dimensions (N, C, ...), got {_dims(x)}")
+    return x[1]
+
+
+def _check_channel_vectors(ctx, names, c, dtype):
+    for name in names:
+        if ctx.has_input(name):
+            if tuple(ctx.shape(name)) != (c,):
+                raise ctx.error(f"{name} should contain {c} elements, got shape {_dims(ctx.shape(name))}")
+            if ctx.dtype(name) is not dtype:
+                raise ctx.error(f"{name} must have the dtype of the input ({dtype.name}), got {ctx.dtype(name).name}")
+
+
+def _bn_stats_shape(ctx):
+    c = _channels(ctx, ctx.shape("x"))
+    return (c,), (c,)
+
+
+register_user_op("batch_norm_stats", inputs=["x"], outputs=["mean", "var"], infer_shape=_bn_stats_shape,
+                 infer_dtype=_two_of_same_dtype)
+
+
+def _bn_stats_grad_shape(ctx):
+    x = ctx.shape("x")
+    _check_channel_vectors(ctx, ("mean", "mean_diff", "var_diff"), _channels(ctx, x), ctx.dtype("x"))
+    return x
+
+
+register_user_op("batch_norm_stats_grad", inputs=["x", "mean", "mean_diff", "var_diff"], outputs=["dx"],
+                 infer_shape=_bn_stats_grad_shape, infer_dtype=same_dtype)
+
+
+def _bn_elemt_shape(ctx):
+    _check_flags(ctx, (("scale", "weight"), ("center", "bias")))
+    x = ctx.shape("x")
+    _check_channel_vectors(ctx, ("mean", "var", "weight", "bias"), _channels(ctx, x), ctx.dtype("x"))
+    return x
+
+
+register_user_op("batch_norm_elemt", inputs=["x", "mean", "var", Arg("weight", optional=True),
+                                              Arg("bias", optional=True)],
+                 outputs=["y"], attrs={"epsilon": ("double", 1e-5), "center": ("bool", False), "scale": ("bool", False)},
+                 infer_shape=_bn_elemt_shape, infer_dtype=same_dtype)
+
+
+def _bn_elemt_grad_shape(ctx):
+    x = _same_as(ctx, "x", "dy")
+    c = _channels(ctx, x)
+    _check_channel_vectors(ctx, ("mean", "var", "weight"), c, ctx.dtype("x"))
+    return x, (c,), (c,), (c,), (c,)
+
+
+def _five_of_same_dtype(ctx):
+    return (ctx.dtype("x"),) * 5
+
+
+register_user_op("batch_norm_elemt_grad", inputs=["dy", "x", "mean", "var", Arg("weight", optional=True)],
+                 outputs=["dx", "mean_diff", "var_diff", "weight_diff", "bias_diff"],
+                 attrs={"epsilon": ("double", 1e-5)}, infer_shape=_bn_elemt_grad_shape, infer_dtype=_five_of_same_dtype)
+
+
+def _running_stat_shape(ctx):
+    return _same_as(ctx, "running", "value")
+
+
+register_user_op("running_stat_update", inputs=["running", "value"], outputs=["out"], no_grad=True,
+                 attrs={"momentum": ("double", 0.1), "value_scale": ("double", 1.0)},
+                 infer_shape=_running_stat_shape, infer_dtype=same_dtype)
+
+
+# ---- embedding ------------------------------------------------------------------------------------
+def _check_indices(ctx):
+    d = ctx.dtype("indices")
+    if d is not _INT64 and d is not dt.int32:
+        raise ctx.error(f"indices must be int64 or int32, got {d.name}")
+
+
+def _embedding_shape(ctx):
+    w = ctx.shape("weight")
+    if len(w) != 2:
+        raise ctx.error(f"'weight' must be 2-D, got shape {_dims(w)}")
+    _check_indices(ctx)
+    return (*ctx.shape("indices"), w[1])
+
+
+# padding_idx (-1: none) and scale_grad_by_freq only change the gradient; they are attrs so backward
+# (and a captured graph) sees them.
+register_user_op("embedding", inputs=["weight", "indices"], outputs=["out"],
+                 attrs={"padding_idx": ("int64", -1), "scale_grad_by_freq": ("bool", False)},
+                 infer_shape=_embedding_shape, infer_dtype=same_dtype)
+
+
+def _embedding_grad_shape(ctx):
+    _check_indices(ctx)
+    dy, idx = ctx.shape("dy"), ctx.shape("indices")
+    if len(dy) != len(idx) + 1 or tuple(dy[:-1]) != tuple(idx):
+        raise ctx.error(f"dy must have shape indices.shape + (embedding_dim,), got {_dims(dy)} for indices "
+                        f"{_dims(idx)}")
+    return ctx.attrs["num_weights"], dy[-1]
+
+
+register_user_op("embedding_grad", inputs=["dy", "indices"], outputs=["dx"],
+                 attrs={"num_weights": ("int64", 0), "padding_idx": ("int64", -1),
+                        "scale_grad_by_freq": ("bool", False)},
+                 infer_shape=_embedding_grad_shape, infer_dtype=same_dtype)
+
+
+# ---- one_hot ----------------------------------------------------------------------------------------
+def _int64_dtype(ctx):
+    return _INT64
+
+
+def _one_hot_shape(ctx):
+    depth = ctx.attrs["depth"]
+    if depth < 0:
+        raise ctx.error(f"depth must be non-negative, got {depth}")
+    return (*ctx.shape("indices"), depth)
+
+
+register_user_op("one_hot", inputs=["indices"], outputs=["out"], attrs={"depth": ("int64", 0)}, no_grad=True,
+                 infer_shape=_one_hot_shape, infer_dtype=_int64_dtype)
+
+
+def _scalar_shape(ctx):
+    return ()
+
+
+# The number of classes one_hot infers (max + 1): a value, read with .item() (its shape depends on it).
+register_user_op("one_hot_num_classes", inputs=["indices"], outputs=["out"], no_grad=True,
+                 infer_shape=_scalar_shape, infer_dtype=_int64_dtype)
+
+
+# ---- attention mask bias ------------------------------------------------------------------------------
+def _attn_bias_shape(ctx):
+    causal = ctx.attrs["causal_shape"]
+    if ctx.has_input("mask"):
+        if ctx.dtype("mask") is not _BOOL:
+            raise ctx.error(f"mask must be a bool tensor, got {ctx.dtype('mask').name}")
+        mask = ctx.shape("mask")
+        return broadcast_shapes(ctx.op_type, mask, causal) if causal else mask
+    if len(causal) != 2:
+        raise ctx.error(f"without a mask, causal_shape must be (L, S), got {_dims(causal)}")
+    return causal
+
+
+def _attn_bias_dtype(ctx):
+    d = ctx.attrs["dtype"]
+    if not d.is_floating_point:
+        raise ctx.error(f"dtype must be floating, got {d.name}")
+    return d
+
+
+# 0 where attention is allowed, -inf where not: not by the bool mask (if given) or above the diagonal
+# of the (L, S) causal_shape (if given).
+register_user_op("attn_mask_bias", inputs=[Arg("mask", optional=True)], outputs=["out"], no_grad=True,
+                 attrs={"causal_shape": ("shape", ()), "dtype": ("data_type", dt.float32),
+                        "device": ("device", "cpu")},
+                 infer_shape=_attn_bias_shape, infer_dtype=_attn_bias_dtype)

@@ -1,0 +1,290 @@
+"""Reductions, scans and sorting: definitions (OneFlow's op names where it has them).
+
+Reductions over several dims (``reduce_mean``, ``reduce_prod``, ``reduce_max``,
+``reduce_min``, ``reduce_all``, ``reduce_any``, ``reduce_logsumexp``,
+``reduce_var``, ``reduce_std``, ``vector_norm``) take ``reduce_sum``'s attrs:
+``axis`` (non-negative after the functor, no repeats; every dim for a full
+reduction) and ``keepdims``. Ops along one dim (``reduce_max_dim`` /
+``reduce_min_dim`` with values and indices, ``argmax`` / ``argmin``,
+``cumsum`` / ``cumprod``, ``sort``, ``arg_sort``, ``topk``) take ``dim``.
+
+Shape errors follow PyTorch: a max / min / argmax over a dim of size zero is an
+IndexError naming the function (there is no identity to return), and so is a
+-inf / inf / negative-order norm of an empty slice. Like every infer error, they
+are raised on meta tensors too.
+
+The backward ops (``select_along_dim`` / ``select_along_dim_grad``,
+``reduce_prod_grad``, ``cumprod_grad``, ``vector_norm_grad``) exist for the grad
+functions in autograd/grads/reduce.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.op_registry import register_user_op
+from oneflow_lite.ops.common import same_dtype, same_shape
+
+_BOOL = dt.bool_
+_UINT8 = dt.uint8
+_INT64 = dt.int64
+
+# The PyTorch function named in the errors of an op's inference.
+_PUBLIC = {"reduce_max": "amax", "reduce_min": "amin", "reduce_max_dim": "max", "reduce_min_dim": "min",
+           "argmax": "argmax", "argmin": "argmin", "vector_norm": "linalg.vector_norm"}
+
+_REDUCE_ATTRS = {"axis": ("list_int32", ()), "keepdims": ("bool", False)}
+
+
+def reduce_axes(ctx, shape) -> set:
+    """The set of reduced dims of a reduce op, validated: each in [-ndim, ndim), none repeated."""
+    ndim = len(shape)
+    n = max(ndim, 1)  # a 0-d tensor takes dims -1 and 0
+    axes = set()
+    for a in ctx.attr("axis"):
+        if not -n <= a < n:
+            raise ctx.error(f"axis {a} is out of range for a tensor of {ndim} dimension(s)")
+        a = a + ndim if a < 0 else a
+        if a in axes:
+            raise ctx.error(f"dim {a} appears multiple times in the list of dims")
+        axes.add(a)
+    if ndim == 0:
+        axes.clear()
+    return axes
+
+
+def _reduced_shape(ctx, shape, axes):
+    if ctx.attr("keepdims"):
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _reduce_shape(ctx):
+    shape = ctx.input_metas[0].shape
+    return _reduced_shape(ctx, shape, reduce_axes(ctx, shape))
+
+
+def _nonempty_reduce_shape(ctx):
+    """A reduction without an identity (max, min): no reduced dim may have size zero."""
+    shape = ctx.input_metas[0].shape
+    axes = reduce_axes(ctx, shape)
+    for a in sorted(axes):
+        if shape[a] == 0:
+            raise IndexError(f"{_PUBLIC[ctx.op_type]}(): Expected reduction dim {a} to have non-zero size.")
+    return _reduced_shape(ctx, shape, axes)
+
+
+def _bool_or_uint8(ctx):
+    """all / any give bool, or uint8 for a uint8 input (PyTorch's uint8 compatibility)."""
+    return _UINT8 if ctx.input_metas[0].dtype is _UINT8 else _BOOL
+
+
+for _op in ("reduce_mean", "reduce_prod", "reduce_logsumexp", "reduce_var", "reduce_std"):
+    _attrs = dict(_REDUCE_ATTRS)
+    if _op in ("reduce_var", "reduce_std"):
+        _attrs["correction"] = ("double", 1.0)
+    register_user_op(_op, inputs=["input_tensor"], outputs=["output_tensor"], attrs=_attrs,
+                     infer_shape=_reduce_shape, infer_dtype=same_dtype)
+for _op in ("reduce_max", "reduce_min"):
+    register_user_op(_op, inputs=["input_tensor"], outputs=["output_tensor"], attrs=_REDUCE_ATTRS,
+                     infer_shape=_nonempty_reduce_shape, infer_dtype=same_dtype)
+for _op in ("reduce_all", "reduce_any"):
+    register_user_op(_op, inputs=["input_tensor"], outputs=["output_tensor"], attrs=_REDUCE_ATTRS,
+                     infer_shape=_reduce_shape, infer_dtype=_bool_or_uint8, no_grad=True)
+
+
+def _vector_norm_shape(ctx):
+    """An inf or negative-order norm has no identity: an empty slice is an error."""
+    shape = ctx.input_metas[0].shape
+    axes = reduce_axes(ctx, shape)
+    order = ctx.attr("ord")
+    if order < 0 or math.isinf(order):
+        n = math.prod(shape[a] for a in axes) if shape else 1
+        if n == 0:
+            raise IndexError(f"linalg.vector_norm cannot compute the {order:g} norm on an empty tensor because the "
+                             f"operation does not have an identity")
+    return _reduced_shape(ctx, shape, axes)
+
+
+register_user_op("vector_norm", inputs=["input_tensor"], outputs=["output_tensor"],
+                 attrs={**_REDUCE_ATTRS, "ord": ("double", 2.0)},
+                 infer_shape=_vector_norm_shape, infer_dtype=same_dtype)
+
+
+# ---- along one dim -----------------------------------------------------------------------------
+def wrap_dim(ctx, dim, ndim):
+    """``dim`` in [0, ndim) (0 for a 0-d tensor, whose only dims are -1 and 0)."""
+    lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if not lo <= dim <= hi:
+        raise IndexError(f"{ctx.op_type}: Dimension out of range (expected to be in range of [{lo}, {hi}], but got "
+                         f"{dim})")
+    return dim + ndim if dim < 0 else dim
+
+
+def _dim_reduced_shape(ctx):
+    shape = ctx.input_metas[0].shape
+    ndim = len(shape)
+    d = wrap_dim(ctx, ctx.attr("dim"), ndim)
+    if ndim and shape[d] == 0:
+        raise IndexError(f"{_PUBLIC[ctx.op_type]}(): Expected reduction dim {d} to have non-zero size.")
+    if not ndim:
+        return ()
+    if ctx.attr("keepdim"):
+        return tuple(1 if i == d else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i != d)
+
+
+def _values_and_indices_shape(ctx):
+    shape = _dim_reduced_shape(ctx)
+    return shape, shape
+
+
+def _values_and_indices_dtype(ctx):
+    return ctx.input_metas[0].dtype, _INT64
+
+
+for _op in ("reduce_max_dim", "reduce_min_dim"):
+    register_user_op(_op, inputs=["input"], outputs=["values", "indices"],
+                     attrs={"dim": ("int32", 0), "keepdim": ("bool", False)},
+                     infer_shape=_values_and_indices_shape, infer_dtype=_values_and_indices_dtype)
+
+
+def _arg_reduce_shape(ctx):
+    """With ``flatten`` the whole tensor is reduced (``keepdim`` then keeps every dim as 1)."""
+    if not ctx.attr("flatten"):
+        return _dim_reduced_shape(ctx)
+    shape = ctx.input_metas[0].shape
+    if math.prod(shape) == 0:
+        raise RuntimeError(f"{ctx.op_type}(): Expected reduction dim to be specified for input.numel() == 0.")
+    return (1,) * len(shape) if ctx.attr("keepdim") else ()
+
+
+def _int64(ctx):
+    return _INT64
+
+
+for _op in ("argmax", "argmin"):
+    register_user_op(_op, inputs=["in"], outputs=["out"],
+                     attrs={"dim": ("int32", 0), "keepdim": ("bool", False), "flatten": ("bool", False)},
+                     infer_shape=_arg_reduce_shape, infer_dtype=_int64, no_grad=True)
+
+
+def _along_dim_shape(ctx):
+    shape = ctx.input_metas[0].shape
+    wrap_dim(ctx, ctx.attr("dim"), len(shape))
+    return shape
+
+
+for _op in ("cumsum", "cumprod"):
+    register_user_op(_op, inputs=["x"], outputs=["y"], attrs={"dim": ("int32", 0)},
+                     infer_shape=_along_dim_shape, infer_dtype=same_dtype)
+
+
+def _sort_shape(ctx):
+    shape = _along_dim_shape(ctx)
+    return shape, shape
+
+
+register_user_op("sort", inputs=["in"], outputs=["values", "indices"],
+                 attrs={"dim": ("int32", -1), "descending": ("bool", False)},
+                 infer_shape=_sort_shape, infer_dtype=_values_and_indices_dtype)
+register_user_op("arg_sort", inputs=["in"], outputs=["out"],
+                 attrs={"dim": ("int32", -1), "descending": ("bool", False)},
+                 infer_shape=_along_dim_shape, infer_dtype=_int64, no_grad=True)
+
+
+def _topk_shape(ctx):
+    shape = ctx.input_metas[0].shape
+    ndim = len(shape)
+    d = wrap_dim(ctx, ctx.attr("dim"), ndim)
+    k = ctx.attr("k")
+    size = shape[d] if ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError(f"topk(): selected index k out of range (k={k}, and the size of dim {d} is {size})")
+    out = tuple(k if i == d else s for i, s in enumerate(shape))
+    return out, out
+
+
+register_user_op("topk", inputs=["in"], outputs=["values", "indices"],
+                 attrs={"k": ("int64", 1), "dim": ("int32", -1), "largest": ("bool", True), "sorted": ("bool", True)},
+                 infer_shape=_topk_shape, infer_dtype=_values_and_indices_dtype)
+
+
+# ---- backward ops ------------------------------------------------------------------------------
+def _check_index(ctx, index_shape, shape, d, what):
+    if ctx.dtype("index") is not _INT64:
+        raise ctx.error(f"index must be int64, got {ctx.dtype('index').name}")
+    if len(index_shape) != len(shape):
+        raise ctx.error(f"index ({len(index_shape)}-d) must have as many dims as {what} ({len(shape)}-d)")
+    for i, (a, b) in enumerate(zip(index_shape, shape)):
+        if i != d and a != b:
+            raise ctx.error(f"index has size {a} at dim {i}, but {what} has size {b}")
+
+
+def _select_along_dim_shape(ctx):
+    """``y[..., i, ...] = x[..., index[..., i, ...], ...]`` along ``dim`` (NumPy's take_along_axis)."""
+    shape, index = ctx.shape("x"), ctx.shape("index")
+    _check_index(ctx, index, shape, wrap_dim(ctx, ctx.attr("dim"), len(shape)), "x")
+    return index
+
+
+register_user_op("select_along_dim", inputs=["x", "index"], outputs=["y"], attrs={"dim": ("int32", 0)},
+                 infer_shape=_select_along_dim_shape, infer_dtype=same_dtype)
+
+
+def _select_along_dim_grad_shape(ctx):
+    """Zeros of ``like_shape`` with ``dy`` added at ``index`` along ``dim``: the adjoint of select_along_dim."""
+    like, dy = ctx.attr("like_shape"), ctx.shape("dy")
+    d = wrap_dim(ctx, ctx.attr("dim"), len(like))
+    if tuple(ctx.shape("index")) != tuple(dy):
+        raise ctx.error(f"dy and index must have the same shape, got {list(dy)} and {list(ctx.shape('index'))}")
+    _check_index(ctx, dy, like, d, "like_shape")
+    return like
+
+
+register_user_op("select_along_dim_grad", inputs=["dy", "index"], outputs=["dx"],
+                 attrs={"dim": ("int32", 0), "like_shape": ("shape", ())},
+                 infer_shape=_select_along_dim_grad_shape, infer_dtype=same_dtype)
+
+
+def _grad_like_x_shape(ctx):
+    """``dy`` has the reduced shape of ``x`` with the reduced dims kept (size 1); ``dx`` has x's shape."""
+    x, dy = ctx.shape("x"), ctx.shape("dy")
+    axes = reduce_axes(ctx, x)
+    kept = tuple(1 if i in axes else d for i, d in enumerate(x))
+    if tuple(dy) != kept:
+        raise ctx.error(f"dy must have shape {list(kept)} (x's shape with the reduced dims kept), got {list(dy)}")
+    if ctx.dtype("dy") is not ctx.dtype("x"):
+        raise ctx.error(f"dy and x must have the same dtype, got {ctx.dtype('dy').name} and {ctx.dtype('x').name}")
+    return x
+
+
+register_user_op("reduce_prod_grad", inputs=["dy", "x"], outputs=["dx"], attrs={"axis": ("list_int32", ())},
+                 infer_shape=_grad_like_x_shape, infer_dtype=same_dtype)
+
+
+def _norm_grad_shape(ctx):
+    shape = _grad_like_x_shape(ctx)
+    if tuple(ctx.shape("y")) != tuple(ctx.shape("dy")):
+        raise ctx.error(f"y and dy must have the same shape, got {list(ctx.shape('y'))} and "
+                        f"{list(ctx.shape('dy'))}")
+    return shape
+
+
+register_user_op("vector_norm_grad", inputs=["dy", "x", "y"], outputs=["dx"],
+                 attrs={"axis": ("list_int32", ()), "ord": ("double", 2.0)},
+                 infer_shape=_norm_grad_shape, infer_dtype=same_dtype)
+
+
+def _cumprod_grad_shape(ctx):
+    x, dy = ctx.shape("x"), ctx.shape("dy")
+    wrap_dim(ctx, ctx.attr("dim"), len(x))
+    if tuple(x) != tuple(dy) or ctx.dtype("x") is not ctx.dtype("dy"):
+        raise ctx.error(f"dy and x must have the same shape and dtype, got {list(dy)} {ctx.dtype('dy').name} and "
+                        f"{list(x)} {ctx.dtype('x').name}")
+    return same_shape(ctx)
+
+
+register_user_op("cumprod_grad", inputs=["dy", "x"], outputs=["dx"], attrs={"dim": ("int32", 0)},
+                 infer_shape=_cumprod_grad_shape, infer_dtype=same_dtype)

@@ -1,0 +1,121 @@
+"""Elementwise unary math ops and clamping (OneFlow's op names).
+
+Note [Unary ops compute in their input's dtype]
+A unary op's output has its input's dtype (bool for ``logical_not`` and the
+``is*`` tests). PyTorch's promotion (``exp`` of an integer tensor is a float
+tensor, ``square`` of bool is int64) is the functors' job (functors/unary.py),
+which cast the input first, as for the binary ops (Note [Math ops take one
+dtype] in ops/math.py). The kernels' dtype predicates leave out what PyTorch
+does not implement (``abs`` or ``floor`` of bool, ...), which then gives
+OpKernelNotFoundError.
+
+Clamping: ``clip_by_scalar`` carries its bounds as attrs (OneFlow's
+``floating_*`` / ``integral_*`` pairs, the one matching the input's dtype is
+used, plus ``has_min`` / ``has_max``); ``clip_by_tensor`` (and its ``_min`` /
+``_max`` forms with one bound) broadcasts the input with tensor bounds of the
+same dtype.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.op_registry import register_user_op
+from oneflow_lite.ops.common import broadcast_shapes, same_dtype, same_shape
+
+_BOOL = dt.bool_
+
+
+def _bool_dtype(ctx):
+    return _BOOL
+
+
+for _op in ("abs", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "sin", "cos", "tan", "sign",
+            "floor", "ceil", "trunc", "reciprocal", "erf"):
+    register_user_op(_op, inputs=["x"], outputs=["y"], infer_shape=same_shape, infer_dtype=same_dtype)
+for _op in ("logical_not", "isnan", "isinf", "isfinite"):  # bool results: not differentiable
+    register_user_op(_op, inputs=["x"], outputs=["y"], infer_shape=same_shape, infer_dtype=_bool_dtype, no_grad=True)
+
+# round half to even, at ``decimals`` decimal digits (negative: to tens, hundreds, ...)
+register_user_op("round", inputs=["x"], outputs=["y"], attrs={"decimals": ("int64", 0)}, infer_shape=same_shape,
+                 infer_dtype=same_dtype)
+
+# nan -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf``; without has_posinf / has_neginf the dtype's largest /
+# lowest finite value.
+register_user_op("nan_to_num", inputs=["x"], outputs=["y"],
+                 attrs={"nan": ("double", 0.0), "has_posinf": ("bool", False), "posinf": ("double", 0.0),
+                        "has_neginf": ("bool", False), "neginf": ("double", 0.0)},
+                 infer_shape=same_shape, infer_dtype=same_dtype)
+
+CLIP_ATTRS = {"has_min": ("bool", False), "floating_min": ("double", 0.0), "integral_min": ("int64", 0),
+              "has_max": ("bool", False), "floating_max": ("double", 0.0), "integral_max": ("int64", 0)}
+
+
+def _check_bound(ctx, d, which):
+    """The bound of kind ``which`` (min / max) must be representable in ``d`` (PyTorch's checked Scalar
+    conversion); inf and NaN are fine for floating dtypes."""
+    if d.is_floating_point:
+        v = ctx.attr("floating_" + which)
+        limit = float(np.finfo(d.np_dtype).max)
+        if -limit <= v <= limit or math.isnan(v) or math.isinf(v):
+            return
+    else:
+        v = ctx.attr("integral_" + which)
+        info = np.iinfo(d.np_dtype)
+        if info.min <= v <= info.max:
+            return
+    raise ctx.error(f"{which} value {v} cannot be converted to type {d.name} without overflow")
+
+
+def _clip_by_scalar_shape(ctx):
+    has_min, has_max = ctx.attr("has_min"), ctx.attr("has_max")
+    if not (has_min or has_max):
+        raise ctx.error("at least one of has_min and has_max must be set")
+    d = ctx.dtype("x")
+    if d is not _BOOL:
+        if has_min:
+            _check_bound(ctx, d, "min")
+        if has_max:
+            _check_bound(ctx, d, "max")
+    return same_shape(ctx)
+
+
+register_user_op("clip_by_scalar", inputs=["x"], outputs=["y"], attrs=CLIP_ATTRS, infer_shape=_clip_by_scalar_shape,
+                 infer_dtype=same_dtype)
+
+
+def _grad_shape(ctx):
+    dy, x = ctx.shape("dy"), ctx.shape("x")
+    if dy != x:
+        raise ctx.error(f"dy and x must have the same shape, got {list(dy)} and {list(x)}")
+    if ctx.dtype("dy") is not ctx.dtype("x"):
+        raise ctx.error(f"dy and x must have the same dtype, got {ctx.dtype('dy').name} and {ctx.dtype('x').name}")
+    return dy
+
+
+# dx = dy where min <= x <= max (a NaN x passes dy), else 0: PyTorch's clamp_backward.
+register_user_op("clip_by_scalar_grad", inputs=["dy", "x"], outputs=["dx"], attrs=CLIP_ATTRS, infer_shape=_grad_shape,
+                 infer_dtype=same_dtype)
+
+
+def _clip_by_tensor_shape(ctx):
+    return broadcast_shapes(ctx.op_type, *[m.shape for m in ctx.input_metas])
+
+
+def _clip_by_tensor_dtype(ctx):
+    metas = ctx.input_metas
+    d = metas[0].dtype
+    for m in metas[1:]:
+        if m.dtype is not d:
+            raise ctx.error(f"the input and its bounds must have the same dtype, got "
+                            f"{', '.join(m.dtype.name for m in metas)} (functors cast to a common dtype first)")
+    return d
+
+
+for _op, _inputs in (("clip_by_tensor", ["x", "min", "max"]), ("clip_by_tensor_min", ["x", "min"]),
+                     ("clip_by_tensor_max", ["x", "max"])):
+    register_user_op(_op, inputs=_inputs, outputs=["y"], infer_shape=_clip_by_tensor_shape,
+                     infer_dtype=_clip_by_tensor_dtype)

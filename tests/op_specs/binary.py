@@ -1,0 +1,379 @@
+"""Elementwise binary and ternary ops: add, sub, mul, div (and its rounding modes), floor_divide, pow, maximum,
+minimum, fmod, remainder, atan2, eq, ne, lt, le, gt, ge, logical_and / or / xor, bitwise_and / or / xor,
+bitwise_not, where, lerp, addcmul, addcdiv.
+
+References work element by element on Python numbers (``//``, ``%``, ``math.fmod``, ``**``, ``&`` ...) in
+float64 or unbounded integers, then round to the expected dtype (integers wrap, as PyTorch's do), so they
+share nothing with the kernels. Result dtypes follow PyTorch's promotion, written out in ``_result``.
+"""
+
+import math
+
+import numpy as np
+from opinfo import ALL, FLOATS, INTS, NUMERIC, OpSpec, Sample, broadcast_pairs, make, register
+
+import oneflow_lite as flow
+
+BITS = (flow.bool,) + INTS
+_F32 = np.dtype(np.float32)
+_PAIRS = broadcast_pairs() + [((), ())]
+
+
+# ---- references ------------------------------------------------------------------------------------
+def _result(*args, floating=False):
+    """PyTorch's result dtype of same-dtype arrays and Python scalars: a scalar raises only the category
+    (float -> float32, int with bool -> int64); ``floating`` turns integer results into float32."""
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    d = arrays[0].dtype
+    for s in args:
+        if isinstance(s, float) and d.kind != "f":
+            d = _F32
+        elif isinstance(s, int) and not isinstance(s, bool) and d.kind == "b":
+            d = np.dtype(np.int64)
+    return _F32 if floating and d.kind != "f" else d
+
+
+def _to(values, dtype):
+    """Python numbers (an object array) as ``dtype``: integers wrap, floats round (overflow to inf)."""
+    values = np.asarray(values, dtype=object)
+    if dtype.kind in "iu":
+        bits = dtype.itemsize * 8
+        low = -(2 ** (bits - 1)) if dtype.kind == "i" else 0
+        return np.asarray((values - low) % 2**bits + low).astype(dtype) if values.size else values.astype(dtype)
+    with np.errstate(all="ignore"):
+        if dtype.kind == "b":
+            return values.astype(bool)
+        return values.astype(np.float64).astype(dtype)
+
+
+def _python(x, dtype):
+    """``x`` (an array or a Python scalar) cast to ``dtype`` as PyTorch casts its operands, as Python numbers
+    (an object array, or a scalar): float, int or bool."""
+    a = x if isinstance(x, np.ndarray) else _to(np.array(x, dtype=object), dtype)
+    return a.astype({"f": np.float64, "b": bool}.get(dtype.kind, np.int64)).astype(object)
+
+
+def _elementwise(fn, floating=False, out=None):
+    """The reference applying ``fn`` to Python numbers element by element in the common dtype; the result in
+    ``out`` (default: the common dtype)."""
+    def ref(*args, **kwargs):
+        d = _result(*args, floating=floating)
+        with np.errstate(all="ignore"):  # Python's float arithmetic leaves the FPU flags NumPy reports
+            values = np.frompyfunc(lambda *v: fn(*v, **kwargs), len(args), 1)(*[_python(a, d) for a in args])
+        return _to(values, out or d)
+    return ref
+
+
+def _ieee_div(a, b):
+    if b == 0:
+        return math.copysign(math.inf, a) * math.copysign(1.0, b) if a != 0 and not math.isnan(a) else math.nan
+    return a / b
+
+
+def _floordiv(a, b):
+    if isinstance(a, float):
+        return a // b if b != 0 else _ieee_div(a, b)
+    return a // b
+
+
+def _truncdiv(a, b):
+    if isinstance(a, float):
+        if b == 0:
+            return _ieee_div(a, b)
+        q = a / b
+        return float(math.trunc(q)) if math.isfinite(q) else q
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _div(a, b, rounding_mode=None):
+    if rounding_mode == "floor":
+        return _floordiv(a, b)
+    if rounding_mode == "trunc":
+        return _truncdiv(a, b)
+    return _ieee_div(float(a), float(b))
+
+
+def _fmod(a, b):
+    if isinstance(a, float):
+        return math.fmod(a, b) if b != 0 and not math.isinf(a) else math.nan
+    r = abs(a) % abs(b)
+    return r if a >= 0 else -r
+
+
+def _remainder(a, b):
+    if isinstance(a, float):
+        if b == 0 or math.isinf(a):
+            return math.nan
+        return a % b
+    return a % b
+
+
+def _odd(b):
+    return b == int(b) and int(b) % 2 == 1
+
+
+def _pow(a, b):
+    if isinstance(a, float):  # C99's pow: math.pow raises where C returns inf or nan
+        try:
+            return math.pow(a, b)
+        except OverflowError:
+            return -math.inf if a < 0 and _odd(b) else math.inf
+        except ValueError:  # 0 to a negative power, or a negative base to a non-integral one
+            return (math.copysign(math.inf, a) if _odd(b) else math.inf) if a == 0 else math.nan
+    if b < 0:  # PyTorch's integer powers: 1 ** b = 1, (-1) ** b = +-1, else 0
+        return 1 if a == 1 else ((-1) ** -b if a == -1 else 0)
+    return a**b
+
+
+def _maximum(a, b):
+    if isinstance(a, float) and (math.isnan(a) or math.isnan(b)):
+        return math.nan
+    return max(b, a)
+
+
+def _minimum(a, b):
+    if isinstance(a, float) and (math.isnan(a) or math.isnan(b)):
+        return math.nan
+    return min(b, a)
+
+
+def _add(a, b, alpha=1):
+    return (a or b) if isinstance(a, bool) else a + alpha * b
+
+
+def _mul(a, b):
+    return (a and b) if isinstance(a, bool) else a * b
+
+
+def _compare(op):
+    return _elementwise(op, out=np.dtype(bool))
+
+
+def _logical(op):
+    def ref(a, b):
+        return np.asarray(op(np.asarray(a) != 0, np.asarray(b) != 0))
+    return ref
+
+
+def _bitwise(op):
+    return _elementwise(lambda a, b: op(a, b))
+
+
+def _bitwise_not(x):
+    return _to(np.frompyfunc(lambda v: not v if isinstance(v, bool) else ~v, 1, 1)(_python(x, x.dtype)), x.dtype)
+
+
+def _where(c, x, y):
+    arrays = [v for v in (x, y) if isinstance(v, np.ndarray)]
+    scalars = [v for v in (x, y) if not isinstance(v, np.ndarray)]
+    if arrays:
+        d = _result(*arrays, *scalars)
+    else:  # two scalars: float32 if either is a float, else int64 unless both are bools
+        d = np.dtype(np.float32 if float in map(type, scalars) else bool if {bool} == set(map(type, scalars))
+                     else np.int64)
+    values = np.frompyfunc(lambda cv, a, b: a if cv else b, 3, 1)(c.astype(object), _python(x, d), _python(y, d))
+    return _to(values, d)
+
+
+def _lerp(start, end, weight):
+    w = weight.astype(np.float64) if isinstance(weight, np.ndarray) else weight
+    s, e = start.astype(np.float64), end.astype(np.float64)
+    return (s + w * (e - s)).astype(start.dtype)
+
+
+def _addcmul(x, t1, t2, value=1):
+    d = x.dtype
+    if d.kind == "f":
+        return (x.astype(np.float64) + value * t1.astype(np.float64) * t2.astype(np.float64)).astype(d)
+    return _to(x.astype(object) + value * t1.astype(object) * t2.astype(object), d)
+
+
+def _addcdiv(x, t1, t2, value=1):
+    with np.errstate(all="ignore"):
+        return (x.astype(np.float64) + value * t1.astype(np.float64) / t2.astype(np.float64)).astype(x.dtype)
+
+
+# ---- samples ---------------------------------------------------------------------------------------
+_FLOAT_SPECIAL = (np.array([0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, np.nan, 7.0, -7.0, 2.0]),
+                  np.array([0.0, 2.0, 0.0, -0.5, 2.0, 3.0, 1.0, np.inf, -np.inf, np.nan]))
+
+
+def _nonzero(a):
+    return np.where(a == 0, np.ones((), a.dtype), a)
+
+
+def _binary_samples(scalars=(), nonzero=False, specials=True, low=None, high=None, kwargs=None):
+    """Tensor-tensor samples over ``_PAIRS``, then ``tensor op scalar`` for each of ``scalars``, then special
+    floats (when ``specials``). ``nonzero`` keeps integer divisors away from 0; ``kwargs`` go to every call."""
+    kwargs = kwargs or {}
+
+    def samples(dtype):
+        for sa, sb in _PAIRS:
+            a, b = make(sa, dtype, low, high), make(sb, dtype, low, high)
+            if nonzero and not dtype.is_floating_point:
+                b = _nonzero(b)
+            yield Sample((a, b), dict(kwargs), name=f"{sa} op {sb}")
+        for s in scalars:
+            if isinstance(s, float) or not nonzero or s != 0:
+                yield Sample((make((3, 4), dtype, low, high), s), dict(kwargs), name=f"tensor op {s!r}")
+        if specials and dtype.is_floating_point:
+            a, b = _FLOAT_SPECIAL
+            yield Sample((a.astype(dtype.np_dtype), b.astype(dtype.np_dtype)), dict(kwargs), name="special values")
+    return samples
+
+
+def _scalar_self_samples(scalars, nonzero=False, low=None, high=None):
+    """``scalar op tensor`` samples."""
+    def samples(dtype):
+        for s in scalars:
+            b = make((3, 4), dtype, low, high)
+            yield Sample((s, _nonzero(b) if nonzero and not dtype.is_floating_point else b), name=f"{s!r} op tensor")
+        yield Sample((scalars[0], make((0, 2), dtype)), name="empty")
+    return samples
+
+
+def _pow_samples(dtype):
+    if dtype.is_floating_point:
+        for sa, sb in _PAIRS:
+            yield Sample((make(sa, dtype, 0.1, 3), make(sb, dtype, -2, 3)), name=f"{sa} ** {sb}")
+        yield Sample((make((3, 4), dtype), np.array([[0.0, 1.0, 2.0, -1.0]]).astype(dtype.np_dtype)),
+                     name="negative base, integral exponents")
+        for s in (2, 3, 0.5, -1, -2, 0, 1.5):
+            yield Sample((make((3, 4), dtype, 0.1, 3), s), name=f"tensor ** {s}")
+        a, b = _FLOAT_SPECIAL
+        yield Sample((a.astype(dtype.np_dtype), b.astype(dtype.np_dtype)), name="special values")
+    else:
+        for sa, sb in _PAIRS:
+            yield Sample((make(sa, dtype, -4, 5), make(sb, dtype, 0, 4)), name=f"{sa} ** {sb}")
+        if dtype.is_signed:
+            base = np.array([[1], [-1], [2], [-3], [0]]).astype(dtype.np_dtype)
+            yield Sample((base, np.array([-1, -2, -3]).astype(dtype.np_dtype)), name="negative exponents")
+        for s in (0, 1, 2, 3, 7, 2.5):
+            yield Sample((make((3, 4), dtype, -4, 5), s), name=f"tensor ** {s}")
+
+
+def _pow_grad_samples():
+    d = flow.float64
+    return [Sample((make((3, 4), d, 0.2, 2), make((4,), d, -1.5, 2))), Sample((make((2, 3), d, 0.2, 2), 2.5)),
+            Sample((make((5,), d, 0.2, 2), 3))]
+
+
+def _logical_samples(dtype):
+    yield from _binary_samples()(dtype)
+    yield Sample((make((3, 4), dtype), make((4,), flow.bool)), name="with a bool tensor")
+    yield Sample((make((2, 1), dtype), make((3,), flow.float64)), name="with a float64 tensor")
+
+
+def _where_samples(dtype):
+    shapes = [((3, 4), (3, 4), (3, 4)), ((3, 1), (4,), (3, 4)), ((), (2, 3), ()), ((2, 1, 3), (1, 4, 1), (3,)),
+              ((), (), ()), ((0, 3), (3,), (1, 3)), ((2, 0), (2, 1), (0,))]
+    for sc, sx, sy in shapes:
+        yield Sample((make(sc, flow.bool), make(sx, dtype), make(sy, dtype)), name=f"{sc} {sx} {sy}")
+    cond = make((3, 4), flow.bool)
+    yield Sample((cond, make((3, 4), dtype), 0), name="scalar other")
+    yield Sample((cond, 2.5, make((4,), dtype)), name="scalar input")
+    yield Sample((cond, True, False), name="two bool scalars")
+    yield Sample((cond, 1, 0.5), name="int and float scalars")
+
+
+def _lerp_samples(dtype):
+    triples = [((3, 4), (3, 4), (3, 4)), ((3, 1), (4,), (3, 4)), ((), (2, 3), ()), ((0, 3), (3,), (1, 3)),
+               ((), (), ())]
+    for ss, se, sw in triples:
+        yield Sample((make(ss, dtype), make(se, dtype), make(sw, dtype, 0, 1)), name=f"{ss} {se} {sw}")
+    for w in (0.0, 0.3, 0.7, 1.0, 2):
+        yield Sample((make((3, 4), dtype), make((4,), dtype), w), name=f"weight {w}")
+
+
+def _addc_samples(values, nonzero=False, broadcasting=True):
+    def samples(dtype):
+        triples = [((3, 4), (3, 4), (3, 4)), ((3, 1), (4,), (1, 4)), ((), (2, 3), ()), ((0, 3), (3,), (1, 3)),
+                   ((), (), ())]
+        for s0, s1, s2 in triples if broadcasting else ():
+            t2 = make(s2, dtype, 0.5, 3) if nonzero else make(s2, dtype)
+            yield Sample((make(s0, dtype), make(s1, dtype), t2), name=f"{s0} {s1} {s2}")
+        for v in values:
+            t2 = make((4,), dtype, 0.5, 3) if nonzero else make((4,), dtype)
+            yield Sample((make((3, 4), dtype), make((3, 1), dtype), t2), {"value": v}, name=f"value={v}")
+    return samples
+
+
+register(
+    OpSpec("add", _elementwise(_add), _binary_samples(scalars=(2, -3, 1.5, True)), dtypes=ALL, method="add",
+           gradgrad=True),
+    OpSpec("add_alpha", _elementwise(_add), lambda d: _binary_samples(
+        scalars=(2,), specials=False, kwargs={"alpha": 0.5 if d.is_floating_point else 3})(d),
+           dtypes=ALL, op=flow.add),
+    OpSpec("sub", _elementwise(lambda a, b, alpha=1: a - alpha * b), _binary_samples(scalars=(2, -3, 1.5)),
+           dtypes=NUMERIC, method="sub", unsupported_error=RuntimeError),
+    OpSpec("mul", _elementwise(_mul), _binary_samples(scalars=(2, -3, 1.5, True)), dtypes=ALL, method="mul",
+           gradgrad=True),
+    OpSpec("div", _elementwise(_div, floating=True), _binary_samples(scalars=(2, -3, 1.5, 0, 0.0)), dtypes=ALL,
+           method="div", gradgrad=True),
+    OpSpec("div_floor", _elementwise(lambda a, b: _div(a, b, "floor")),
+           _binary_samples(scalars=(2, -3, 1.5, 0.0), nonzero=True),
+           dtypes=NUMERIC, op=lambda a, b: flow.div(a, b, rounding_mode="floor")),
+    OpSpec("div_trunc", _elementwise(lambda a, b: _div(a, b, "trunc")),
+           _binary_samples(scalars=(2, -3, 1.5, 0.0), nonzero=True),
+           dtypes=NUMERIC, op=lambda a, b: flow.div(a, b, rounding_mode="trunc")),
+    OpSpec("div_scalar_self", _elementwise(lambda a, b: _div(a, b, "trunc")),
+           _scalar_self_samples((7, -7, 2.5), nonzero=True), dtypes=ALL, differentiable=False,
+           op=lambda a, b: flow.div(a, b, rounding_mode="trunc")),
+    OpSpec("floor_divide", _elementwise(_floordiv), _binary_samples(scalars=(2, -3, 1.5, 0.0), nonzero=True),
+           dtypes=NUMERIC, method="floor_divide"),
+    OpSpec("floor_divide_scalar_self", _elementwise(_floordiv), _scalar_self_samples((7, -7, 2.5), nonzero=True),
+           dtypes=ALL, differentiable=False, op=flow.floor_divide),
+    OpSpec("pow", _elementwise(_pow), _pow_samples, dtypes=NUMERIC, method="pow", grad_samples=_pow_grad_samples,
+           gradgrad=True, rtol=1e-5, atol=1e-5),
+    OpSpec("pow_scalar_self", _elementwise(_pow), _scalar_self_samples((2, -1, 1, 2.5)), dtypes=ALL,
+           op=flow.pow, grad_samples=lambda: [Sample((2.5, make((3, 4), flow.float64)), grad_args=(1,)),
+                                              Sample((0, make((4,), flow.float64, 0.5, 2)), grad_args=(1,))]),
+    OpSpec("maximum", _elementwise(_maximum), _binary_samples(), dtypes=ALL, method="maximum", gradgrad=True),
+    OpSpec("minimum", _elementwise(_minimum), _binary_samples(), dtypes=ALL, method="minimum", gradgrad=True),
+    OpSpec("fmod", _elementwise(_fmod), _binary_samples(scalars=(3, -2, 1.5, 0.0), nonzero=True), dtypes=NUMERIC,
+           method="fmod"),
+    OpSpec("remainder", _elementwise(_remainder), _binary_samples(scalars=(3, -2, 1.5, 0.0), nonzero=True),
+           dtypes=NUMERIC, method="remainder"),
+    OpSpec("remainder_scalar_self", _elementwise(_remainder), _scalar_self_samples((7, -7, 2.5), nonzero=True),
+           dtypes=ALL, op=flow.remainder,
+           grad_samples=lambda: [Sample((2.5, make((3, 4), flow.float64, 0.3, 2)), grad_args=(1,))]),
+    OpSpec("atan2", _elementwise(math.atan2, floating=True), _binary_samples(), dtypes=ALL, method="atan2",
+           gradgrad=True),
+    OpSpec("eq", _compare(lambda a, b: a == b), _binary_samples(scalars=(2, 1.5, True)), dtypes=ALL, method="eq",
+           differentiable=False),
+    OpSpec("ne", _compare(lambda a, b: a != b), _binary_samples(scalars=(2, 1.5)), dtypes=ALL, method="ne",
+           differentiable=False),
+    OpSpec("lt", _compare(lambda a, b: a < b), _binary_samples(scalars=(2, 1.5)), dtypes=ALL, method="lt",
+           differentiable=False),
+    OpSpec("le", _compare(lambda a, b: a <= b), _binary_samples(scalars=(2, 1.5)), dtypes=ALL, method="le",
+           differentiable=False),
+    OpSpec("gt", _compare(lambda a, b: a > b), _binary_samples(scalars=(2, -1.5)), dtypes=ALL, method="gt",
+           differentiable=False),
+    OpSpec("ge", _compare(lambda a, b: a >= b), _binary_samples(scalars=(2, -1.5)), dtypes=ALL, method="ge",
+           differentiable=False),
+    OpSpec("logical_and", _logical(np.logical_and), _logical_samples, dtypes=ALL, method="logical_and",
+           differentiable=False),
+    OpSpec("logical_or", _logical(np.logical_or), _logical_samples, dtypes=ALL, method="logical_or",
+           differentiable=False),
+    OpSpec("logical_xor", _logical(np.logical_xor), _logical_samples, dtypes=ALL, method="logical_xor",
+           differentiable=False),
+    OpSpec("bitwise_and", _bitwise(lambda a, b: a & b), _binary_samples(scalars=(3, -2, True)), dtypes=BITS,
+           method="bitwise_and", differentiable=False),
+    OpSpec("bitwise_or", _bitwise(lambda a, b: a | b), _binary_samples(scalars=(3, -2, True)), dtypes=BITS,
+           method="bitwise_or", differentiable=False),
+    OpSpec("bitwise_xor", _bitwise(lambda a, b: a ^ b), _binary_samples(scalars=(3, -2, True)), dtypes=BITS,
+           method="bitwise_xor", differentiable=False),
+    OpSpec("bitwise_and_scalar_self", _bitwise(lambda a, b: a & b), _scalar_self_samples((6, -3)), dtypes=BITS,
+           op=flow.bitwise_and, differentiable=False),
+    OpSpec("bitwise_not", _bitwise_not, lambda d: [Sample((make(s, d, -100, 100),)) for s in
+                                                   ((), (5,), (3, 4), (0,), (2, 0, 3))],
+           dtypes=BITS, method="bitwise_not", differentiable=False),
+    OpSpec("where", _where, _where_samples, dtypes=ALL, gradgrad=True),
+    OpSpec("lerp", _lerp, _lerp_samples, dtypes=FLOATS, method="lerp", gradgrad=True),
+    OpSpec("addcmul", _addcmul, _addc_samples((2, -1)), dtypes=NUMERIC, method="addcmul", gradgrad=True),
+    OpSpec("addcmul_float_value", _addcmul, _addc_samples((0.5, -1.5), broadcasting=False), dtypes=FLOATS,
+           op=flow.addcmul, unsupported_error=RuntimeError),
+    OpSpec("addcdiv", _addcdiv, _addc_samples((2, -0.5), nonzero=True), dtypes=FLOATS, method="addcdiv",
+           gradgrad=True, unsupported_error=RuntimeError),
+)
