@@ -14,7 +14,7 @@ from string import ascii_letters
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.functors.promotion import TORCH_NAMES
 from oneflow_lite.functors.registry import functor, get_functor
-from oneflow_lite.functors.shape import _cached, _VariadicOp, cached_attrs
+from oneflow_lite.functors.shape import VariadicOp, cached, cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 
@@ -215,7 +215,7 @@ class EinsumFunctor:
     once, sorted) and size-1 dims that broadcast."""
 
     def __init__(self):
-        self.ops = _VariadicOp("einsum", "in", "out")
+        self.ops = VariadicOp("einsum", "in", "out")
         self.expand = get_functor("Expand")
         self._plans = {}  # (equation, operand shapes) -> (normalised equation, expand targets)
         self._attrs = {}
@@ -229,7 +229,7 @@ class EinsumFunctor:
         if not operands:
             raise RuntimeError("einsum(): must specify the equation string and at least one operand")
         shapes = tuple([t._meta.shape for t in operands])
-        normalised, targets = _cached(self._plans, (equation, shapes), lambda: _normalise(equation, shapes))
+        normalised, targets = cached(self._plans, (equation, shapes), lambda: _normalise(equation, shapes))
         if targets is not None:
             operands = [t if s is None else self.expand(t, s) for t, s in zip(operands, targets)]
         return self.raw(normalised, operands)

@@ -103,7 +103,7 @@ def _unary(op_type, inp="in", out="out"):
     return OpBuilder(op_type).input(inp).output(out).build()
 
 
-def _cached(cache: dict, key, make):
+def cached(cache: dict, key, make):
     """``cache[key]``, made by ``make()`` on first use (the cache is cleared when it grows too large)."""
     value = cache.get(key, cache)
     if value is cache:
@@ -113,7 +113,7 @@ def _cached(cache: dict, key, make):
     return value
 
 
-class _VariadicOp:
+class VariadicOp:
     """The op exprs of a variadic op, one per tensor count (an expr's counts are fixed when it is built)."""
 
     def __init__(self, op_type, inp, out, variadic_output=False):
@@ -162,7 +162,7 @@ class PermuteFunctor:
 
     def __call__(self, x, dims):
         ndim = x._meta.ndim
-        return dispatch(self.op, (x,), _cached(self._attrs, (ndim, dims), lambda: self._perm(ndim, dims)))[0]
+        return dispatch(self.op, (x,), cached(self._attrs, (ndim, dims), lambda: self._perm(ndim, dims)))[0]
 
 
 @functor("T")
@@ -206,7 +206,7 @@ class FlattenFunctor:
 
     def __call__(self, x, start_dim=0, end_dim=-1):
         ndim = x._meta.ndim
-        attrs = _cached(self._attrs, (ndim, start_dim, end_dim), lambda: self._make(ndim, start_dim, end_dim))
+        attrs = cached(self._attrs, (ndim, start_dim, end_dim), lambda: self._make(ndim, start_dim, end_dim))
         return x if attrs is None else dispatch(self.op, (x,), attrs)[0]
 
 
@@ -248,7 +248,7 @@ class SqueezeFunctor:
 
     def __call__(self, x, dim=None):
         ndim = x._meta.ndim
-        return dispatch(self.op, (x,), _cached(self._attrs, (ndim, dim), lambda: self._make(ndim, dim)))[0]
+        return dispatch(self.op, (x,), cached(self._attrs, (ndim, dim), lambda: self._make(ndim, dim)))[0]
 
 
 @functor("Unsqueeze")
@@ -261,7 +261,7 @@ class UnsqueezeFunctor:
 
     def __call__(self, x, dim):
         ndim = x._meta.ndim
-        attrs = _cached(self._attrs, (ndim, dim),
+        attrs = cached(self._attrs, (ndim, dim),
                         lambda: AttrMap({"axis": _wrap(dim, ndim + 1, "unsqueeze")}))
         return dispatch(self.op, (x,), attrs)[0]
 
@@ -331,7 +331,7 @@ class CatFunctor:
     (shape (0,)) are skipped whatever the others' shapes (they only take part in the dtype)."""
 
     def __init__(self):
-        self.ops = _VariadicOp("cat", "in", "out")
+        self.ops = VariadicOp("cat", "in", "out")
         self._attrs = {}
 
     def raw(self, tensors, axis):
@@ -355,7 +355,7 @@ class StackFunctor:
     """``stack(tensors, dim=0)``: equal-shaped tensors joined along a new dim, promoted to their common dtype."""
 
     def __init__(self):
-        self.ops = _VariadicOp("stack", "in", "out")
+        self.ops = VariadicOp("stack", "in", "out")
         self._attrs = {}
 
     def raw(self, tensors, axis):
@@ -381,7 +381,7 @@ class SplitWithSizesFunctor:
     """``split(input, sizes, dim=0)``: pieces of the given sizes (summing to the dim's size); views."""
 
     def __init__(self):
-        self.ops = _VariadicOp("split", "x", "out", variadic_output=True)
+        self.ops = VariadicOp("split", "x", "out", variadic_output=True)
         self._attrs = {}
 
     def raw(self, x, sizes, axis):
@@ -436,7 +436,7 @@ class UnbindFunctor:
     """``unbind(input, dim=0)``: the slices along ``dim`` with that dim removed; views."""
 
     def __init__(self):
-        self.ops = _VariadicOp("unbind", "x", "out", variadic_output=True)
+        self.ops = VariadicOp("unbind", "x", "out", variadic_output=True)
         self._attrs = {}
 
     def raw(self, x, axis):
@@ -491,7 +491,7 @@ class FlipFunctor:
     def __call__(self, x, dims):
         ndim = x._meta.ndim
         # a 0-d tensor has nothing to flip (its dim -1 / 0 is checked all the same)
-        attrs = _cached(self._attrs, (ndim, dims),
+        attrs = cached(self._attrs, (ndim, dims),
                         lambda: AttrMap({"dims": _wrap_dims(dims, ndim, "flip") if ndim else ()}))
         return dispatch(self.op, (x,), attrs)[0]
 
@@ -515,7 +515,7 @@ class RollFunctor:
 
     def __call__(self, x, shifts, dims=None):
         ndim = x._meta.ndim
-        return dispatch(self.op, (x,), _cached(self._attrs, (ndim, shifts, dims),
+        return dispatch(self.op, (x,), cached(self._attrs, (ndim, shifts, dims),
                                                lambda: self._make(ndim, shifts, dims)))[0]
 
 
@@ -578,7 +578,7 @@ class PadFunctor:
     def __call__(self, x, pad, mode="constant", value=None):
         ndim = x._meta.ndim
         key = (ndim, pad, mode, value, value is not None and copysign(1.0, value) < 0)  # -0.0 == 0.0 as a key
-        return dispatch(self.op, (x,), _cached(self._attrs, key, lambda: self._make(ndim, pad, mode, value)))[0]
+        return dispatch(self.op, (x,), cached(self._attrs, key, lambda: self._make(ndim, pad, mode, value)))[0]
 
 
 # ---- copies ----------------------------------------------------------------------------------------

@@ -284,8 +284,10 @@ class Graph:
             f"and p.grad = None); the updates are captured and happen at every run")
 
     # ---- attributes -----------------------------------------------------------------------------
+    _RESERVED = frozenset(("_name", "_blocks", "_entries", "_fast", "_last", "_lock", "_path", "config"))
+
     def __setattr__(self, name, value):
-        if name.startswith("_") or name == "config":
+        if name in self._RESERVED:
             raise AttributeError(f"nn.Graph '{self._name}': attribute '{name}' is reserved")
         if _is_module(value):
             self._blocks[name] = ModuleBlock(value, name)
@@ -492,15 +494,21 @@ class FunctionGraph(Graph):
 class _LoadedGraph(Graph):
     """A graph read by :meth:`Graph.load`: one compiled signature and no build()."""
 
+    _KEY_MASK = LAZY_KEY_SET  # the saved job does not depend on requires_grad
+
     def __init__(self, name, path):
         self._init(name)
         object.__setattr__(self, "_path", path)
 
-    _KEY_MASK = LAZY_KEY_SET  # the saved job does not depend on requires_grad
-
     def _add(self, entry):
         self._entries[(entry.in_spec, tuple([(m, 0) for m in entry.in_metas]), ())] = entry
         self.__dict__["_last"] = entry
+
+    def build(self, *args, **kwargs):
+        entry = self._last
+        raise RuntimeError(f"nn.Graph '{self._name}' was loaded from '{self._path}' for the input signature "
+                           f"{entry.signature_text()} and has no build() to capture another; call it with inputs "
+                           f"of that signature")
 
     def variables(self) -> dict:
         """Variable op name -> the tensor holding its value (updated in place by a training graph)."""

@@ -47,6 +47,11 @@ def _check_inplace_outputs(op_expr, outputs, out_metas):
         raise RuntimeError(f"{op_expr.op_type_name}: {len(out_metas)} output tensor(s) expected for an "
                            f"in-place call, got {len(outputs)}")
     for name, t, m in zip(op_expr.indexed_obns, outputs, out_metas):
+        a = t._array
+        if a is not None and not a.flags.writeable:  # an expand()ed (broadcast) view
+            raise RuntimeError(f"{op_expr.op_type_name}: unsupported operation: more than one element of the "
+                               f"written-to tensor refers to a single memory location. Please clone() the tensor "
+                               f"before performing the operation.")
         if t._meta is not m:
             raise RuntimeError(
                 f"{op_expr.op_type_name}: in-place output '{name}' has shape {tuple(t.shape)}, dtype "
