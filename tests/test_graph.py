@@ -428,7 +428,7 @@ def test_reading_a_lazy_tensor_in_build_fails_and_leaves_no_state():
         g(f64([1.0, 1.0]))
     assert g._entries == {} and w.grad is None and w.is_leaf
     with pytest.raises(RuntimeError, match=r"has not been captured yet: call it once first"):
-        g.job
+        _ = g.job
     assert f64([1.0]).relu().numpy().tolist() == [1.0]  # eager execution is unaffected
 
 
@@ -446,6 +446,13 @@ def test_graph_api_errors():
         g._entries = {}
     g._mine = 1  # other private attributes are the subclass's own
     assert g._mine == 1
+
+    class Forgetful(flow.nn.Graph):
+        def __init__(self):
+            self.x = 1
+
+    with pytest.raises(RuntimeError, match=r"Forgetful: call super\(\).__init__\(\) first"):
+        Forgetful()
     with pytest.raises(TypeError, match=r"nn.Graph.trace\(\): expected a function, got int"):
         flow.nn.Graph.trace(3)
     with pytest.raises(TypeError, match=r"enable_cse\(\): mode must be a bool, got int"):

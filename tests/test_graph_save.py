@@ -60,7 +60,7 @@ def make_graph():
 def run_python(code: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=120)
+                          cwd=ROOT, timeout=120, check=False)
 
 
 def test_a_saved_graph_runs_in_a_fresh_process_with_identical_outputs(tmp_path):

@@ -37,9 +37,8 @@ def test_lazy_mode_is_a_thread_local_guard_that_includes_the_lazy_key():
         t.join()
     assert not included() & lazy_bit and current_build_ctx() is None and not ctx.is_open
     assert seen_in_other_thread == [(0, None)]
-    with pytest.raises(ValueError):
-        with lazy_mode(ctx):
-            raise ValueError("boom")
+    with pytest.raises(ValueError), lazy_mode(ctx):
+        raise ValueError("boom")
     assert not included() & lazy_bit and current_build_ctx() is None
 
 
@@ -136,10 +135,9 @@ def test_a_lazy_tensor_outside_its_build_is_an_error():
                                            r"outside its graph's build\(\)"):
         flow.relu(y)
     other = JobBuildAndInferCtx("H_0")
-    with lazy_mode(other):
-        with pytest.raises(RuntimeError, match=r"nn.Graph 'H_0', op 'relu-0': input x_0 is 'y_0' of op 'negative-0' "
-                                               r"in nn.Graph 'G_0', another graph"):
-            flow.relu(y)
+    with lazy_mode(other), pytest.raises(RuntimeError, match=r"nn.Graph 'H_0', op 'relu-0': input x_0 is 'y_0' of "
+                                                              r"op 'negative-0' in nn.Graph 'G_0', another graph"):
+        flow.relu(y)
     assert len(other.job.net.op) == 0
 
 
@@ -246,10 +244,9 @@ def test_backward_over_lazy_tensors_captures_grad_ops_and_restores_eager_state()
 def test_an_unsupported_op_expr_is_a_clear_error():
     from oneflow_lite.framework.op_expr import FeedInputOpExpr
     ctx = JobBuildAndInferCtx("G_0")
-    with lazy_mode(ctx):
-        with pytest.raises(RuntimeError, match=r"LazyInterpreter: FeedInputOpExpr \('feed_input'\) is not supported "
-                                               r"in graph capture \(nn.Graph 'G_0'\)"):
-            lazy_interpreter(FeedInputOpExpr("x"), 0, (f64([1.0]),), None, None)
+    with lazy_mode(ctx), pytest.raises(RuntimeError, match=r"LazyInterpreter: FeedInputOpExpr \('feed_input'\) is "
+                                                          r"not supported in graph capture \(nn.Graph 'G_0'\)"):
+        lazy_interpreter(FeedInputOpExpr("x"), 0, (f64([1.0]),), None, None)
 
 
 def test_explicit_generators_are_rejected_inside_a_graph():
@@ -267,7 +264,6 @@ def test_nested_capture_is_rejected():
     outer, inner = JobBuildAndInferCtx("A_0"), JobBuildAndInferCtx("B_0")
     with lazy_mode(outer):
         with pytest.raises(RuntimeError, match=r"nn.Graph 'B_0' cannot be captured inside the build\(\) of nn.Graph "
-                                               r"'A_0'"):
-            with lazy_mode(inner):
-                pass
+                                               r"'A_0'"), lazy_mode(inner):
+            pass
         assert current_build_ctx() is outer

@@ -417,6 +417,36 @@ class Tensor:
         self._key_set &= ~AUTOGRAD_KEY_SET
         return self
 
+    # Note [Tensor.data]
+    # As PyTorch: ``t.data`` is a tensor sharing ``t``'s buffer that does not require grad and has
+    # its own version counter, so writes through it are invisible to autograd. ``t.data = other``
+    # makes ``t`` hold ``other``'s buffer, shape, dtype and device while ``t`` keeps its identity,
+    # ``requires_grad`` and ``.grad`` (``nn.Module.to`` converts parameters this way, so optimizers
+    # holding them keep working). It leaves ``t``'s view family: its old views no longer alias it.
+    @property
+    def data(self) -> Tensor:
+        """A tensor sharing this one's buffer, detached from autograd (Note [Tensor.data])."""
+        t = Tensor._make(self._array, self._meta)
+        t._key_set = self._key_set & ~AUTOGRAD_KEY_SET
+        return t
+
+    @data.setter
+    def data(self, new):
+        if not isinstance(new, Tensor):
+            raise TypeError(f"Tensor.data: expected a Tensor, got {type(new).__name__}")
+        requires_grad = self._key_set & AUTOGRAD_KEY_SET
+        if requires_grad and not new._meta.dtype.is_floating_point:
+            raise RuntimeError(f"Tensor.data: a tensor that requires grad must hold floating point data, got "
+                               f"{new._meta.dtype.name}")
+        ag = self._ag
+        if ag is not None and new._meta is not self._meta:
+            ag.grad_accumulator = None  # its recorded meta is the old one
+        vc = self._vc
+        self._array = new._array
+        self._meta = new._meta
+        self._key_set = (new._key_set & ~AUTOGRAD_KEY_SET) | requires_grad
+        self._vc = None if vc is None else VersionCounter(vc.version)
+
     @property
     def _version(self) -> int:
         """How many in-place writes this tensor's buffer (shared with its views) has seen."""

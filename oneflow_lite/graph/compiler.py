@@ -69,7 +69,7 @@ class StalePlan(Exception):
 class _Group:
     """Ops writing into one buffer: a fused chain (or one op under the memory plan)."""
 
-    __slots__ = ("members", "meta", "index", "name", "pooled", "buffer")
+    __slots__ = ("buffer", "index", "members", "meta", "name", "pooled")
 
     def __init__(self, first, meta, index):
         self.members = [first]
@@ -264,7 +264,6 @@ class Plan:
         names = {}
         params = []
         lines = []
-        var_tensors = []
         counter = [0]
 
         def fresh(prefix):
@@ -286,7 +285,6 @@ class Plan:
                 else:
                     t = self.variables[n.name]
                     ns[f"T_{v}"], ns[f"M_{v}"] = t, metas[n.outputs[0]]
-                    var_tensors.append((n.name, v))
                     lines.append(f"if T_{v}._meta is not M_{v}: _changed({n.name!r}, T_{v}, M_{v})")
                     lines.append(f"{v} = T_{v}._array")
             elif kind == "op":

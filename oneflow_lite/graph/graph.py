@@ -48,6 +48,7 @@ import re
 import threading
 import time
 import zipfile
+from typing import ClassVar
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -127,7 +128,7 @@ class ModuleBlock:
     the module, submodules come back as blocks, and a call during capture opens the module's scope and
     runs its ``forward`` with the block as ``self``."""
 
-    __slots__ = ("_origin", "_path", "_children")
+    __slots__ = ("_children", "_origin", "_path")
 
     def __init__(self, origin, path: str):
         object.__setattr__(self, "_origin", origin)
@@ -180,8 +181,20 @@ class ModuleBlock:
 class _Entry:
     """The captured job of one input signature and its compiled plan."""
 
-    __slots__ = ("job", "in_spec", "in_metas", "out_spec", "single", "variables", "config", "ir", "plan",
-                 "pass_reports", "capture_seconds", "compile_seconds")
+    __slots__ = (
+        "capture_seconds",
+        "compile_seconds",
+        "config",
+        "in_metas",
+        "in_spec",
+        "ir",
+        "job",
+        "out_spec",
+        "pass_reports",
+        "plan",
+        "single",
+        "variables",
+    )
 
     def __init__(self, job, in_spec, in_metas, out_spec, variables, config):
         self.config = config
@@ -240,7 +253,7 @@ class _Entry:
 
 
 def _identifier(text: str) -> str:
-    return re.sub(r"\W", "_", text) or "graph"
+    return re.sub(r"\W", "_", text).strip("_") or "graph"
 
 
 class Graph:
@@ -248,7 +261,7 @@ class Graph:
 
     See the module docstring, Note [Graph signatures] and Note [Modules in a graph]."""
 
-    _counters: dict = {}
+    _counters: ClassVar[dict] = {}
     _counter_lock = threading.Lock()
 
     def __init__(self):
@@ -298,7 +311,10 @@ class Graph:
 
     def __getattr__(self, name):
         blocks = self.__dict__.get("_blocks")
-        if blocks is not None and name in blocks:
+        if blocks is None:
+            raise RuntimeError(f"{type(self).__name__}: call super().__init__() first in the __init__ of an "
+                               f"nn.Graph subclass")
+        if name in blocks:
             return blocks[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
@@ -416,8 +432,8 @@ class Graph:
         return self._current().plan.source
 
     def __repr__(self):
-        lines = [f"nn.Graph '{self._name}' ({type(self).__name__}): {len(self._entries)} captured input "
-                 f"signature(s); {self.config!r}"]
+        lines = [(f"nn.Graph '{self._name}' ({type(self).__name__}): {len(self._entries)} captured input "
+                  f"signature(s); {self.config!r}")]
         for attr, block in self._blocks.items():
             lines.append(f"  module {attr}: {type(block._origin).__name__}")
         for entry in self._entries.values():
@@ -558,8 +574,8 @@ def _describe_entry(entry: _Entry, config) -> list:
     if entry.plan is None:
         entry.compile()
     metas = entry.ir.metas
-    lines = [f"  signature {entry.signature_text()}: {len(entry.job.net.op)} captured op(s) in "
-             f"{entry.capture_seconds * 1e3:.2f} ms, compiled in {entry.compile_seconds * 1e3:.2f} ms"]
+    lines = [(f"  signature {entry.signature_text()}: {len(entry.job.net.op)} captured op(s) in "
+              f"{entry.capture_seconds * 1e3:.2f} ms, compiled in {entry.compile_seconds * 1e3:.2f} ms")]
     sections = {}
     for conf in entry.job.net.op:
         sections.setdefault(_section(conf), []).append(_describe_op(conf, metas))

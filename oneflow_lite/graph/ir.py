@@ -32,7 +32,7 @@ class Node:
     """One op of a job: its kind (input, variable, output, user, assign), blob names and, for user
     ops, the rebuilt op expr, its inference result and the chosen kernel."""
 
-    __slots__ = ("name", "kind", "conf", "op_type", "inputs", "outputs", "expr", "res", "device", "kernel")
+    __slots__ = ("conf", "device", "expr", "inputs", "kernel", "kind", "name", "op_type", "outputs", "res")
 
     def __init__(self, name, kind, conf, op_type, inputs, outputs, device):
         self.name = name
@@ -90,9 +90,9 @@ def _refers_to_generator(fn, seen) -> bool:
         module_globals = getattr(fn, "__globals__", {})
         for name in c.co_names:
             g = module_globals.get(name)
-            if callable(g) and getattr(g, "__module__", None) == getattr(fn, "__module__", None):
-                if _refers_to_generator(g, seen):
-                    return True
+            if (callable(g) and getattr(g, "__module__", None) == getattr(fn, "__module__", None)
+                    and _refers_to_generator(g, seen)):
+                return True
     return False
 
 

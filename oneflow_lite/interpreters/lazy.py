@@ -10,7 +10,11 @@ captures the backward ops too). For a user op it:
 1. finds each input's logical blob name (lbn): a lazy tensor holds its ``LazyBlob``
    (Note [Lazy tensors]); an eager tensor (a parameter, a buffer, any free eager
    tensor or constant touched inside the build) is bound once to a variable op,
-   named by its module path (``model.fc1.weight``) or ``<scope>-FreeEagerTensor-<k>``;
+   named by its module path (``model.fc1.weight``) or ``<scope>-FreeEagerTensor-<k>``,
+   which reads the tensor's buffer at every run. It is trainable when the tensor
+   requires grad (OneFlow makes free eager tensors never trainable; here one that
+   requires grad is a weight a function graph may train, and constant folding must
+   not freeze it);
 2. checks that the inputs share one device and infers the outputs with the same
    infer functions as eager execution;
 3. appends the op's ``OperatorConf`` (``UserOpExpr.build_op_conf``: a ``UserOpConf``
@@ -59,7 +63,7 @@ _make = Tensor._make
 class LazyBlob:
     """What a lazy tensor holds instead of data: its logical blob name in the job being built."""
 
-    __slots__ = ("lbn", "ctx")
+    __slots__ = ("ctx", "lbn")
 
     def __init__(self, lbn: str, ctx: JobBuildAndInferCtx):
         self.lbn = lbn
@@ -103,7 +107,7 @@ class _Binding:
     """An eager tensor bound to a variable op: its op name, the lbn of its current value and the
     autograd state it had before the build (Note [Eager tensors in a build])."""
 
-    __slots__ = ("tensor", "op_name", "lbn", "saved")
+    __slots__ = ("lbn", "op_name", "saved", "tensor")
 
     def __init__(self, tensor, op_name):
         self.tensor = tensor
@@ -136,7 +140,7 @@ class JobBuildAndInferCtx:
         self.job.job_conf.job_name = graph_name
         self.is_open = False
         self.state_names = state_names or {}  # id(tensor) -> variable op name of module parameters / buffers
-        self._op_names = set()
+        self._device_tags = {}  # op name -> device tag
         self._counter = 0
         self._scopes = []
         self._bindings = {}  # id(eager tensor) -> _Binding
@@ -164,10 +168,10 @@ class JobBuildAndInferCtx:
         """Append ``conf``; a name already in the job is an error (OneFlow's OpNameExistError)."""
         if not conf.device_tag:
             raise RuntimeError(f"nn.Graph '{self.graph_name}': op '{conf.name}' has no device_tag")
-        if conf.name in self._op_names:
+        if conf.name in self._device_tags:
             raise RuntimeError(f"nn.Graph '{self.graph_name}': op name '{conf.name}' already exists in the job; "
                                f"op names must be unique")
-        self._op_names.add(conf.name)
+        self._device_tags[conf.name] = conf.device_tag
         self.job.net.op.append(conf)
 
     # ---- interface ops ------------------------------------------------------------------------
@@ -318,7 +322,7 @@ class JobBuildAndInferCtx:
                     if t._array.lbn != f"{name}/out"]
         for target, ref, value in written:
             name = f"{target}-assign"
-            conf = op_conf_pb2.OperatorConf(name=name, device_tag=self._device_tag(ref))
+            conf = op_conf_pb2.OperatorConf(name=name, device_tag=self._device_tags[target])
             uc = conf.user_conf
             uc.op_type_name = "assign"
             uc.input["ref"].s.append(ref)
@@ -331,13 +335,6 @@ class JobBuildAndInferCtx:
             self.job.job_conf.train_conf.SetInParent()
         else:
             self.job.job_conf.predict_conf.SetInParent()
-
-    def _device_tag(self, lbn: str) -> str:
-        op_name = lbn.partition("/")[0]
-        for conf in self.job.net.op:
-            if conf.name == op_name:
-                return conf.device_tag
-        raise AssertionError(lbn)
 
     def trainable_written(self) -> bool:
         """Whether an in-place op rebinds a variable that requires grad (a training job)."""
