@@ -103,12 +103,15 @@ class InferResult:
 
     ``kernel`` / ``kernel_gen`` hold the kernel chosen for these metas and the
     kernel-registry generation it was chosen under, filled by the eager interpreter.
+    ``out_meta`` is the single output's meta on a device with storage, else None
+    (the eager interpreter's fast path, Note [Eager fast path]).
     """
 
-    __slots__ = ("out_metas", "attrs", "device", "kernel", "kernel_gen")
+    __slots__ = ("out_metas", "out_meta", "attrs", "device", "kernel", "kernel_gen")
 
     def __init__(self, out_metas, attrs, device):
         self.out_metas = out_metas
+        self.out_meta = out_metas[0] if len(out_metas) == 1 and device.device_type.has_storage else None
         self.attrs = attrs
         self.device = device
         self.kernel = None

@@ -3,27 +3,64 @@
 Overloads are tried in declaration order and the first whose arguments bind
 wins. When none binds, ``TypeError`` names the function and lists the valid
 signatures (with the specific reason when there is just one).
+
+Note [Functional fast path]
+Most calls pass tensors and plain Python scalars positionally (``flow.add(x, y)``,
+``x * 1.5``). For such arguments every converter of a signature decides by the
+argument's exact type alone (``isinstance`` checks; a Tensor, bool, int, float,
+str or None is passed through unchanged or rejected), so the overload that binds
+and the values it produces are a function of the tuple of argument types. After a
+call without keywords binds the slow way, if every argument has one of those types
+and the bound values are the arguments themselves followed by defaults, the
+function remembers ``(functor, defaults)`` for that type tuple; the next call with
+the same types calls the functor directly, skipping overload resolution. Calls
+whose binding converts a value (an int to a float, a list to a shape, ...) or uses
+keywords always take the slow path.
 """
 
 from __future__ import annotations
 
+from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.functors.registry import get_functor
 from oneflow_lite.functors.signature import Signature, SignatureMismatch, describe_call
+
+_PLAIN = (bool, int, float, str, type(None))  # types whose binding depends on the type only
+_MAX_PLANS = 64
+
+
+def _type_key(args):
+    """The fast-path key of positional ``args``: their types (a bare type for one argument)."""
+    n = len(args)
+    if n == 1:
+        return type(args[0])
+    if n == 2:
+        return (type(args[0]), type(args[1]))
+    return tuple([type(a) for a in args])
 
 
 class FunctionalFunction:
     """A callable ``flow.<name>``: its overloads and their functors."""
 
-    __slots__ = ("__name__", "__qualname__", "__dict__", "signatures", "_functors")
+    __slots__ = ("__name__", "__qualname__", "__dict__", "signatures", "_functors", "_plans")
 
     def __init__(self, name: str, signatures: list[str], doc: str | None = None):
         self.__name__ = self.__qualname__ = name
         self.signatures = [Signature(s) for s in signatures]
         self._functors = [None] * len(self.signatures)
+        self._plans = {}  # argument types -> (functor, default values), Note [Functional fast path]
         lines = [f"{name}{s.params_text()} -> {s.return_type}" for s in self.signatures]
         self.__doc__ = (doc + "\n\n" if doc else "") + "Signatures:\n" + "\n".join("  " + l for l in lines)
 
     def __call__(self, *args, **kwargs):
+        if not kwargs:
+            plan = self._plans.get(_type_key(args))
+            if plan is not None:
+                fn, defaults = plan
+                return fn(*args, *defaults)
+        return self._resolve(args, kwargs)
+
+    def _resolve(self, args, kwargs):
+        """Overload resolution: bind each signature in turn, call the first functor that fits."""
         for i, sig in enumerate(self.signatures):
             try:
                 values = sig.bind(self.__name__, args, kwargs)
@@ -34,10 +71,23 @@ class FunctionalFunction:
             fn = self._functors[i]
             if fn is None:
                 fn = self._functors[i] = get_functor(sig.functor_name)
+            if not kwargs:
+                self._plan(args, values, fn)
             return fn(*values)
         expected = "\n".join(f" * {self.__name__}{s.params_text()}" for s in self.signatures)
         raise TypeError(f"{self.__name__}() received an invalid combination of arguments - got "
                         f"{describe_call(args, kwargs)}, but expected one of:\n{expected}")
+
+    def _plan(self, args, values, fn):
+        """Remember the fast path of ``args``' types when their binding passed them through unchanged."""
+        n = len(args)
+        for a, v in zip(args, values):
+            if a is not v or not (isinstance(a, Tensor) or type(a) in _PLAIN):
+                return
+        plans = self._plans
+        if len(plans) >= _MAX_PLANS:
+            plans.clear()
+        plans[_type_key(args)] = (fn, tuple(values[n:]))
 
     def __repr__(self):
         return f"<functional {self.__name__}>"

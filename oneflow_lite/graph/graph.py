@@ -279,6 +279,7 @@ class Graph:
         object.__setattr__(self, "_last", None)
         object.__setattr__(self, "_lock", threading.RLock())
         object.__setattr__(self, "config", GraphConfig(self._drop_plans))
+        object.__setattr__(self, "_optimizers", [])  # (optimizer, lr scheduler or None), see add_optimizer
 
     @property
     def name(self) -> str:
@@ -290,14 +291,30 @@ class Graph:
         raise NotImplementedError(f"nn.Graph '{self._name}': a subclass of nn.Graph must implement build(*args)")
 
     def add_optimizer(self, optimizer, *, lr_sch=None) -> None:
-        """Not available yet: optimizers come with flow.optim."""
-        raise NotImplementedError(
-            f"nn.Graph '{self._name}': add_optimizer() needs flow.optim, which does not exist yet; update the "
-            f"parameters inside build() instead (loss.backward(), then under flow.no_grad(): p.sub_(lr * p.grad) "
-            f"and p.grad = None); the updates are captured and happen at every run")
+        """Make ``optimizer.step()`` part of the graph: it is captured after ``build()`` returns (which
+        calls ``loss.backward()``), so every run updates the parameters in place. ``lr_sch.step()`` runs
+        after every call of the graph; its learning rate reaches the captured update because each
+        param group's ``lr`` becomes a 0-d float64 tensor that the scheduler rewrites in place
+        (Note [Optimizer steps in a graph] in optim/optimizer.py). Register before the first call."""
+        if not (callable(getattr(optimizer, "step", None)) and isinstance(getattr(optimizer, "param_groups", None),
+                                                                            list)):
+            raise TypeError(f"nn.Graph '{self._name}'.add_optimizer(): expected a flow.optim.Optimizer, "
+                            f"got {type(optimizer).__name__}")
+        if self._entries:
+            raise RuntimeError(f"nn.Graph '{self._name}'.add_optimizer(): the graph has already been captured; "
+                               f"add optimizers before its first call")
+        if lr_sch is not None:
+            if not callable(getattr(lr_sch, "step", None)) or getattr(lr_sch, "optimizer", None) is not optimizer:
+                raise ValueError(f"nn.Graph '{self._name}'.add_optimizer(): lr_sch must be a scheduler of the "
+                                 f"optimizer being added")
+            for group in optimizer.param_groups:
+                if not isinstance(group["lr"], Tensor):
+                    group["lr"] = _make_lr_tensor(group["lr"])
+        self._optimizers.append((optimizer, lr_sch))
 
     # ---- attributes -----------------------------------------------------------------------------
-    _RESERVED = frozenset(("_name", "_blocks", "_entries", "_fast", "_last", "_lock", "_path", "config"))
+    _RESERVED = frozenset(("_name", "_blocks", "_entries", "_fast", "_last", "_lock", "_path", "config",
+                           "_optimizers"))
 
     def __setattr__(self, name, value):
         if name in self._RESERVED:
@@ -351,7 +368,10 @@ class Graph:
                 entry = self._fast.get(fast_key)
                 if entry is not None and entry.plan is not None:
                     self.__dict__["_last"] = entry
-                    return entry.run(args)
+                    out = entry.run(args)
+                    if self._optimizers:
+                        self._step_schedulers()
+                    return out
         a_spec, leaves = io.flatten(args, "input", self._name)
         k_spec, leaves = io.flatten(kwargs, "input", self._name, leaves)
         tensors = [t for _, t in leaves]
@@ -368,7 +388,15 @@ class Graph:
         if fast_key is not None:
             self._fast[fast_key] = entry
         self.__dict__["_last"] = entry
-        return entry.run(tensors)
+        out = entry.run(tensors)
+        if self._optimizers:
+            self._step_schedulers()
+        return out
+
+    def _step_schedulers(self):
+        for _, lr_sch in self._optimizers:
+            if lr_sch is not None:
+                lr_sch.step()
 
     def _key(self, a_spec, k_spec, tensors):
         """The cache key of a call (Note [Graph signatures])."""
@@ -391,6 +419,8 @@ class Graph:
             with lazy_mode(ctx):
                 lazy = [ctx.add_input(f"_{self._name}_input.{p}", t) for p, t in leaves]
                 outputs = self.build(*io.unflatten(a_spec, lazy), **io.unflatten(k_spec, lazy))
+                for optimizer, _ in self._optimizers:
+                    optimizer.step()
                 out_spec, out_leaves = io.flatten(outputs, "output", self._name)
                 for p, t in out_leaves:
                     ctx.add_output(f"_{self._name}_output" + (f".{p}" if p else ""), t)
@@ -489,6 +519,12 @@ class Graph:
         if not callable(fn):
             raise TypeError(f"nn.Graph.trace(): expected a function, got {type(fn).__name__}")
         return FunctionGraph(fn)
+
+
+def _make_lr_tensor(lr) -> Tensor:
+    from oneflow_lite.functors.creation import tensor
+
+    return tensor(float(lr), dtype=dtypes.float64)
 
 
 class FunctionGraph(Graph):

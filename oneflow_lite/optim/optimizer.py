@@ -1,0 +1,308 @@
+"""``flow.optim.Optimizer``: the base class of the optimizers (PyTorch's API).
+
+Note [Optimizer steps in a graph]
+An optimizer step is a sequence of in-place functional ops on the parameters and
+the state tensors (``p.add_``, ``exp_avg.lerp_``, ``p.addcdiv_``, ...) run under
+``flow.no_grad()``, never NumPy on buffers, so inside an nn.Graph's ``build()``
+the LazyInterpreter captures it and the graph writes the parameters and the state
+at every run (Note [Lazy capture]). Three things make a captured step right at
+every run, not only at the first:
+
+- State tensors are always made eagerly (``eager_zeros_like``), also during a
+  capture, so they outlive the build as ordinary tensors that the graph binds as
+  variables and updates in place.
+- Nothing that changes from step to step is read into Python: while a graph is
+  being captured (or with ``capturable=True``) the step count and the bias
+  corrections stay 0-d tensors. Eagerly they are read as Python floats, which is
+  faster and exact in float64.
+- A Python-float hyperparameter is baked into the captured ops. ``lr`` may also be
+  a 0-d tensor (as in PyTorch): a captured step then reads it at every run, and an
+  LR scheduler updates it in place (``fill_``), so schedules work in a graph.
+
+A first step whose form differs from the later ones cannot be captured unless it
+is the later form applied to zero state: SGD's first momentum step sets the buffer
+to the gradient, which equals ``momentum * 0 + (1 - dampening) * g`` only with
+zero dampening, so capturing it with dampening raises (one eager step first works).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections import defaultdict
+from itertools import chain
+
+from oneflow_lite.autograd.grad_mode import enable_grad, no_grad
+from oneflow_lite.dispatch.dispatch_key import DispatchKey
+from oneflow_lite.dispatch.tls import ExcludeDispatchKeyGuard
+from oneflow_lite.framework import dtype as dtypes
+from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.functional import zeros, zeros_like
+from oneflow_lite.interpreters.lazy import current_build_ctx
+
+
+class _RequiredParameter:
+    """The default of a hyperparameter that every parameter group must give (``optim.optimizer.required``)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+# ---- helpers of the optimizers' steps ---------------------------------------------------------------
+def capturing() -> bool:
+    """Whether this thread is capturing an nn.Graph (Note [Optimizer steps in a graph])."""
+    return current_build_ctx() is not None
+
+
+def eager_zeros_like(p: Tensor) -> Tensor:
+    """A zero state tensor like ``p``, made eagerly even while a graph is captured."""
+    with ExcludeDispatchKeyGuard(DispatchKey.Lazy):
+        return zeros_like(p)
+
+
+def eager_step_counter() -> Tensor:
+    """A 0-d step count (PyTorch's ``state['step']``: float32, float64 under a float64 default dtype)."""
+    dtype = dtypes.float64 if dtypes.get_default_dtype() is dtypes.float64 else dtypes.float32
+    with ExcludeDispatchKeyGuard(DispatchKey.Lazy):
+        return zeros((), dtype=dtype)
+
+
+def sub_scaled(p: Tensor, t: Tensor, scale) -> None:
+    """``p -= scale * t`` in place, ``scale`` a number or a 0-d tensor."""
+    if isinstance(scale, Tensor):
+        p.sub_(t * scale)
+    else:
+        p.add_(t, alpha=-scale)
+
+
+def check_number(opt: str, name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{opt}: {name} must be a number, not {type(value).__name__}")
+
+
+def check_bool(opt: str, name: str, value, optional: bool = False) -> None:
+    if not (isinstance(value, bool) or (optional and value is None)):
+        expected = "a bool or None" if optional else "a bool"
+        raise TypeError(f"{opt}: {name} must be {expected}, not {type(value).__name__}")
+
+
+def check_lr(opt: str, lr) -> None:
+    """PyTorch's checks of ``lr``: a non-negative number or a 1-element tensor."""
+    if isinstance(lr, Tensor):
+        if lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not lr.is_floating_point():
+            raise TypeError(f"{opt}: a Tensor lr must have a floating dtype, got {lr.dtype.name}")
+        value = float(lr)
+    else:
+        check_number(opt, "lr", lr)
+        value = lr
+    if not 0.0 <= value:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def check_unsupported(opt: str, group: dict) -> None:
+    """``differentiable`` and ``fused`` exist for PyTorch compatibility; only their off values work."""
+    check_bool(opt, "foreach", group["foreach"], optional=True)
+    check_bool(opt, "differentiable", group["differentiable"])
+    if group["differentiable"]:
+        raise NotImplementedError(f"{opt}: differentiable=True is not supported (steps run under no_grad)")
+    if "fused" in group:
+        check_bool(opt, "fused", group["fused"], optional=True)
+        if group["fused"]:
+            raise NotImplementedError(f"{opt}: fused=True is not supported (there are no fused optimizer kernels)")
+
+
+def _copy(value):
+    """A copy of a state or hyperparameter value: tensors cloned, containers copied."""
+    if isinstance(value, Tensor):
+        return value.detach().clone()
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(_copy(v) for v in value)
+    return value
+
+
+class Optimizer:
+    """Base class of the optimizers: parameter groups, per-parameter state, ``zero_grad``,
+    ``state_dict`` / ``load_state_dict``. Subclasses implement ``step(closure=None)``.
+
+    ``params``: an iterable of tensors, or of dicts that define parameter groups (each with a
+    ``'params'`` entry and any hyperparameters that override ``defaults``).
+    """
+
+    # State entries shaped like their parameter; load_state_dict checks their shapes.
+    _PARAM_SHAPED_STATE: frozenset = frozenset()
+
+    def __init__(self, params, defaults: dict):
+        if isinstance(params, Tensor):
+            raise TypeError(f"params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {params.type()}")
+        if not isinstance(defaults, dict):
+            raise TypeError(f"{type(self).__name__}: defaults must be a dict, not {type(defaults).__name__}")
+        self.defaults = defaults
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict] = []
+        if not any(v is required for v in defaults.values()):
+            self._check_hyperparameters(defaults)
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    def _check_hyperparameters(self, group: dict) -> None:
+        """Raise for invalid hyperparameters in ``group`` (or the defaults); subclasses override."""
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines.extend(f"    {key}: {group[key]}" for key in sorted(group) if key != "params")
+        return "\n".join(lines) + "\n)"
+
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a parameter group (a dict with ``'params'``; missing hyperparameters take the defaults)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        if "params" not in param_group:
+            raise ValueError("param_group must have a 'params' entry")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                            "of tensors in sets will change between runs. Please use a list instead.")
+        else:
+            params = list(params)
+        for param in params:
+            if not isinstance(param, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(param).__name__}")
+            if not (param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        group = dict(param_group)
+        group["params"] = params
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter "
+                                 f"{name}")
+            group.setdefault(name, default)
+        if len(params) != len(set(params)):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; each occurrence is "
+                          "updated at every step", stacklevel=3)
+        if not set(params).isdisjoint(chain.from_iterable(g["params"] for g in self.param_groups)):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self._check_hyperparameters(group)
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all optimized tensors: to None (default) or, with
+        ``set_to_none=False``, to zeros in place (detached from any graph)."""
+        if not isinstance(set_to_none, bool):
+            raise TypeError(f"zero_grad(): set_to_none must be a bool, not {type(set_to_none).__name__}")
+        for group in self.param_groups:
+            for p in group["params"]:
+                grad = p.grad
+                if grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if grad.grad_fn is not None:
+                        grad.detach_()
+                    else:
+                        grad.requires_grad_(False)
+                    grad.zero_()
+
+    def step(self, closure=None):
+        """Perform one optimization step; ``closure`` re-evaluates the model and returns the loss."""
+        raise NotImplementedError(f"{type(self).__name__} must implement step(closure=None)")
+
+    def _step(self, closure, update_group) -> object:
+        """The built-in optimizers' ``step``: evaluate ``closure`` with grad enabled, then run
+        ``update_group(group, tensor_mode)`` for each group under no_grad (Note [Optimizer steps in a graph])."""
+        if closure is not None and not callable(closure):
+            raise TypeError(f"{type(self).__name__}.step(): closure must be callable, not {type(closure).__name__}")
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            tensor_mode = capturing()
+            for group in self.param_groups:
+                update_group(group, tensor_mode)
+        return loss
+
+    # ---- state dict ---------------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """The optimizer's state in PyTorch's format: ``{'state': {index: {name: value}}, 'param_groups':
+        [{..., 'params': [index, ...]}]}``, parameters numbered in group order. Tensors are copies."""
+        index_of: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            for p in group["params"]:
+                index_of.setdefault(id(p), len(index_of))
+            packed = {k: _copy(v) for k, v in group.items() if k != "params"}
+            packed["params"] = [index_of[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {(index_of[id(k)] if isinstance(k, Tensor) else k): _copy(v) for k, v in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Load a ``state_dict()`` (copied; floating state cast to each parameter's dtype and device).
+        The groups must match this optimizer's in number and sizes; nothing changes on error."""
+        if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= state_dict.keys():
+            raise ValueError("load_state_dict(): expected a dict with 'state' and 'param_groups' entries (from "
+                             "Optimizer.state_dict())")
+        saved_groups, saved_state = state_dict["param_groups"], state_dict["state"]
+        if not isinstance(saved_groups, (list, tuple)) or not all(
+                isinstance(g, dict) and isinstance(g.get("params"), (list, tuple)) for g in saved_groups):
+            raise ValueError("load_state_dict(): 'param_groups' must be a list of dicts with a 'params' list")
+        if not isinstance(saved_state, dict):
+            raise TypeError(f"load_state_dict(): 'state' must be a dict, not {type(saved_state).__name__}")
+        groups = self.param_groups
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        id_map = dict(zip(chain.from_iterable(s["params"] for s in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+        new_groups = []
+        for group, saved in zip(groups, saved_groups):
+            new_group = {k: _copy(v) for k, v in saved.items() if k != "params"}
+            for name, default in self.defaults.items():
+                new_group.setdefault(name, default)
+            new_group["params"] = group["params"]
+            self._check_hyperparameters(new_group)
+            new_groups.append(new_group)
+        state = defaultdict(dict)
+        for key, value in saved_state.items():
+            param = id_map.get(key)
+            if param is None:
+                state[key] = _copy(value)
+                continue
+            if not isinstance(value, dict):
+                raise TypeError(f"load_state_dict(): the state of parameter {key} must be a dict, not "
+                                 f"{type(value).__name__}")
+            state[param] = {name: self._load_value(param, key, name, v) for name, v in value.items()}
+        self.state = state
+        self.param_groups = new_groups
+
+    def _load_value(self, param: Tensor, index, name: str, value):
+        if not isinstance(value, Tensor):
+            return _copy(value)
+        if name in self._PARAM_SHAPED_STATE and value.shape != param.shape:
+            raise ValueError(f"load_state_dict(): state '{name}' of parameter {index} has shape {list(value.shape)}, "
+                             f"but the parameter has shape {list(param.shape)}")
+        if name == "step":
+            return value.to(copy=True)
+        dtype = param.dtype if param.is_floating_point() and value.is_floating_point() else None
+        return value.to(device=param.device, dtype=dtype, copy=True)

@@ -1,0 +1,90 @@
+"""``flow.optim.SGD``: stochastic gradient descent with momentum, dampening, Nesterov momentum,
+weight decay and maximize (PyTorch's algorithm and defaults)."""
+
+from __future__ import annotations
+
+from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.optim.optimizer import (
+    Optimizer,
+    check_bool,
+    check_lr,
+    check_number,
+    check_unsupported,
+    eager_zeros_like,
+    sub_scaled,
+)
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent (optionally with momentum), as ``torch.optim.SGD``.
+
+    For each parameter :math:`\theta` with gradient :math:`g` (negated with ``maximize``)::
+
+        g = g + weight_decay * theta                      (if weight_decay != 0)
+        b = g                         at the first step   (if momentum != 0)
+        b = momentum * b + (1 - dampening) * g   later
+        g = g + momentum * b if nesterov else b
+        theta = theta - lr * g
+
+    ``lr`` is a number or a 0-d tensor (Note [Optimizer steps in a graph]). ``foreach`` is accepted
+    for PyTorch compatibility (parameters are updated one at a time either way); ``differentiable``
+    and ``fused`` must stay off.
+    """
+
+    _PARAM_SHAPED_STATE = frozenset(("momentum_buffer",))
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False, fused=None):
+        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
+                    "nesterov": nesterov, "maximize": maximize, "foreach": foreach, "differentiable": differentiable,
+                    "fused": fused}
+        super().__init__(params, defaults)
+
+    def _check_hyperparameters(self, group: dict) -> None:
+        check_lr("SGD", group["lr"])
+        for name in ("momentum", "dampening", "weight_decay"):
+            check_number("SGD", name, group[name])
+        for name in ("nesterov", "maximize"):
+            check_bool("SGD", name, group[name])
+        check_unsupported("SGD", group)
+        if group["momentum"] < 0.0:
+            raise ValueError(f"Invalid momentum value: {group['momentum']}")
+        if group["weight_decay"] < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}")
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+
+    def step(self, closure=None):
+        """Perform one optimization step; ``closure`` re-evaluates the model and returns the loss."""
+        return self._step(closure, self._update_group)
+
+    def _update_group(self, group: dict, tensor_mode: bool) -> None:
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+        if isinstance(lr, Tensor) and not tensor_mode:
+            lr = lr.item()
+        if tensor_mode and momentum != 0 and dampening != 0 and any(
+                p.grad is not None and "momentum_buffer" not in self.state.get(p, ()) for p in group["params"]):
+            raise NotImplementedError(
+                "SGD: the first step of momentum with dampening != 0 cannot be captured in an nn.Graph (it sets "
+                "the buffer to the gradient, later steps damp it); take one eager step before capturing, or use "
+                "dampening=0")
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            if maximize:
+                grad = -grad
+            if weight_decay != 0:
+                grad = grad.add(p, alpha=weight_decay)
+            if momentum != 0:
+                state = self.state[p]
+                buf = state.get("momentum_buffer")
+                if buf is None and not tensor_mode:
+                    buf = state["momentum_buffer"] = grad.clone()
+                else:
+                    if buf is None:  # captured first step: a zero buffer, then b = g (dampening is 0, see above)
+                        buf = state["momentum_buffer"] = eager_zeros_like(p)
+                    buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+                grad = grad.add(buf, alpha=momentum) if nesterov else buf
+            sub_scaled(p, grad, lr)

@@ -1,0 +1,79 @@
+"""nn.Graph.add_optimizer: the optimizer step (and the lr scheduler) inside a graph give the same
+training as the same loop run eagerly, float64."""
+
+import numpy as np
+import pytest
+
+import oneflow_lite as flow
+
+
+def _model(seed):
+    flow.manual_seed(seed)
+    return flow.nn.Sequential(flow.nn.Linear(6, 8), flow.nn.ReLU(), flow.nn.Linear(8, 3)).double()
+
+
+def _data(steps):
+    rng = np.random.default_rng(7)
+    return [(flow.tensor(rng.standard_normal((5, 6))), flow.tensor(rng.integers(0, 3, 5))) for _ in range(steps)]
+
+
+class TrainGraph(flow.nn.Graph):
+    def __init__(self, model, opt, sch=None):
+        super().__init__()
+        self.model = model
+        self.add_optimizer(opt, lr_sch=sch)
+
+    def build(self, x, y):
+        loss = flow.nn.functional.cross_entropy(self.model(x), y)
+        loss.backward()
+        return loss
+
+
+def _eager_losses(model, opt, sch, data):
+    losses = []
+    for x, y in data:
+        opt.zero_grad()
+        loss = flow.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        if sch is not None:
+            sch.step()
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.mark.parametrize("make_opt, with_scheduler", [
+    (lambda p: flow.optim.SGD(p, lr=0.1, momentum=0.9), False),
+    (lambda p: flow.optim.SGD(p, lr=0.1), True),
+    (lambda p: flow.optim.Adam(p, lr=0.01), True),
+])
+def test_graph_training_with_add_optimizer_matches_eager(make_opt, with_scheduler):
+    data = _data(6)
+    eager_model, graph_model = _model(0), _model(0)
+    eager_opt, graph_opt = make_opt(eager_model.parameters()), make_opt(graph_model.parameters())
+    eager_sch = flow.optim.lr_scheduler.StepLR(eager_opt, step_size=2, gamma=0.5) if with_scheduler else None
+    graph_sch = flow.optim.lr_scheduler.StepLR(graph_opt, step_size=2, gamma=0.5) if with_scheduler else None
+    graph = TrainGraph(graph_model, graph_opt, graph_sch)
+
+    expected = _eager_losses(eager_model, eager_opt, eager_sch, data)
+    got = [graph(x, y).item() for x, y in data]
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+    for (name, p), (_, q) in zip(eager_model.named_parameters(), graph_model.named_parameters()):
+        np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-10, atol=1e-12, err_msg=name)
+    if with_scheduler:
+        assert float(graph_opt.param_groups[0]["lr"]) == pytest.approx(eager_opt.param_groups[0]["lr"])
+
+
+def test_add_optimizer_errors():
+    model = _model(0)
+    opt = flow.optim.SGD(model.parameters(), lr=0.1)
+    other = flow.optim.SGD(model.parameters(), lr=0.1)
+    graph = TrainGraph(model, opt)
+    with pytest.raises(TypeError, match=r"add_optimizer\(\): expected a flow\.optim\.Optimizer, got int"):
+        graph.add_optimizer(3)
+    with pytest.raises(ValueError, match=r"lr_sch must be a scheduler of the optimizer being added"):
+        graph.add_optimizer(other, lr_sch=flow.optim.lr_scheduler.StepLR(opt, step_size=1))
+    x, y = _data(1)[0]
+    graph(x, y)
+    with pytest.raises(RuntimeError, match=r"has already been captured; add optimizers before its first call"):
+        graph.add_optimizer(other)
