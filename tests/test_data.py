@@ -315,6 +315,41 @@ def test_dataloader_batches_in_order_with_a_short_last_batch():
     assert batches[0][0].dtype is flow.float32 and batches[0][1].dtype is flow.int64
 
 
+def test_tensor_dataset_batches_match_row_indexing_on_every_path():
+    x, y = _xy(12)
+    ds = TensorDataset(flow.tensor(x), flow.tensor(y))
+
+    class Plain(TensorDataset):  # a subclass: fetched sample by sample, then stacked
+        pass
+
+    class Doubled(TensorDataset):
+        def __getitem__(self, i):
+            a, b = super().__getitem__(i)
+            return a * 2, b
+
+    order = [11, 0, 5, 5, 3, 7, 2]
+    for dataset, scale in ((ds, 1), (Plain(*ds.tensors), 1), (Doubled(*ds.tensors), 2)):
+        batches = list(DataLoader(dataset, batch_size=3, sampler=order))
+        assert [type(b) for b in batches] == [list] * 3
+        for k, (bx, by) in enumerate(batches):
+            rows = order[3 * k:3 * k + 3]
+            np.testing.assert_array_equal(bx.numpy(), x[rows] * scale)
+            np.testing.assert_array_equal(by.numpy(), y[rows])
+            assert bx.dtype is flow.float32 and by.dtype is flow.int64
+    sub = Subset(ds, [4, 9, 1])
+    (bx, by), = list(DataLoader(sub, batch_size=3))
+    np.testing.assert_array_equal(bx.numpy(), x[[4, 9, 1]])
+    with pytest.raises(IndexError, match="index 12 is out of bounds for dimension 0 with size 12"):
+        list(DataLoader(ds, batch_size=2, sampler=[0, 12]))
+
+
+def test_batches_of_a_tensor_dataset_carry_gradients():
+    w = flow.tensor(np.arange(6, dtype=np.float32).reshape(3, 2), requires_grad=True)
+    (batch,) = next(iter(DataLoader(TensorDataset(w), batch_size=4, sampler=[2, 0, 2])))
+    (batch * flow.tensor([1.0, 10.0])).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [[1, 10], [0, 0], [2, 20]])  # row 2 taken twice
+
+
 def test_dataloader_defaults_to_batches_of_one():
     loader = DataLoader(_tensor_dataset(3))
     batches = list(loader)

@@ -77,3 +77,23 @@ def test_add_optimizer_errors():
     graph(x, y)
     with pytest.raises(RuntimeError, match=r"has already been captured; add optimizers before its first call"):
         graph.add_optimizer(other)
+
+
+def test_module_used_twice_in_a_sequential_runs_twice_in_a_graph():
+    flow.manual_seed(3)
+    shared = flow.nn.Linear(4, 4).double()
+    model = flow.nn.Sequential(shared, flow.nn.Tanh(), shared)
+
+    class G(flow.nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def build(self, x):
+            return self.model(x)
+
+    x = flow.tensor(np.random.default_rng(0).standard_normal((2, 4)))
+    w, b = shared.weight.numpy(), shared.bias.numpy()
+    expected = np.tanh(x.numpy() @ w.T + b) @ w.T + b
+    np.testing.assert_allclose(G()(x).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(model(x).numpy(), expected, rtol=1e-12)

@@ -30,7 +30,7 @@ def close(t, expected, atol=1e-9, rtol=1e-7):
 # ---- NumPy references ------------------------------------------------------------------------------
 def np_conv2d(x, w, b, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
     x = np.pad(x, ((0, 0), (0, 0), (padding[0], padding[0]), (padding[1], padding[1])))
-    n, c, h, wd = x.shape
+    n, _c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     ho = (h - dilation[0] * (kh - 1) - 1) // stride[0] + 1
     wo = (wd - dilation[1] * (kw - 1) - 1) // stride[1] + 1
@@ -159,6 +159,7 @@ def test_bilinear():
     y.sum().backward()
     close(m.weight.grad, np.einsum("ni,nj->ij", x1.numpy(), x2.numpy())[None].repeat(2, 0))
     close(x1.grad, np.einsum("oij,nj->ni", w, x2.numpy()))
+    close(nn.functional.bilinear(x1, x2, m.weight, m.bias), arr(y))
     assert m(rand(2, 5, 3), rand(2, 5, 4)).shape == (2, 5, 2)  # leading dims
     close(m(flow.ones(3, dtype=f64), flow.ones(4, dtype=f64)), w.sum((1, 2)) + b)  # no batch dim
     with pytest.raises(RuntimeError, match="bilinear\\(\\): input1 size does not match weight size: got 2 but "
@@ -600,6 +601,11 @@ def test_multihead_attention_matches_numpy():
     close(out2, ref)
     _, per_head = m(q, k, k, average_attn_weights=False)
     close(per_head, ref_w.reshape(3, 2, 4, 5))
+    out_f, weights_f = nn.functional.multi_head_attention_forward(
+        q, k, k, 8, 2, m.in_proj_weight, m.in_proj_bias, None, None, False, 0.0, m.out_proj.weight,
+        m.out_proj.bias)
+    close(out_f, ref)
+    close(weights_f, ref_w.reshape(3, 2, 4, 5).mean(1))
     out_self, _ = m(q, q, q)  # self-attention: one fused projection
     close(out_self, np_mha(q.numpy(), q.numpy(), q.numpy(), 2, *mha_params(m))[0])
 
@@ -616,7 +622,7 @@ def test_multihead_attention_masks():
     close(m(q, q, q, attn_mask=flow.tensor(bool_mask), need_weights=False, is_causal=True)[0], ref)
     kpm = np.array([[False, False, True], [False, False, False]])  # batch 0 ignores key 2
     kpm_float = np.where(kpm, -np.inf, 0.0).repeat(2, 0)[:, None, :]  # (N * H, 1, S)
-    ref_kpm, ref_w = np_mha(a, a, a, 2, *mha_params(m), mask=kpm_float)
+    ref_kpm, _ref_w = np_mha(a, a, a, 2, *mha_params(m), mask=kpm_float)
     out, w = m(q, q, q, key_padding_mask=flow.tensor(kpm))
     close(out, ref_kpm)
     assert np.all(arr(w)[0, :, 2] == 0)
@@ -635,13 +641,13 @@ def test_multihead_attention_masks():
 def test_multihead_attention_batch_first_unbatched_and_options():
     m = uniform_params(nn.MultiheadAttention(4, 2, batch_first=True, dtype=f64))
     q = rand(2, 3, 4)  # (N, L, E)
-    out, w = m(q, q, q)
+    out, _w = m(q, q, q)
     seq = q.numpy().transpose(1, 0, 2)
-    ref, ref_w = np_mha(seq, seq, seq, 2, *mha_params(m))
+    ref, _ref_w = np_mha(seq, seq, seq, 2, *mha_params(m))
     close(out, ref.transpose(1, 0, 2))
     u = rand(3, 4)  # unbatched (L, E)
     out_u, w_u = m(u, u, u)
-    ref_u, ref_wu = np_mha(u.numpy()[:, None], u.numpy()[:, None], u.numpy()[:, None], 2, *mha_params(m))
+    ref_u, _ref_wu = np_mha(u.numpy()[:, None], u.numpy()[:, None], u.numpy()[:, None], 2, *mha_params(m))
     close(out_u, ref_u[:, 0])
     assert w_u.shape == (3, 3)
     kv = nn.MultiheadAttention(4, 2, kdim=3, vdim=5, dtype=f64)
@@ -673,7 +679,7 @@ def test_multihead_attention_gradients_flow_to_every_parameter():
 # ---- transformer ----------------------------------------------------------------------------------------
 def np_encoder_layer(layer, x, norm_first=False, activation=lambda h: np.maximum(h, 0)):
     a = layer.self_attn
-    ln = lambda t, norm: np_layer_norm(t, 1, arr(norm.weight), arr(norm.bias))  # noqa: E731
+    ln = lambda t, norm: np_layer_norm(t, 1, arr(norm.weight), arr(norm.bias))
 
     def sa(t):
         return np_mha(t, t, t, a.num_heads, *mha_params(a))[0]

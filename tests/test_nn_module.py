@@ -229,7 +229,7 @@ def test_register_module_get_submodule_get_parameter_get_buffer():
 def test_getattr_delattr_dir():
     net = Net()
     with pytest.raises(AttributeError, match="'Net' object has no attribute 'nope'"):
-        net.nope
+        _ = net.nope
     assert "fc1" in dir(net) and "step" in dir(net) and "forward" in dir(net)
     del net.fc1
     del net.step
@@ -249,7 +249,7 @@ def test_named_parameters_buffers_children_modules():
                                                       "fc2.weight"]
     assert [p is q for p, q in zip(net.parameters(), [net.fc1.weight, net.fc1.bias, net.bn.weight,
                                                          net.bn.bias, net.fc2.weight])] == [True] * 5
-    assert [n for n, _ in net.named_parameters(prefix="model")][0] == "model.fc1.weight"
+    assert next(n for n, _ in net.named_parameters(prefix="model")) == "model.fc1.weight"
     assert list(net.named_parameters(recurse=False)) == []
     assert [n for n, _ in net.named_buffers()] == ["step", "cache", "bn.running_mean", "bn.running_var",
                                                    "bn.num_batches_tracked"]
@@ -259,7 +259,7 @@ def test_named_parameters_buffers_children_modules():
     assert list(net.children()) == [net.fc1, net.bn, net.fc2]
     assert [n for n, _ in net.named_modules()] == ["", "fc1", "bn", "fc2"]
     assert [n for n, _ in net.named_modules(prefix="m")] == ["m", "m.fc1", "m.bn", "m.fc2"]
-    assert list(net.modules())[0] is net
+    assert next(iter(net.modules())) is net
 
 
 def test_shared_modules_and_parameters_are_listed_once():
@@ -369,11 +369,11 @@ def test_state_dict_keys_values_and_sharing():
     np.testing.assert_array_equal(arr(net.fc1.weight), np.zeros((4, 3)))
     kept = net.state_dict(keep_vars=True)
     assert kept["fc1.weight"] is net.fc1.weight and kept["step"] is net.step
-    assert list(net.state_dict(prefix="m."))[0] == "m.step"
+    assert next(iter(net.state_dict(prefix="m."))) == "m.step"
     dest = {}
     assert net.state_dict(destination=dest) is dest and len(dest) == 9
     with pytest.warns(UserWarning, match="Positional args are being deprecated"):
-        assert list(net.state_dict(None, "p.")) [0] == "p.step"
+        assert next(iter(net.state_dict(None, "p."))) == "p.step"
 
 
 def test_state_dict_round_trip():
@@ -622,7 +622,7 @@ def test_module_dict():
     assert [n for n, _ in d.named_parameters()] == ["lin.weight", "lin.bias"]
     assert isinstance(d.pop("out"), nn.Tanh) and "out" not in d
     del d["act"]
-    assert list(d.items())[0][0] == "lin"
+    assert next(iter(d.items()))[0] == "lin"
     with pytest.raises(TypeError, match="ModuleDict.update should be called with an iterable of key/value pairs, "
                                         "but got int"):
         d.update(3)

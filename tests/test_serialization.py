@@ -379,3 +379,26 @@ def test_bad_file_arguments():
         flow.save(1, 3)
     with pytest.raises(TypeError, match="flow.load: f must be a path or a readable binary file object, got int"):
         flow.load(3)
+
+
+@pytest.mark.skipif(not (hasattr(flow.nn, "Linear") and hasattr(flow, "optim")), reason="needs flow.nn and flow.optim")
+def test_checkpoint_of_a_model_and_its_optimizer(tmp_path):
+    model = flow.nn.Sequential(flow.nn.Linear(4, 3), flow.nn.BatchNorm1d(3), flow.nn.Linear(3, 2))
+    opt = flow.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    loss = model(flow.randn(5, 4)).square().sum()
+    loss.backward()
+    opt.step()
+    ck = _round_trip({"model": model.state_dict(), "optim": opt.state_dict(), "epoch": 3}, tmp_path)
+    sd = model.state_dict()
+    assert list(ck["model"]) == list(sd) and ck["epoch"] == 3
+    for k, v in sd.items():
+        assert ck["model"][k].dtype is v.dtype and _bits(ck["model"][k].numpy()) == _bits(v.numpy())
+    osd = opt.state_dict()
+    assert list(ck["optim"]["state"]) == list(osd["state"]) and ck["optim"]["param_groups"] == osd["param_groups"]
+    for i, state in osd["state"].items():
+        buf = state["momentum_buffer"]
+        assert _bits(ck["optim"]["state"][i]["momentum_buffer"].numpy()) == _bits(buf.numpy())
+    fresh = flow.nn.Sequential(flow.nn.Linear(4, 3), flow.nn.BatchNorm1d(3), flow.nn.Linear(3, 2))
+    fresh.load_state_dict(ck["model"])
+    for k, v in fresh.state_dict().items():
+        assert _bits(v.numpy()) == _bits(sd[k].numpy())

@@ -13,12 +13,15 @@ and the values it produces are a function of the tuple of argument types. After 
 call without keywords binds the slow way, if every argument has one of those types
 and the bound values are the arguments themselves followed by defaults, the
 function remembers ``(functor, defaults)`` for that type tuple; the next call with
-the same types calls the functor directly, skipping overload resolution. Calls
-whose binding converts a value (an int to a float, a list to a shape, ...) or uses
-keywords always take the slow path.
+the same types calls the functor directly, skipping overload resolution (and
+passes no defaults when the functor's own parameter defaults are the same values).
+Calls whose binding converts a value (an int to a float, a list to a shape, ...) or
+uses keywords always take the slow path.
 """
 
 from __future__ import annotations
+
+import inspect
 
 from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.functors.registry import get_functor
@@ -38,6 +41,26 @@ def _type_key(args):
     return tuple([type(a) for a in args])
 
 
+def _same_value(a, b) -> bool:
+    return type(a) is type(b) and repr(a) == repr(b)  # repr: 0.0 and -0.0 differ
+
+
+def _has_defaults(call, n: int, defaults: tuple) -> bool:
+    """Whether ``call``'s parameters after the first ``n`` are positional with ``defaults`` as their defaults."""
+    if not defaults:
+        return True
+    try:
+        params = list(inspect.signature(call).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if len(params) < n + len(defaults):
+        return False
+    for p, d in zip(params[n:], defaults):
+        if p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is p.empty or not _same_value(p.default, d):
+            return False
+    return True
+
+
 class FunctionalFunction:
     """A callable ``flow.<name>``: its overloads and their functors."""
 
@@ -53,10 +76,14 @@ class FunctionalFunction:
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
-            plan = self._plans.get(_type_key(args))
+            n = len(args)  # _type_key, inlined
+            plan = self._plans.get(type(args[0]) if n == 1 else (type(args[0]), type(args[1])) if n == 2
+                                   else tuple([type(a) for a in args]))
             if plan is not None:
-                fn, defaults = plan
-                return fn(*args, *defaults)
+                call, defaults = plan
+                if defaults:
+                    return call(*args, *defaults)
+                return call(*args)
         return self._resolve(args, kwargs)
 
     def _resolve(self, args, kwargs):
@@ -84,10 +111,14 @@ class FunctionalFunction:
         for a, v in zip(args, values):
             if a is not v or not (isinstance(a, Tensor) or type(a) in _PLAIN):
                 return
+        call = fn.__call__  # a bound method: cheaper to call than the functor object
+        defaults = tuple(values[n:])
+        if _has_defaults(call, n, defaults):
+            defaults = ()  # the functor's own defaults are the signature's: call it with the arguments only
         plans = self._plans
         if len(plans) >= _MAX_PLANS:
             plans.clear()
-        plans[_type_key(args)] = (fn, tuple(values[n:]))
+        plans[_type_key(args)] = (call, defaults)
 
     def __repr__(self):
         return f"<functional {self.__name__}>"

@@ -91,13 +91,22 @@ def _operand(value, alpha, sign, d):
     return p
 
 
-class ScalarOp:
-    """A scalar op's exprs: one for an int (or bool) operand, one for a float operand."""
+_SCALAR_ATTRS_CACHE_SIZE = 1024
 
-    __slots__ = ("float_op", "int_op")
+
+class ScalarOp:
+    """A scalar op's exprs: one for an int (or bool) operand, one for a float operand.
+
+    The call attrs of an operand are made once per distinct value (an AttrMap hashes its values
+    on first use only), except for ``0.0`` and ``-0.0``, which are equal dict keys but different
+    operands (Note [Typed attr map equality]), and NaN, which no lookup would find.
+    """
+
+    __slots__ = ("_attrs", "float_op", "int_op")
 
     def __init__(self, op_type, inputs=("in",), output="out"):
         self.int_op, self.float_op = (self._build(op_type, inputs, output, f) for f in (False, True))
+        self._attrs = {}  # float value or (int value,) -> AttrMap
 
     @staticmethod
     def _build(op_type, inputs, output, has_float_operand):
@@ -108,9 +117,24 @@ class ScalarOp:
 
     def bind(self, value):
         """(op expr, call attrs) carrying the Python scalar ``value``."""
+        cache = self._attrs
         if type(value) is float:
-            return self.float_op, AttrMap({"float_operand": value})
-        return self.int_op, AttrMap({"int_operand": int(value)})
+            attrs = cache.get(value)
+            if attrs is None:
+                attrs = AttrMap({"float_operand": value})
+                if value and value == value:  # not a zero, not NaN
+                    if len(cache) >= _SCALAR_ATTRS_CACHE_SIZE:
+                        cache.clear()
+                    cache[value] = attrs
+            return self.float_op, attrs
+        value = int(value)
+        key = (value,)  # apart from the floats
+        attrs = cache.get(key)
+        if attrs is None:
+            if len(cache) >= _SCALAR_ATTRS_CACHE_SIZE:
+                cache.clear()
+            attrs = cache[key] = AttrMap({"int_operand": value})
+        return self.int_op, attrs
 
     def __call__(self, x, value):
         op, attrs = self.bind(value)
@@ -142,11 +166,18 @@ class _AddSub:
         return run(self.op, (x, y), None, self.name, out, d)
 
 
+# Note [Promotion fast path]
+# When both tensors already have the common dtype (the same dtype), or a floating tensor meets a
+# Python float, an out-of-place call casts nothing and checks nothing that could fail, so the
+# functors dispatch straight away; anything else (promotion, integer scalars, alpha, in place)
+# goes through the general code.
 @functor("Add")
 class AddFunctor(_AddSub):
     name, op_type = "add", "broadcast_add"
 
     def __call__(self, x, y, alpha=1, inplace=False):
+        if not inplace and x._meta.dtype is y._meta.dtype and type(alpha) is int and alpha == 1:
+            return dispatch(self.op, (x, y))[0]  # Note [Promotion fast path]
         return self._compute(x, y, alpha, inplace)
 
 
@@ -171,6 +202,9 @@ class Binary:
         self.op = binary_op(self.op_type)
 
     def __call__(self, x, y, inplace=False):
+        d = x._meta.dtype
+        if not inplace and d is y._meta.dtype and self.result(d) is d:
+            return dispatch(self.op, (x, y))[0]  # Note [Promotion fast path]
         return self._apply(self.op, self.result(tensors_dtype(x, y)), x, y, inplace)
 
     def _apply(self, op, d, x, y, inplace):
@@ -240,6 +274,9 @@ class _ScalarAddSub:
 
     def __call__(self, x, value, alpha=1, inplace=False):
         xd = x._meta.dtype
+        if type(value) is float and xd.is_floating_point and not inplace and type(alpha) is int and alpha == 1:
+            op, attrs = self.add.bind(value if self.sign > 0 else -value)  # Note [Promotion fast path]
+            return dispatch(op, (x,), attrs)[0]
         if self.sign < 0 and (xd is _bool or type(value) is bool):
             _check_sub_bool(xd, type(value) is bool)
         d = scalar_dtype(xd, value)
@@ -276,8 +313,11 @@ class ScalarBinary:
         self.op = ScalarOp(self.op_type)
 
     def __call__(self, x, value, inplace=False):
-        return self._apply(self.op, self.result(scalar_dtype(x._meta.dtype, value)), x, value, inplace,
-                           self.divides)
+        d = x._meta.dtype
+        if type(value) is float and d.is_floating_point and not inplace and self.result(d) is d:
+            op, attrs = self.op.bind(value)  # Note [Promotion fast path]
+            return dispatch(op, (x,), attrs)[0]
+        return self._apply(self.op, self.result(scalar_dtype(d, value)), x, value, inplace, self.divides)
 
     def _apply(self, scalar_op, d, x, value, inplace, divides=False):
         check_int64(self.name, value)

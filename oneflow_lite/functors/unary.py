@@ -66,7 +66,9 @@ class Unary:
             d = xd if compute is None else compute(xd)
             return write_inplace(self.op, x, None, self.name, d, _bool if self.bool_out else d)
         if compute is not None:
-            x = cast(x, compute(x._meta.dtype))
+            d = compute(x._meta.dtype)
+            if d is not x._meta.dtype:
+                x = cast(x, d)
         return dispatch(self.op, (x,))[0]
 
 

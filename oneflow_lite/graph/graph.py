@@ -133,8 +133,11 @@ class ModuleBlock:
     def __init__(self, origin, path: str):
         object.__setattr__(self, "_origin", origin)
         object.__setattr__(self, "_path", path)
+        # _modules keeps a module registered under two names (named_children() drops the repeat)
+        modules = getattr(origin, "_modules", None)
+        children = modules.items() if isinstance(modules, dict) else origin.named_children()
         object.__setattr__(self, "_children", {name: ModuleBlock(child, f"{path}.{name}")
-                                               for name, child in origin.named_children()})
+                                               for name, child in children if child is not None})
 
     def __getattr__(self, name):
         child = self._children.get(name)

@@ -73,8 +73,47 @@ def _as_output_array(op_expr, i, result, meta):
     return result
 
 
+# Note [Eager fast path]
+# Most eager calls are out of place, have one output on a device with storage and hit the
+# meta-inference cache with a kernel chosen under the current kernel-registry generation. For
+# them the interpreter does only what varies per call: look up the cached InferResult (keyed
+# like UserOpExpr.infer's cache), call its kernel, check the result's type, dtype and shape
+# against the inferred meta, and wrap it (sharing the input's version counter when it may be
+# a view). Everything else (a cache miss, a stale kernel, in-place calls, several outputs,
+# meta tensors, other op exprs) takes the general path, which fills the cache for next time.
 def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
     """Run a ``UserOpExpr`` eagerly (the boxed handler of every backend key)."""
+    if outputs is None and type(op_expr) is UserOpExpr and type(attrs) is not dict:
+        n = len(inputs)
+        if n == 1:
+            a0 = inputs[0]._array
+            res = op_expr._infer_cache.get((attrs, inputs[0]._meta))
+            if res is not None and res.out_meta is not None and res.kernel_gen == op_expr._entry.kernel_gen:
+                result = res.kernel(res, a0)
+                m = res.out_meta
+                if type(result) is not _ndarray or result.dtype is not m.np_dtype or result.shape != m.shape:
+                    result = _as_output_array(op_expr, 0, result, m)
+                out = _make(result, m)
+                if result.base is not None or result is a0:
+                    _link_if_view(out, result, inputs)
+                return (out,)
+        elif n == 2:
+            t0, t1 = inputs
+            res = op_expr._infer_cache.get((attrs, t0._meta, t1._meta))
+            if res is not None and res.out_meta is not None and res.kernel_gen == op_expr._entry.kernel_gen:
+                a0 = t0._array
+                result = res.kernel(res, a0, t1._array)
+                m = res.out_meta
+                if type(result) is not _ndarray or result.dtype is not m.np_dtype or result.shape != m.shape:
+                    result = _as_output_array(op_expr, 0, result, m)
+                out = _make(result, m)
+                if result.base is not None or result is a0 or result is t1._array:
+                    _link_if_view(out, result, inputs)
+                return (out,)
+    return _eager_general(op_expr, inputs, attrs, outputs)
+
+
+def _eager_general(op_expr, inputs, attrs, outputs):
     if type(op_expr) is not UserOpExpr:
         run_forward = getattr(op_expr, "run_forward", None)  # a custom autograd.Function's FunctionOpExpr
         if run_forward is not None:
@@ -106,7 +145,7 @@ def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
             result = _as_output_array(op_expr, 0, result, m)
         if outputs is None:
             out = _make(result, m)
-            if result.base is not None or (inputs and result is inputs[0]._array):
+            if result.base is not None or any(result is t._array for t in inputs):
                 _link_if_view(out, result, inputs)
             return (out,)
         np.copyto(outputs[0]._array, result)

@@ -1,6 +1,7 @@
 """``flow.nn.functional``: the functional API's neural-network functions under PyTorch's names.
 
-Each name here is the same ``FunctionalFunction`` object as ``flow._C.<name>``.
+Each name of ``_NN_NAMES`` is the same ``FunctionalFunction`` object as ``flow._C.<name>``; ``bilinear`` and
+``multi_head_attention_forward`` are the composite functions of ``nn.Bilinear`` and ``nn.MultiheadAttention``.
 """
 
 from oneflow_lite import functional as _F
@@ -23,3 +24,9 @@ for _name in _NN_NAMES:
     globals()[_name] = getattr(_F, _name)
 
 __all__ = list(_NN_NAMES)
+
+# Composite functions defined with the layers that use them (plain Python functions over the functional API).
+from oneflow_lite.nn.modules.activation import multi_head_attention_forward
+from oneflow_lite.nn.modules.linear import bilinear
+
+__all__ += ["bilinear", "multi_head_attention_forward"]

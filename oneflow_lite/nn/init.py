@@ -173,19 +173,19 @@ def _polynomial(coefficients, w):
     return p
 
 
-def _erfinv(x: Tensor) -> Tensor:
+def _erfinv(x_in: Tensor) -> Tensor:
     """The inverse error function of ``x`` in (-1, 1) (±inf at ±1): Giles's approximation refined by two
     Newton steps on ``erf(y) = x``, so it is accurate to the dtype's precision."""
+    edge = F.eq(F.abs(x_in), 1.0)
+    x = F.where(edge, 0.0, x_in)  # computed apart, as ±inf
     w = F.neg(F.log(F.mul(F.sub(1.0, x), F.add(x, 1.0))))
     central = _polynomial(_ERFINV_CENTRAL, F.sub(w, 2.5))
     tail = _polynomial(_ERFINV_TAIL, F.sub(F.sqrt(w), 3.0))
     y = F.mul(F.where(F.lt(w, 5.0), central, tail), x)
-    edge = F.eq(F.abs(x), 1.0)
-    y = F.where(edge, F.zeros_like(y), y)
     for _ in range(2):  # y -= (erf(y) - x) / erf'(y), erf'(y) = 2 / sqrt(pi) * exp(-y**2)
         slope = F.mul(F.exp(F.neg(F.square(y))), 2.0 / math.sqrt(math.pi))
         y = F.sub(y, F.div(F.sub(F.erf(y), x), slope))
-    return F.where(edge, F.mul(F.sign(x), math.inf), y)
+    return F.where(edge, F.where(F.gt(x_in, 0.0), math.inf, -math.inf), y)
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,

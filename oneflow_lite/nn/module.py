@@ -150,7 +150,7 @@ class Module:
                 raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
             mod = getattr(mod, item)
             if not isinstance(mod, Module):
-                raise AttributeError(f"`{item}` is not an nn.Module")
+                raise AttributeError(f"`{item}` is not an nn.Module")  # noqa: TRY004  (PyTorch's type)
         return mod
 
     def get_parameter(self, target: str) -> Parameter:
@@ -161,7 +161,7 @@ class Module:
             raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
         param = getattr(mod, name)
         if not isinstance(param, Parameter):
-            raise AttributeError(f"`{name}` is not an nn.Parameter")
+            raise AttributeError(f"`{name}` is not an nn.Parameter")  # noqa: TRY004  (PyTorch's type)
         return param
 
     def get_buffer(self, target: str) -> Tensor:
@@ -305,7 +305,7 @@ class Module:
     def train(self, mode: bool = True) -> Module:
         """Set training mode (``mode``) on this module and its descendants; returns ``self``."""
         if not isinstance(mode, bool):
-            raise ValueError("training mode is expected to be boolean")
+            raise ValueError("training mode is expected to be boolean")  # noqa: TRY004  (PyTorch's type)
         self.training = mode
         for m in self.children():
             m.train(mode)
@@ -461,7 +461,7 @@ class Module:
                 if always_call:
                     try:
                         hook(self, args, kwargs, None) if with_kwargs else hook(self, args, None)
-                    except Exception as e:
+                    except Exception as e:  # noqa: BLE001  (reported as a warning; forward's error is raised)
                         warnings.warn(f"forward hook with ``always_call=True`` raised an exception that was "
                                       f"silenced as another error was raised in forward: {e}", stacklevel=3)
             raise

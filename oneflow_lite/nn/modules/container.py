@@ -6,6 +6,7 @@ import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
+from typing import Self
 
 from oneflow_lite.nn.module import Module, _addindent
 
@@ -63,12 +64,14 @@ class Sequential(Module):
 
     def __add__(self, other) -> Sequential:
         if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+            raise ValueError(  # noqa: TRY004  (PyTorch's type)
+                f"add operator supports only objects of Sequential class, but {type(other)} is given.")
         return type(self)(*chain(self, other))
 
-    def __iadd__(self, other) -> Sequential:
+    def __iadd__(self, other) -> Self:
         if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+            raise ValueError(  # noqa: TRY004  (PyTorch's type)
+                f"add operator supports only objects of Sequential class, but {type(other)} is given.")
         return self.extend(other)
 
     def __mul__(self, other: int) -> Sequential:
@@ -88,7 +91,7 @@ class Sequential(Module):
     def insert(self, index: int, module: Module) -> Sequential:
         """Insert ``module`` before position ``index``; returns ``self``."""
         if not isinstance(module, Module):
-            raise AssertionError(f"module should be of type: {Module}")
+            raise AssertionError(f"module should be of type: {Module}")  # noqa: TRY004  (PyTorch's type)
         n = len(self._modules)
         if not -n <= index <= n:
             raise IndexError(f"Index out of range: {index}")
@@ -150,7 +153,7 @@ class ModuleList(Module):
     def __iter__(self):
         return iter(self._modules.values())
 
-    def __iadd__(self, modules) -> ModuleList:
+    def __iadd__(self, modules) -> Self:
         return self.extend(modules)
 
     def __add__(self, other) -> ModuleList:

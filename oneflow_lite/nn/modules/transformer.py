@@ -22,7 +22,7 @@ def _activation(activation):
     if activation == "gelu":
         return F.gelu
     if isinstance(activation, str) or not callable(activation):
-        raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+        raise RuntimeError(f"activation should be relu/gelu, not {activation}")  # noqa: TRY004  (PyTorch's type)
     return activation
 
 

@@ -8,6 +8,7 @@ import copy
 import functools
 import itertools
 import math
+import operator
 import queue
 import threading
 import warnings
@@ -20,7 +21,7 @@ from oneflow_lite.framework.dtype import float64
 from oneflow_lite.framework.generator import Generator, using_generator
 from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.functors.creation import as_tensor, tensor
-from oneflow_lite.utils.data.dataset import IterableDataset
+from oneflow_lite.utils.data.dataset import IterableDataset, Subset, TensorDataset
 from oneflow_lite.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 T_co = TypeVar("T_co", covariant=True)
@@ -112,6 +113,25 @@ def _rebuild_sequence(like, items: list):
 
 
 # ---- fetching samples -----------------------------------------------------------------------------
+# Note [Batched fetch of tensor datasets]
+# ``default_collate([ds[i] for i in idx])`` of a ``TensorDataset`` is the list ``[t[idx] for t in ds.tensors]``
+# (stacking rows equals indexing with the list of rows), so for a TensorDataset, or a Subset of one, collated
+# by default_collate the loader fetches a batch with one indexing op per tensor instead of one per sample
+# and tensor plus a stack. Only these exact types take the shortcut: a subclass may override __getitem__.
+def _tensor_batch_fn(dataset):
+    """A function of a list of indices giving the default-collated batch of ``dataset`` (see Note [Batched
+    fetch of tensor datasets]), or None when ``dataset`` is not a TensorDataset or a Subset of one."""
+    if type(dataset) is TensorDataset:
+        tensors = dataset.tensors
+        return lambda idx: [t[[operator.index(i) for i in idx]] for t in tensors]
+    if type(dataset) is Subset:
+        inner = _tensor_batch_fn(dataset.dataset)
+        if inner is not None:
+            indices = dataset.indices
+            return lambda idx: inner([indices[i] for i in idx])
+    return None
+
+
 class _MapFetcher:
     """Samples of a map-style dataset: one per index, or a collated batch per list of indices."""
 
@@ -119,11 +139,14 @@ class _MapFetcher:
         self.dataset = dataset
         self.auto_collation = auto_collation
         self.collate_fn = collate_fn
+        self.batch_fn = _tensor_batch_fn(dataset) if auto_collation and collate_fn is default_collate else None
         self.getitems = getattr(dataset, "__getitems__", None) if auto_collation else None
 
     def fetch(self, index):
         if not self.auto_collation:
             return self.collate_fn(self.dataset[index])
+        if self.batch_fn is not None:
+            return self.batch_fn(index)
         if self.getitems is not None:
             return self.collate_fn(self.getitems(index))
         return self.collate_fn([self.dataset[i] for i in index])
