@@ -25,6 +25,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse
+import ctypes
+import ctypes.util
 import gc
 import json
 import pathlib
@@ -43,6 +45,25 @@ import oneflow_lite as flow  # noqa: E402
 F = flow.nn.functional
 
 
+def keep_freed_memory() -> bool:
+    """Tell glibc's malloc to keep freed memory for reuse instead of returning it to the system.
+
+    By default glibc gives the top of its heap back after large frees and serves big blocks with fresh
+    mmaps, so a step that frees and reallocates parameter-sized buffers page-faults them in again every
+    time (hundreds of faults per MLP step, in NumPy and oneflow_lite alike), which then dominates the
+    timings. Both sides run under the same allocator settings. Returns whether they could be set.
+    """
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        mallopt = ctypes.CDLL(name).mallopt
+    except (OSError, AttributeError):
+        return False
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    return bool(mallopt(m_trim_threshold, 1 << 30)) and bool(mallopt(m_mmap_threshold, 1 << 30))
+
+
 # ---- timing -----------------------------------------------------------------------------------------
 class Timer:
     """Seconds per call: the median of ``repeats`` timings of a loop lasting at least ``min_seconds``."""
@@ -51,15 +72,28 @@ class Timer:
         self.min_seconds = min_seconds
         self.repeats = repeats
 
-    def per_call(self, fn) -> float:
+    def _calibrate(self, fn) -> int:
         fn()  # warm the caches (functor construction, meta inference, kernel choice, graph compilation)
         number = 1
         while True:
             elapsed = _time_loop(fn, number)
             if elapsed >= self.min_seconds:
-                break
+                return number
             number = max(number * 2, int(number * self.min_seconds / max(elapsed, 1e-9) * 1.1))
+
+    def per_call(self, fn) -> float:
+        number = self._calibrate(fn)
         return statistics.median(_time_loop(fn, number) for _ in range(self.repeats)) / number
+
+    def compare(self, fn, baseline) -> tuple:
+        """(seconds per ``fn()``, seconds per ``baseline()``), their timings interleaved so that a change
+        in the machine's load during the run affects both alike."""
+        numbers = self._calibrate(fn), self._calibrate(baseline)
+        times = ([], [])
+        for _ in range(self.repeats):
+            for f, number, out in zip((fn, baseline), numbers, times):
+                out.append(_time_loop(f, number))
+        return tuple(statistics.median(t) / number for t, number in zip(times, numbers))
 
     def per_call_with_setup(self, fn, setup) -> float:
         """Seconds per ``fn(setup())``, the setups made before each timed loop (untimed)."""
@@ -171,21 +205,21 @@ def _small_pair():
 def w1_relu(timer):
     a, _, x, _ = _small_pair()
     check(flow.relu(x), np.maximum(a, 0), exact=True)
-    return Row("W1 relu", timer.per_call(lambda: flow.relu(x)), timer.per_call(lambda: np.maximum(a, 0)),
+    return Row("W1 relu", *timer.compare(lambda: flow.relu(x), lambda: np.maximum(a, 0)),
                limit=3.0, baseline_is="np.maximum(x, 0), (4,) float32", checked=True)
 
 
 def w1_add(timer):
     a, b, x, y = _small_pair()
     check(flow.add(x, y), a + b, exact=True)
-    return Row("W1 add", timer.per_call(lambda: flow.add(x, y)), timer.per_call(lambda: a + b),
+    return Row("W1 add", *timer.compare(lambda: flow.add(x, y), lambda: a + b),
                limit=5.0, baseline_is="x + y, (4,) float32", checked=True)
 
 
 def w1_add_operator(timer):
     a, b, x, y = _small_pair()
     check(x + y, a + b, exact=True)
-    return Row("W1 x + y", timer.per_call(lambda: x + y), timer.per_call(lambda: a + b),
+    return Row("W1 x + y", *timer.compare(lambda: x + y, lambda: a + b),
                limit=5.0, baseline_is="x + y, (4,) float32", checked=True)
 
 
@@ -213,7 +247,7 @@ def _chain_inputs():
 def w2_chain_eager(timer):
     a, b, x, y = _chain_inputs()
     check(chain(x, y), np_chain(a, b), rtol=1e-6, atol=1e-6)
-    return Row("W2 chain eager", timer.per_call(lambda: chain(x, y)), timer.per_call(lambda: np_chain(a, b)),
+    return Row("W2 chain eager", *timer.compare(lambda: chain(x, y), lambda: np_chain(a, b)),
                limit=3.0, baseline_is="the chain in NumPy, (64, 64) float32", checked=True)
 
 
@@ -221,7 +255,7 @@ def w2_chain_graph(timer):
     a, b, x, y = _chain_inputs()
     g = flow.nn.Graph.trace(chain)
     check(g(x, y), np_chain(a, b), rtol=1e-6, atol=1e-6)
-    return Row("W2 chain graph", timer.per_call(lambda: g(x, y)), timer.per_call(lambda: np_chain(a, b)),
+    return Row("W2 chain graph", *timer.compare(lambda: g(x, y), lambda: np_chain(a, b)),
                limit=1.3, baseline_is="the chain in NumPy, (64, 64) float32", checked=True)
 
 
@@ -231,7 +265,7 @@ def w3_large_add(timer):
     a, b = (rng.standard_normal(4_194_304).astype(np.float32) for _ in range(2))
     x, y = flow.tensor(a), flow.tensor(b)
     check(flow.add(x, y), a + b, exact=True)
-    return Row("W3 large add", timer.per_call(lambda: flow.add(x, y)), timer.per_call(lambda: a + b),
+    return Row("W3 large add", *timer.compare(lambda: flow.add(x, y), lambda: a + b),
                limit=1.10, baseline_is="x + y, 4,194,304 float32", checked=True)
 
 
@@ -240,7 +274,7 @@ def w4_matmul(timer):
     a, b = (rng.standard_normal((512, 512)).astype(np.float32) for _ in range(2))
     x, y = flow.tensor(a), flow.tensor(b)
     check(flow.matmul(x, y), a @ b, rtol=1e-5, atol=1e-4)
-    return Row("W4 matmul", timer.per_call(lambda: flow.matmul(x, y)), timer.per_call(lambda: a @ b),
+    return Row("W4 matmul", *timer.compare(lambda: flow.matmul(x, y), lambda: a @ b),
                limit=1.05, baseline_is="x @ y, 512 x 512 float32", checked=True)
 
 
@@ -268,14 +302,12 @@ def np_train_step(params, x, t):
     loss = np.log(s[:, 0]).mean() - z[rows, t].mean()
     g = e / s
     g[rows, t] -= 1
-    g *= 1.0 / n
+    g /= n
     gw2, gb2 = g.T @ r, g.sum(0)
-    gh = g @ w2
-    gh *= h > 0
+    gh = (g @ w2) * (h > 0)
     gw1, gb1 = gh.T @ x, gh.sum(0)
     for p, gp in zip(params, (gw1, gb1, gw2, gb2)):
-        gp *= LR
-        p -= gp
+        p -= LR * gp
     return loss
 
 
@@ -370,8 +402,7 @@ def w5_eager(timer):
         return Row("W5 MLP step eager", status=_NEEDS_NN)
     fx = MLPFixture.get()
     fx.check(fx.eager_step)
-    value = timer.per_call(fx.eager_step)
-    baseline = timer.per_call(lambda: np_train_step(fx.np_params, fx.xa, fx.ta))
+    value, baseline = timer.compare(fx.eager_step, lambda: np_train_step(fx.np_params, fx.xa, fx.ta))
     fx.reset()
     return Row("W5 MLP step eager", value, baseline, limit=1.6, checked=True,
                baseline_is="the step by hand in NumPy (forward, backward, update)")
@@ -383,8 +414,7 @@ def w5_graph(timer):
     fx = MLPFixture.get()
     g = fx.new_graph()
     fx.check(lambda: g(fx.x, fx.t))
-    value = timer.per_call(lambda: g(fx.x, fx.t))
-    baseline = timer.per_call(lambda: np_train_step(fx.np_params, fx.xa, fx.ta))
+    value, baseline = timer.compare(lambda: g(fx.x, fx.t), lambda: np_train_step(fx.np_params, fx.xa, fx.ta))
     fx.reset()
     how = "opt.step() in build()" if g.step_in_build else "add_optimizer"
     return Row("W5 MLP step graph", value, baseline, limit=1.15, checked=True,
@@ -550,12 +580,13 @@ def main(argv=None) -> int:
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON to PATH")
     args = parser.parse_args(argv)
     workloads = select(args.only)
+    allocator = "glibc malloc keeps freed memory" if keep_freed_memory() else "default allocator"
     timer = Timer(0.02, 3) if args.quick else Timer(0.2, 7)
     rows = run(workloads, timer)
     print(f"oneflow_lite benchmarks (median of {timer.repeats}, loops >= {timer.min_seconds} s, GC off while "
           f"timing, 1 BLAS thread{', --quick' if args.quick else ''})")
     print(f"Python {platform.python_version()}, NumPy {np.__version__}, {platform.machine()}, "
-          f"{os.cpu_count()} CPU(s)")
+          f"{os.cpu_count()} CPU(s), {allocator}")
     print(format_table(rows))
     checked = sum(r.checked for r in rows)
     failed = [r for r in rows if r.status.startswith("FAILED")]
@@ -564,7 +595,8 @@ def main(argv=None) -> int:
           f"{', '.join(missed) if missed else 'none'}")
     if args.json:
         meta = {"python": platform.python_version(), "numpy": np.__version__, "machine": platform.machine(),
-                "quick": args.quick, "repeats": timer.repeats, "min_seconds": timer.min_seconds}
+                "allocator": allocator, "quick": args.quick, "repeats": timer.repeats,
+                "min_seconds": timer.min_seconds}
         data = [{**asdict(r), "ratio": r.ratio, "holds": r.holds} for r in rows]
         pathlib.Path(args.json).write_text(json.dumps({"meta": meta, "rows": data}, indent=2) + "\n")
     return 1 if failed else 0

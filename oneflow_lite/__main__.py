@@ -1,24 +1,29 @@
-"""``python -m oneflow_lite``: look at the dispatcher and run the demo.
+"""``python -m oneflow_lite``: look at the dispatcher, walk through one call, train a model.
 
     python -m oneflow_lite ops            registered ops, the keys that have handlers, and the functional API
     python -m oneflow_lite ops relu       relu's computed dispatch table (flow.dispatch.dump_table)
     python -m oneflow_lite ops relu --registrations   ... and every registration (flow.dispatch.dump)
-    python -m oneflow_lite demo           an eager walk-through of flow.relu(flow.tensor([-1.0, 2.0]))
+    python -m oneflow_lite walkthrough    an eager walk-through of flow.relu(flow.tensor([-1.0, 2.0]))
+    python -m oneflow_lite demo           train a digits classifier eagerly and as an nn.Graph (demo --help)
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import sys
 
+from oneflow_lite import demo, demo_walkthrough
 
-def _parser() -> argparse.ArgumentParser:
+
+def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The command-line parser and its ``demo`` subparser."""
     parser = argparse.ArgumentParser(
         prog="python -m oneflow_lite",
         description="oneflow_lite: a OneFlow-style tensor framework core on NumPy. "
-                    "Inspect the dispatcher or run the eager walk-through.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{ops,demo}")
+                    "Inspect the dispatcher, walk one call through every layer, or train a model.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{ops,walkthrough,demo}")
     ops = sub.add_parser("ops", help="list registered ops, or print one op's dispatch table",
                          description="Without OP_TYPE: every registered op with the dispatch keys that have a "
                                      "handler and its kernels per device, then every function of the functional "
@@ -27,11 +32,14 @@ def _parser() -> argparse.ArgumentParser:
     ops.add_argument("op_type", nargs="?", metavar="OP_TYPE", help="an op type, e.g. relu")
     ops.add_argument("--registrations", action="store_true",
                      help="also list every registration with its file:line (flow.dispatch.dump)")
-    sub.add_parser("demo", help="walk flow.relu(flow.tensor([-1.0, 2.0])) through every layer, eagerly",
+    sub.add_parser("walkthrough", help="walk flow.relu(flow.tensor([-1.0, 2.0])) through every layer, eagerly",
                    description="Prints each layer the call passes: the functional function and its signatures, "
                                "the functor and its UserOpExpr, the dispatch key set and the handler chosen, "
                                "the meta-inference cache, the kernel chosen and the output.")
-    return parser
+    demo_parser = sub.add_parser("demo", help="train a digits classifier eagerly and as an nn.Graph, and compare them",
+                                 description=demo.DESCRIPTION)
+    demo.add_arguments(demo_parser)
+    return parser, demo_parser
 
 
 def _list_ops(out) -> int:
@@ -84,17 +92,25 @@ def _show_op(op_type: str, registrations: bool, out, err) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    import oneflow_lite  # noqa: F401  (registers ops, kernels, interpreters and functors)
-
+    parser, demo_parser = _parser()
+    args = parser.parse_args(argv)
     if args.command == "ops":
         if args.op_type is None:
             return _list_ops(sys.stdout)
         return _show_op(args.op_type, args.registrations, sys.stdout, sys.stderr)
-    from oneflow_lite.demo import run_demo
-    run_demo(sys.stdout)
+    if args.command == "walkthrough":
+        demo_walkthrough.run_walkthrough(sys.stdout)
+        return 0
+    error = demo.check_options(args)
+    if error is not None:
+        demo_parser.error(error)
+    demo.run(args, sys.stdout)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # stdout closed early (``... | head``): stop quietly, as other command-line tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)

@@ -1,4 +1,4 @@
-"""``python -m oneflow_lite``: ops, ops OP_TYPE, demo, errors and help."""
+"""``python -m oneflow_lite``: ops, ops OP_TYPE, walkthrough, errors and help (demo: tests/test_demo.py)."""
 
 import re
 import subprocess
@@ -11,7 +11,8 @@ from oneflow_lite.dispatch import dump_table
 
 
 def _run(*args):
-    return subprocess.run([sys.executable, "-m", "oneflow_lite", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "oneflow_lite", *args], check=False, capture_output=True, text=True,
+                          timeout=120)
 
 
 def test_ops_lists_registered_ops_with_their_keys():
@@ -57,16 +58,19 @@ def test_unknown_op_is_an_error():
 
 def test_help_and_usage_errors():
     r = _run("--help")
-    assert r.returncode == 0 and "usage: python -m oneflow_lite [-h] {ops,demo} ..." in r.stdout
+    assert r.returncode == 0 and "usage: python -m oneflow_lite [-h] {ops,walkthrough,demo} ..." in r.stdout
     assert "list registered ops, or print one op's dispatch table" in r.stdout
+    text = " ".join(r.stdout.split())  # argparse wraps the help lines
+    assert "walkthrough walk flow.relu(flow.tensor([-1.0, 2.0])) through every layer, eagerly" in text
+    assert "demo train a digits classifier eagerly and as an nn.Graph, and compare them" in text
     r = _run()
-    assert r.returncode == 2 and "the following arguments are required: {ops,demo}" in r.stderr
+    assert r.returncode == 2 and "the following arguments are required: {ops,walkthrough,demo}" in r.stderr
     r = _run("frobnicate")
     assert r.returncode == 2 and "invalid choice: 'frobnicate'" in r.stderr
 
 
-def test_demo_runs_and_prints_every_layer():
-    r = _run("demo")
+def test_walkthrough_runs_and_prints_every_layer():
+    r = _run("walkthrough")
     assert r.returncode == 0, r.stderr
     out = r.stdout
     expected_in_order = [

@@ -97,3 +97,16 @@ def test_module_used_twice_in_a_sequential_runs_twice_in_a_graph():
     expected = np.tanh(x.numpy() @ w.T + b) @ w.T + b
     np.testing.assert_allclose(G()(x).numpy(), expected, rtol=1e-12)
     np.testing.assert_allclose(model(x).numpy(), expected, rtol=1e-12)
+
+
+def test_scheduled_lr_is_a_named_variable_not_a_folded_constant():
+    """The scheduler rewrites the lr tensor after every run: folding it would recompile the plan at every run."""
+    model = _model(0)
+    opt = flow.optim.SGD(model.parameters(), lr=0.1)
+    graph = TrainGraph(model, opt, flow.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5))
+    x, y = _data(1)[0]
+    graph(x, y)
+    graph(x, y)
+    lr_ops = [op for op in graph.job.net.op if op.name == "optimizer0_param_group0_lr"]
+    assert len(lr_ops) == 1 and lr_ops[0].WhichOneof("op_type") == "variable_conf"
+    assert "optimizer0_param_group0_lr: variable -> optimizer0_param_group0_lr/out: float64[]" in repr(graph)

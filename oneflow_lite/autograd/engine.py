@@ -21,10 +21,12 @@ grads are captured from their nodes' buffers instead.
 
 from __future__ import annotations
 
+import sys
+
 from oneflow_lite.autograd.grad_mode import _set_enabled, is_grad_enabled
 from oneflow_lite.autograd.graph import AccumulateGrad, gradient_edge
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET as _AG_BIT
-from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.framework.tensor import LAZY_KEY_SET, Tensor
 from oneflow_lite.functors.registry import get_functor
 
 _functors = {}
@@ -63,13 +65,53 @@ def cast_to(t: Tensor, dtype) -> Tensor:
     return _f("Cast")(t, dtype)
 
 
-def accumulate_grad(t: Tensor, g: Tensor, create_graph: bool) -> None:
-    """Into ``t.grad``: a copy of ``g`` the first time, then ``g`` added in place (out of place
-    under create_graph, so the result stays differentiable); then ``t``'s post-accumulate hooks."""
+# Note [Stealing the gradient]
+# The first gradient accumulated into a leaf's ``.grad`` is a copy of the incoming one, unless
+# nothing else can see the incoming one (PyTorch's AccumulateGrad does the same): then the engine
+# hands it over as it is and saves a copy of a parameter-sized buffer per leaf and step. Only the
+# engine offers a gradient (``owned``): it holds it in one local variable and nowhere else, so when
+# the tensor's reference count shows no other holder (a hook that kept it, grad() capturing it,
+# the same tensor routed to two leaves) and its array is referenced by that tensor only, owns its
+# memory and is writeable (not a view, not an expand()ed input), later in-place accumulation into
+# ``.grad`` cannot be observed elsewhere. A lazy gradient (a graph being captured) is an immutable
+# blob of the job (Note [Lazy capture]), so ``.grad`` may always share it, through a new tensor
+# object: later in-place ops rebind that object only, exactly as they would rebind a copy. Under
+# create_graph the copy is an op to differentiate through, so it is always made.
+_getrefcount = sys.getrefcount
+# The references to an owned gradient seen in _take: the engine's variable, the parameters of
+# accumulate_grad and _take, getrefcount's argument; to its array: the tensor, _take's variable and
+# getrefcount's argument.
+_OWNED_TENSOR_REFS = 4
+_OWNED_ARRAY_REFS = 3
+
+
+def _take(g: Tensor) -> Tensor | None:
+    """``g`` itself or a new tensor sharing its lazy blob when ``.grad`` may share it (Note [Stealing the
+    gradient]); None when it must be copied."""
+    ks = g._key_set
+    if ks & _AG_BIT:
+        return None
+    if ks & LAZY_KEY_SET:
+        t = Tensor._make(g._array, g._meta)
+        t._key_set = ks
+        return t
+    a = g._array
+    if (_getrefcount(g) <= _OWNED_TENSOR_REFS and a is not None and _getrefcount(a) <= _OWNED_ARRAY_REFS
+            and a.base is None
+            and a.flags.writeable and g._vc is None):
+        return g
+    return None
+
+
+def accumulate_grad(t: Tensor, g: Tensor, create_graph: bool, owned: bool = False) -> None:
+    """Into ``t.grad``: a copy of ``g`` the first time (or ``g`` itself when ``owned`` and nothing else can
+    see it, Note [Stealing the gradient]), then ``g`` added in place (out of place under create_graph, so
+    the result stays differentiable); then ``t``'s post-accumulate hooks."""
     ag = t._ag
     old = ag.grad
     if old is None:
-        ag.grad = copy_tensor(g)
+        taken = _take(g) if owned and not create_graph else None
+        ag.grad = copy_tensor(g) if taken is None else taken
     elif create_graph:
         ag.grad = add_tensors(old, g)
     else:
@@ -293,7 +335,10 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool, targ
                         if g is None and metas[i] is not None:
                             grads[i] = zeros_of(metas[i])
                 if type(node) is AccumulateGrad:  # a leaf: no successors, nothing saved
-                    accumulate_grad(node.variable, grads[0], create_graph)
+                    g = grads[0]
+                    grads = None  # g is now held by this variable only (Note [Stealing the gradient])
+                    accumulate_grad(node.variable, g, create_graph, True)
+                    g = None
                     continue
                 in_grads = node.apply(grads, create_graph)
                 hooks = node.hooks
@@ -316,6 +361,7 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool, targ
                         buf[nr] = g
                     else:
                         buf[nr] = add_tensors(buf[nr], g)
+                in_grads = g = buf = None  # the buffers alone hold the grads (Note [Stealing the gradient])
                 if not retain_graph:
                     node.release()
             for nxt, _ in node.next_functions:

@@ -143,7 +143,7 @@ def from_proto(av: pb.AttrValue):
     return type_name, tuple(raw.val)
 
 
-class AttrMap:
+class AttrMap(frozenset):
     """An immutable, hashable mapping of attribute names to values.
 
     Usable as a cache key. ``base.merged(call)`` gives the map in which ``call``'s
@@ -151,12 +151,23 @@ class AttrMap:
     definition's defaults).
     """
 
-    __slots__ = ("_d", "_key", "_hash")
+    # Note [Typed attr map equality]
+    # Maps compare equal only when their values have the same types as well as equal values:
+    # {"n": 1}, {"n": 1.0} and {"n": True} are three maps. The meta-inference cache is keyed
+    # by call-time AttrMaps before they are validated, so a hit must never let a value of the
+    # wrong type skip the attr type check that the first call of that map went through.
+    # Floats compare by their bits: a cache hit hands the kernel the first call's attrs, and
+    # 0.0 == -0.0 although x / -0.0 is -inf (and nan != nan would never hit).
+    # The map *is* the frozenset of its typed items ``(name, (type, value))``, with a dict
+    # beside it for lookups: hashing (cached by frozenset) and equality run in C, so a cache
+    # lookup keyed by a map costs no Python call.
+    __slots__ = ("_d",)
 
-    def __init__(self, items=()):
-        self._d = dict(items)
-        self._key = None
-        self._hash = None
+    def __new__(cls, items=()):
+        d = dict(items)
+        self = frozenset.__new__(cls, [(name, _typed(v)) for name, v in d.items()])
+        self._d = d
+        return self
 
     def __getitem__(self, name):
         return self._d[name]
@@ -182,35 +193,14 @@ class AttrMap:
     def values(self):
         return self._d.values()
 
-    # Note [Typed attr map equality]
-    # Maps compare equal only when their values have the same types as well as equal values:
-    # {"n": 1}, {"n": 1.0} and {"n": True} are three maps. The meta-inference cache is keyed
-    # by call-time AttrMaps before they are validated, so a hit must never let a value of the
-    # wrong type skip the attr type check that the first call of that map went through.
-    # Floats compare by their bits: a cache hit hands the kernel the first call's attrs, and
-    # 0.0 == -0.0 although x / -0.0 is -inf (and nan != nan would never hit).
-    def _typed_key(self):
-        k = self._key
-        if k is None:
-            k = self._key = frozenset((name, _typed(v)) for name, v in self._d.items())
-        return k
-
-    def __hash__(self):
-        h = self._hash
-        if h is None:
-            h = self._hash = hash(self._typed_key())
-        return h
-
-    def __eq__(self, other):
-        if isinstance(other, AttrMap):
-            return self is other or self._typed_key() == other._typed_key()
-        return NotImplemented
-
     def __setitem__(self, name, value):
         raise TypeError("AttrMap is immutable; use merged() to make a new one")
 
     def __delitem__(self, name):
         raise TypeError("AttrMap is immutable; use merged() to make a new one")
+
+    def __reduce__(self):
+        return (AttrMap, (self._d,))
 
     def merged(self, overrides) -> "AttrMap":
         """A new map with ``overrides`` (a mapping or AttrMap) on top of this one."""

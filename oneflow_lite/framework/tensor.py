@@ -146,6 +146,9 @@ _NON_LEAF_GRAD_WARNING = (
     "you access the leaf Tensor instead.")
 
 
+_new = object.__new__
+
+
 class Tensor:
     """A multi-dimensional array with a dtype and a device."""
 
@@ -158,7 +161,7 @@ class Tensor:
 
     @staticmethod
     def _make(array, meta: TensorMeta) -> Tensor:
-        t = object.__new__(Tensor)
+        t = _new(Tensor)
         t._array = array
         t._meta = meta
         t._key_set = meta.device.key_set

@@ -67,9 +67,10 @@ class StalePlan(Exception):
 
 
 class _Group:
-    """Ops writing into one buffer: a fused chain (or one op under the memory plan)."""
+    """Ops writing into one buffer: a fused chain (or one op under the memory plan). ``target``: the
+    variable blob its last op writes into instead (Note [Assigns written in place])."""
 
-    __slots__ = ("buffer", "index", "members", "meta", "name", "pooled")
+    __slots__ = ("buffer", "index", "members", "meta", "name", "pooled", "target")
 
     def __init__(self, first, meta, index):
         self.members = [first]
@@ -78,6 +79,7 @@ class _Group:
         self.name = f"g{index}"
         self.pooled = False
         self.buffer = None
+        self.target = None
 
 
 class Plan:
@@ -193,22 +195,27 @@ class Plan:
                     defined[lbn] = i
                     roots[lbn] = inherited | {lbn}
         self._roots, self._persistent = roots, persistent
-        last = {}
+        last, readers = {}, {}
         for i, (kind, n, reads) in enumerate(stmts):
             for lbn in reads:
                 for r in roots[lbn]:
                     last[r] = i
+                    readers.setdefault(r, []).append(i)
         end = len(stmts)
         to_output = set().union(*[roots[n.inputs[0]] for n in outs]) if outs else set()
         for r in to_output:
             last[r] = end
+        self._direct = self._direct_assigns(stmts, group_of, producers, uses, readers)
+        for g in groups:
+            if g.target is not None and len(g.members) == 1:  # writes the variable's buffer: no buffer of its own
+                size.pop(g.name, None)
         # the memory plan: pooled buffers by liveness
         reused = 0
         if memory_plan:
             free = {}  # (shape, dtype) -> [[buffer index, busy until], ...]
             buffers = []
             for g in groups:
-                if g.name in to_output:
+                if g.name in to_output or (g.target is not None and len(g.members) == 1):
                     continue
                 key = (g.meta.shape, g.meta.np_dtype)
                 start, stop = defined[g.name], last.get(g.name, defined[g.name])
@@ -257,6 +264,37 @@ class Plan:
         self._last_read = last_read
         self._by_name = {n.name: n for n in ir.nodes}
 
+    # Note [Assigns written in place]
+    # An assign writes a variable's new value into the eager tensor's buffer at the end of the run,
+    # a copy of the whole value. When the value is computed by an out-variant writer (the last op of
+    # its group) and read by nothing but the assign, and no later statement reads the variable's old
+    # value (or any blob that may alias it), that op writes the variable's buffer directly: the old
+    # value is dead by then, a writer may read and write the same buffer (NumPy ufuncs handle the
+    # overlap), and the copy disappears (an SGD step ``p -= lr * g`` becomes one ufunc into ``p``).
+    # Only the version bump stays at the end.
+    def _direct_assigns(self, stmts, group_of, producers, uses, readers) -> set:
+        """The value blobs of the assigns written in place; marks their groups' ``target``."""
+        direct = set()
+        at = {n.name: i for i, (kind, n, _) in enumerate(stmts) if kind == "op"}
+        for j, (kind, n, _) in enumerate(stmts):
+            if kind != "assign":
+                continue
+            ref, value = n.inputs
+            p = producers[value]
+            g = group_of.get(p.name)
+            var = producers[ref]
+            if (g is None or g.members[-1] is not p or var.kind != "variable" or var.name in self.ir.folded
+                    or uses.get(value) != [n] or g.target is not None):
+                continue
+            i = at[p.name]
+            if all(k <= i or k == j for k in readers.get(ref, ())):
+                g.target = ref
+                direct.add(value)
+        if direct:
+            self.reports.append(f"in-place assigns: {len(direct)} of {sum(k == 'assign' for k, _, _ in stmts)} "
+                                f"variable update(s) written straight into the variable's buffer")
+        return direct
+
     # ---- code generation ----------------------------------------------------------------------
     def _generate(self, checked: bool):
         ir, metas, ns = self.ir, self.ir.metas, self._ns
@@ -293,14 +331,16 @@ class Plan:
                 if g is not None:
                     w = f"W_{g.name}_{len(lines)}"
                     ns[w] = self._writers[n.name]
-                    if g.members[0] is n:
+                    last_member = g.members[-1] is n
+                    into = names[g.target] if g.target is not None and last_member else g.name
+                    if g.members[0] is n and not (last_member and g.target is not None):
                         if g.pooled:
                             lines.append(f"{g.name} = B{g.buffer}")
                         else:
                             ns[f"S_{g.name}"], ns[f"D_{g.name}"] = tuple(g.meta.shape), g.meta.np_dtype
                             lines.append(f"{g.name} = _empty(S_{g.name}, D_{g.name})")
-                    lines.append(f"{w}({g.name}{', ' if args else ''}{args})  # {n.name!r}")
-                    names[n.outputs[0]] = g.name
+                    lines.append(f"{w}({into}{', ' if args else ''}{args})  # {n.name!r}")
+                    names[n.outputs[0]] = into
                 else:
                     k = f"K_{len(lines)}"
                     ns[k], ns[f"{k}_ctx"] = n.kernel, n.res
@@ -331,18 +371,18 @@ class Plan:
                 lines.append(f"{o} = {names[lbn]}{copy}")
             out_names.append(o)
         # assigns
-        targets = {n.inputs[0] for kind, n, _ in self._stmts if kind == "assign"}
-        for j, (kind, n, reads) in enumerate(s for s in self._stmts if s[0] == "assign"):
+        assigns = [n for kind, n, _ in self._stmts if kind == "assign"]
+        targets = {n.inputs[0] for n in assigns}
+        for j, n in enumerate(assigns):
             ref, value = n.inputs
-            a = f"a{j}"
-            copy = ".copy()" if roots[value] & targets else ""
-            lines.append(f"{a} = {names[value]}{copy}")
-        for j, (kind, n, reads) in enumerate(s for s in self._stmts if s[0] == "assign"):
-            ref = n.inputs[0]
-            v = names[ref]
-            lines.append(f"_copyto({v}, a{j})")
-            owner = self._owner_of(ref, names)
-            lines.append(f"_bump({owner})")
+            if value not in self._direct:  # Note [Assigns written in place]
+                copy = ".copy()" if roots[value] & targets else ""
+                lines.append(f"a{j} = {names[value]}{copy}")
+        for j, n in enumerate(assigns):
+            ref, value = n.inputs
+            if value not in self._direct:
+                lines.append(f"_copyto({names[ref]}, a{j})")
+            lines.append(f"_bump({self._owner_of(ref, names)})")
         ret = ", ".join(out_names)
         lines.append(f"return ({ret}{',' if len(out_names) == 1 else ''})")
         ns["_changed"] = self._changed
@@ -351,7 +391,7 @@ class Plan:
         code = compile(src, f"<nn.Graph {self.graph_name} plan>", "exec")
         env = dict(ns)
         exec(code, env)  # noqa: S102 - generated from the job, no user text in it except quoted names
-        return env["_run"]
+        return env.pop("_run")  # no cycle function -> globals -> function: freed as soon as it is dropped
 
     def _owner_of(self, ref, names):
         """The expression of the eager tensor owning the buffer of an assign's ref."""
@@ -405,6 +445,7 @@ class Plan:
                 self._no_alias = {name for name, aliased in self._aliasing.items() if not aliased}
                 self._lower(*self._flags)
                 self._fast = self._generate(checked=False)
+                self._checked = None  # it holds the buffers of the first memory plan
                 return result
             except Exception as e:
                 e.add_note(f"(while running nn.Graph '{self.graph_name}')")

@@ -345,6 +345,12 @@ class Graph:
             for path, t in itertools.chain(m.named_parameters(), m.named_buffers()):
                 if isinstance(t, Tensor):
                     names.setdefault(id(t), f"{attr}.{path}")
+        # A tensor lr (add_optimizer) is rewritten by its scheduler between runs: a named variable read at
+        # every run, not a free eager tensor that constant folding would fold (and recompile at every run).
+        for i, (optimizer, _) in enumerate(self._optimizers):
+            for j, group in enumerate(optimizer.param_groups):
+                if isinstance(group["lr"], Tensor):
+                    names.setdefault(id(group["lr"]), f"optimizer{i}_param_group{j}_lr")
         return names
 
     def _drop_plans(self):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from oneflow_lite.kernels.cpu.activation import RELU_ZEROS
 from oneflow_lite.kernels.cpu.math import scalar_operand
 
 _OUT_VARIANTS: dict = {}
@@ -52,10 +53,10 @@ def _plain(ufunc, quiet=False):
 
 
 def _relu(ctx, input_dtypes):
-    maximum = np.maximum
+    maximum, zero = np.maximum, RELU_ZEROS[input_dtypes[0].np_dtype]
 
     def write(out, x):
-        maximum(x, 0, out=out)
+        maximum(x, zero, out=out)
     return write
 
 

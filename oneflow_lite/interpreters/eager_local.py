@@ -83,34 +83,41 @@ def _as_output_array(op_expr, i, result, meta):
 # meta tensors, other op exprs) takes the general path, which fills the cache for next time.
 def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
     """Run a ``UserOpExpr`` eagerly (the boxed handler of every backend key)."""
-    if outputs is None and type(op_expr) is UserOpExpr and type(attrs) is not dict:
+    if outputs is None and type(op_expr) is UserOpExpr and type(attrs) is not dict:  # Note [Eager fast path]
         n = len(inputs)
         if n == 1:
-            a0 = inputs[0]._array
-            res = op_expr._infer_cache.get((attrs, inputs[0]._meta))
-            if res is not None and res.out_meta is not None and res.kernel_gen == op_expr._entry.kernel_gen:
-                result = res.kernel(res, a0)
-                m = res.out_meta
-                if type(result) is not _ndarray or result.dtype is not m.np_dtype or result.shape != m.shape:
-                    result = _as_output_array(op_expr, 0, result, m)
-                out = _make(result, m)
-                if result.base is not None or result is a0:
-                    _link_if_view(out, result, inputs)
-                return (out,)
+            key = (attrs, inputs[0]._meta)
         elif n == 2:
-            t0, t1 = inputs
-            res = op_expr._infer_cache.get((attrs, t0._meta, t1._meta))
-            if res is not None and res.out_meta is not None and res.kernel_gen == op_expr._entry.kernel_gen:
-                a0 = t0._array
-                result = res.kernel(res, a0, t1._array)
-                m = res.out_meta
-                if type(result) is not _ndarray or result.dtype is not m.np_dtype or result.shape != m.shape:
-                    result = _as_output_array(op_expr, 0, result, m)
-                out = _make(result, m)
-                if result.base is not None or result is a0 or result is t1._array:
-                    _link_if_view(out, result, inputs)
-                return (out,)
+            key = (attrs, inputs[0]._meta, inputs[1]._meta)
+        else:
+            key = (attrs, *[t._meta for t in inputs])
+        res = op_expr._infer_cache.get(key)
+        if res is not None and res.out_meta is not None and res.kernel_gen == op_expr._entry.kernel_gen:
+            if n == 1:
+                a0, a1 = inputs[0]._array, None
+                result = res.kernel(res, a0)
+            elif n == 2:
+                a0, a1 = inputs[0]._array, inputs[1]._array
+                result = res.kernel(res, a0, a1)
+            else:
+                a0 = a1 = None
+                result = res.kernel(res, *[t._array for t in inputs])
+            m = res.out_meta
+            if type(result) is not _ndarray or result.dtype is not m.np_dtype or result.shape != m.shape:
+                result = _as_output_array(op_expr, 0, result, m)
+            out = _make(result, m)
+            if (result.base is not None or result is a0 or result is a1
+                    or (n > 2 and _is_input_array(result, inputs))):
+                _link_if_view(out, result, inputs)
+            return (out,)
     return _eager_general(op_expr, inputs, attrs, outputs)
+
+
+def _is_input_array(result, inputs) -> bool:
+    for t in inputs:
+        if result is t._array:
+            return True
+    return False
 
 
 def _eager_general(op_expr, inputs, attrs, outputs):
@@ -145,7 +152,7 @@ def _eager_general(op_expr, inputs, attrs, outputs):
             result = _as_output_array(op_expr, 0, result, m)
         if outputs is None:
             out = _make(result, m)
-            if result.base is not None or any(result is t._array for t in inputs):
+            if result.base is not None or _is_input_array(result, inputs):
                 _link_if_view(out, result, inputs)
             return (out,)
         np.copyto(outputs[0]._array, result)
@@ -155,7 +162,7 @@ def _eager_general(op_expr, inputs, attrs, outputs):
     if outputs is None:
         outs = tuple([_make(a, m) for a, m in zip(arrays, out_metas)])
         for out, a in zip(outs, arrays):
-            if a.base is not None or any(a is t._array for t in inputs):
+            if a.base is not None or _is_input_array(a, inputs):
                 _link_if_view(out, a, inputs)
         return outs
     for t, a in zip(outputs, arrays):

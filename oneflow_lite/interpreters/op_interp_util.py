@@ -34,9 +34,15 @@ def dispatch(op_expr, inputs, attrs=None, outputs=None):
     tensors to write the results into (in-place ops): their shapes and dtypes
     must equal the inferred ones.
     """
-    ks = 0
-    for t in inputs:
-        ks |= t._key_set
+    n = len(inputs)
+    if n == 1:
+        ks = inputs[0]._key_set
+    elif n == 2:
+        ks = inputs[0]._key_set | inputs[1]._key_set
+    else:
+        ks = 0
+        for t in inputs:
+            ks |= t._key_set
     if outputs is not None:  # an in-place call also dispatches on what it writes (e.g. a grad-requiring output)
         for t in outputs:
             ks |= t._key_set

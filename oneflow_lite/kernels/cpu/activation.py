@@ -36,9 +36,16 @@ _GELU_K = math.sqrt(2.0 / math.pi)
 _GELU_C = 0.044715
 
 
+# A 0-d zero of each dtype: ``maximum(x, zero)`` skips NumPy's conversion of a Python 0 (a third of the time
+# of relu on a small tensor). Read-only, as they are shared.
+RELU_ZEROS = {d.np_dtype: np.zeros((), d.np_dtype) for d in NUMERIC_DTYPES}
+for _z in RELU_ZEROS.values():
+    _z.flags.writeable = False
+
+
 @cpu_kernel("relu", dtype_in("x", *NUMERIC_DTYPES))
 def relu_cpu(ctx, x):
-    return _maximum(x, 0)
+    return _maximum(x, RELU_ZEROS[x.dtype])
 
 
 def _forward(op_type, fn):

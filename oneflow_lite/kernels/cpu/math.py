@@ -40,10 +40,23 @@ def _scalar_as(value, np_dtype):
         return a.astype(np_dtype)
 
 
+_operands: dict = {}  # (attrs, np dtype) -> read-only 0-d operand
+_OPERANDS_CACHE_SIZE = 4096
+
+
 def scalar_operand(ctx, np_dtype):
-    """A scalar op's operand (its ``*_operand`` attrs) as a 0-d array of ``np_dtype``."""
+    """A scalar op's operand (its ``*_operand`` attrs) as a read-only 0-d array of ``np_dtype``, converted once
+    per distinct (attrs, dtype) (an AttrMap keeps 0.0 and -0.0 apart, Note [Typed attr map equality])."""
     attrs = ctx.attrs
-    return _scalar_as(attrs["float_operand"] if attrs["has_float_operand"] else attrs["int_operand"], np_dtype)
+    key = (attrs, np_dtype)
+    s = _operands.get(key)
+    if s is None:
+        s = _scalar_as(attrs["float_operand"] if attrs["has_float_operand"] else attrs["int_operand"], np_dtype)
+        s.flags.writeable = False
+        if len(_operands) >= _OPERANDS_CACHE_SIZE:
+            _operands.clear()
+        _operands[key] = s
+    return s
 
 
 def _arith_scalar_kernel(ufunc, name, quiet, reverse=False):

@@ -1,0 +1,107 @@
+"""Smoke tests of examples/: each script runs with a tiny epoch count and prints what it should."""
+
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _run(script, *args):
+    return subprocess.run([sys.executable, str(EXAMPLES / script), *args], check=False, capture_output=True,
+                          text=True, timeout=300, cwd=EXAMPLES.parent)
+
+
+def _percent(pattern, out) -> float:
+    m = re.search(pattern, out)
+    assert m, f"missing {pattern!r} in:\n{out}"
+    return float(m.group(1))
+
+
+def test_train_digits_eager(tmp_path):
+    checkpoint = tmp_path / "checkpoint.npz"
+    r = _run("train_digits.py", "--epochs", "2", "--checkpoint", str(checkpoint))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "data: 1237 training, 200 validation and 360 test images"
+    for epoch, line in enumerate(lines[1:3], 1):
+        assert re.fullmatch(rf"epoch {epoch}/2: lr [\d.]+  loss \d+\.\d{{4}}  train acc \d+\.\d\d%  "
+                            r"val acc \d+\.\d\d%", line), line
+    assert lines[1].startswith("epoch 1/2: lr 0.1 ")
+    m = re.fullmatch(r"checkpoint of epoch 2 saved to (.+) and loaded: test accuracy (\S+)% \(before saving: "
+                     r"(\S+)%\), next lr ([\d.]+)", lines[3])
+    assert m and m.group(1) == str(checkpoint) and m.group(2) == m.group(3)
+    assert float(m.group(4)) == pytest.approx(0.1 * 0.3 ** 2)  # StepLR(step_size=2 // 3 -> 1, gamma=0.3), 2 steps
+    assert checkpoint.exists()
+    accuracy = _percent(r"^test accuracy of the best model \(epoch [12], val acc [\d.]+%\): (\d+\.\d\d)%$", lines[4])
+    assert accuracy > 50  # two epochs: far above chance (10%)
+    assert len(lines) == 5
+
+
+def test_train_digits_graph(tmp_path):
+    saved = tmp_path / "eval_graph.npz"
+    r = _run("train_digits_graph.py", "--epochs", "1", "--save-graph", str(saved))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    epoch = re.search(r"^epoch 1/1: loss (\d+\.\d{4})  train acc (\d+\.\d\d)%  test acc (\d+\.\d\d)%  lr (\S+)$", out,
+                      re.MULTILINE)
+    assert epoch and float(epoch.group(1)) < math.log(10) and float(epoch.group(3)) > 50
+    assert float(epoch.group(4)) == pytest.approx(0, abs=1e-12)  # cosine schedule over one epoch ends at 0
+    m = re.search(r"^training graph: (\d+) ops captured, (\d+) after the compiler's passes:$", out, re.MULTILINE)
+    assert m and int(m.group(1)) >= int(m.group(2)) > 0
+    for report in ("  common-subexpression elimination: ", "  constant folding: ", "  dead-code elimination: ",
+                   "  elementwise fusion: ", "  memory plan: ", "  plan: "):
+        assert f"\n{report}" in out, report
+    assert re.search(rf"\n  plan: \d+ kernel step\(s\) for {m.group(2)} op\(s\) after the passes\n", out)
+    assert f"\ntest accuracy: {epoch.group(3)}%\n" in out
+    assert out.endswith(f"evaluation graph saved to {saved}; loaded without the model code, it predicts the same "
+                        f"classes: True\n")
+
+
+def test_custom_op():
+    r = _run("custom_op.py", "--epochs", "1")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "registered schema: squareplus(Tensor x, *, double b=4.0) -> (Tensor y)"
+    assert lines[1].startswith("registered kernel[cpu]: squareplus_cpu [dtype(x) in {float32, float64}] priority=0 "
+                               "registered at ")
+    assert lines[1].endswith("custom_op.py:" + lines[1].rsplit(":", 1)[1])
+    # (x + sqrt(x^2 + 4)) / 2 at -3, -1, 0, 1, 3: (sqrt(13) - 3) / 2, (sqrt(5) - 1) / 2, 1, (sqrt(5) + 1) / 2, ...
+    m = re.fullmatch(r"eager: squareplus\(\[-3\.0, -1\.0, 0\.0, 1\.0, 3\.0\]\) = \[0\.3028, 0\.6180, 1\.0000, "
+                     r"1\.6180, 3\.3028\] \(oneflow_lite\.float32\); max \|error\| vs NumPy: (\S+)", lines[2])
+    assert m and float(m.group(1)) < 1e-6
+    assert lines[3] == ("int64 input: OpKernelNotFoundError: Cannot find a kernel of op 'squareplus' (op name "
+                        "'squareplus0') for device 'cpu' with dtypes x_0=int64 -> y_0=int64.")
+    assert lines[4] == "b=-1: RuntimeError: squareplus: attr 'b' must be positive, got -1.0"
+    assert lines[5] == "autograd: y.grad_fn is SquareplusBackward; x.grad matches the formula: True"
+    assert lines[6] == "gradcheck: True; gradgradcheck: True"
+    assert lines[7] == "graph training: Squareplus(b=4.0) between two Linear layers, SGD, 1 epoch(s)"
+    m = re.fullmatch(r"epoch 1/1: mean loss (\d+\.\d{4})", lines[8])
+    assert m and float(m.group(1)) < math.log(10)
+    assert re.fullmatch(r"the training graph runs \d+ ops: 1 squareplus in the forward pass, its gradient as the "
+                        r"functional ops SquareplusGrad\.apply called during the capture", lines[9])
+    assert _percent(r"^test accuracy: (\d+\.\d\d)%$", lines[10]) > 30
+    assert len(lines) == 11
+
+
+@pytest.mark.parametrize("script, more", [
+    ("train_digits.py", [(["--batch-size", "1238"], ("--batch-size must be between 1 and 1237 (the training images), "
+                                                     "got 1238")),
+                         (["--lr", "0"], "--lr must be positive, got 0.0")]),
+    ("train_digits_graph.py", [(["--batch-size", "0"], ("--batch-size must be between 1 and 1437 (the training "
+                                                        "images), got 0")),
+                               (["--lr", "-1"], "--lr must be positive, got -1.0")]),
+    ("custom_op.py", []),
+])
+def test_examples_help_and_bad_arguments(script, more):
+    r = _run(script, "--help")
+    assert r.returncode == 0 and "--epochs" in r.stdout
+    r = _run(script, "--epochs", "0")
+    assert r.returncode == 2 and f"{script}: error: --epochs must be at least 1, got 0" in r.stderr
+    for args, message in more:
+        r = _run(script, *args)
+        assert r.returncode == 2 and f"{script}: error: {message}" in r.stderr
