@@ -3,14 +3,18 @@
 Run: ``python benchmarks/run.py [--quick] [--only NAME ...] [--json PATH]``.
 
 Each time is the median of 7 timings of a loop calibrated to last at least 0.2 s (``--quick``: 3 timings,
-0.02 s), with the garbage collector off while timing and one BLAS / OpenMP thread. Before timing, every
-workload checks its result against NumPy once; a failed check marks the row and makes the exit status 1.
+0.02 s), with the garbage collector off while timing and one BLAS / OpenMP thread; a workload's timings and
+its baseline's are interleaved, so a change in the machine's load affects both alike, and NumPy runs on the
+very arrays the tensors hold. Before timing, every workload checks its result against NumPy once; a failed
+check marks the row and makes the exit status 1. glibc's malloc is told to keep freed memory (see
+``keep_freed_memory``) for both sides.
 The table gives each workload's oneflow_lite figure, its baseline (NumPy in the same run unless the last
 column says otherwise), their ratio, the target and whether it holds. ``--only`` takes a workload id
 (``W1``) or a row name (``"W1 relu"``), case-insensitively, and may be repeated; ``--json`` also writes the
 rows to a file.
 
-Rows: W1 per-op overhead on 4-element tensors; W2 a 20-op elementwise chain on (64, 64), eager and as a
+Rows: W1 per-op overhead on 4-element tensors (``flow.add`` beside ``np.add``, the operator ``x + y`` beside
+NumPy's operator); W2 a 20-op elementwise chain on (64, 64), eager and as a
 compiled graph; W3 an add of 4,194,304 elements; W4 a 512 x 512 matmul; W5 an MLP train step
 (Linear 784 -> 256, ReLU, Linear 256 -> 10, cross-entropy, batch 64, backward, SGD lr 0.1) eager and as an
 nn.Graph, against a hand-written NumPy step; W6 the backward of a 1,000-op chain per node, against the
@@ -20,9 +24,11 @@ chain's forward per op; W7 the first call (capture, compile, one run) of the W5 
 
 import os
 
-# Before NumPy is imported: one BLAS / OpenMP thread, so timings do not depend on the machine's core count.
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
+# Before NumPy is imported: one BLAS / OpenMP thread, so timings do not depend on the machine's core count
+# (not when the module is imported by the tests, whose process must not be changed).
+if __name__ == "__main__":
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = "1"
 
 import argparse
 import ctypes
@@ -149,7 +155,7 @@ class Row:
     absolute: bool = False
     baseline_is: str = "NumPy"
     checked: bool = False
-    status: str = "ok"  # "ok", "n/a (...)" or "FAILED: ..."
+    status: str = "ok"  # or "FAILED: ..."
 
     @property
     def ratio(self) -> float | None:
@@ -196,10 +202,15 @@ def format_table(rows) -> str:
 
 
 # ---- W1: per-op overhead ----------------------------------------------------------------------------
+def _pair(a, b):
+    """Tensors of ``a`` and ``b``, and the arrays they hold: NumPy runs on the same buffers (alignment alone
+    moves a large matmul by a few percent)."""
+    x, y = flow.tensor(a), flow.tensor(b)
+    return x.numpy(), y.numpy(), x, y
+
+
 def _small_pair():
-    a = np.array([-1.5, 0.5, 2.0, -3.0], dtype=np.float32)
-    b = np.array([1.0, -2.0, 0.25, 4.0], dtype=np.float32)
-    return a, b, flow.tensor(a), flow.tensor(b)
+    return _pair(np.array([-1.5, 0.5, 2.0, -3.0], dtype=np.float32), np.array([1.0, -2.0, 0.25, 4.0], dtype=np.float32))
 
 
 def w1_relu(timer):
@@ -211,9 +222,9 @@ def w1_relu(timer):
 
 def w1_add(timer):
     a, b, x, y = _small_pair()
-    check(flow.add(x, y), a + b, exact=True)
-    return Row("W1 add", *timer.compare(lambda: flow.add(x, y), lambda: a + b),
-               limit=5.0, baseline_is="x + y, (4,) float32", checked=True)
+    check(flow.add(x, y), np.add(a, b), exact=True)
+    return Row("W1 add", *timer.compare(lambda: flow.add(x, y), lambda: np.add(a, b)),
+               limit=5.0, baseline_is="np.add(x, y), (4,) float32", checked=True)
 
 
 def w1_add_operator(timer):
@@ -240,8 +251,7 @@ def np_chain(x, y):
 
 def _chain_inputs():
     rng = np.random.default_rng(0)
-    a, b = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2))
-    return a, b, flow.tensor(a), flow.tensor(b)
+    return _pair(*(rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2)))
 
 
 def w2_chain_eager(timer):
@@ -262,8 +272,7 @@ def w2_chain_graph(timer):
 # ---- W3, W4: large ops ------------------------------------------------------------------------------
 def w3_large_add(timer):
     rng = np.random.default_rng(0)
-    a, b = (rng.standard_normal(4_194_304).astype(np.float32) for _ in range(2))
-    x, y = flow.tensor(a), flow.tensor(b)
+    a, b, x, y = _pair(*(rng.standard_normal(4_194_304).astype(np.float32) for _ in range(2)))
     check(flow.add(x, y), a + b, exact=True)
     return Row("W3 large add", *timer.compare(lambda: flow.add(x, y), lambda: a + b),
                limit=1.10, baseline_is="x + y, 4,194,304 float32", checked=True)
@@ -271,8 +280,7 @@ def w3_large_add(timer):
 
 def w4_matmul(timer):
     rng = np.random.default_rng(0)
-    a, b = (rng.standard_normal((512, 512)).astype(np.float32) for _ in range(2))
-    x, y = flow.tensor(a), flow.tensor(b)
+    a, b, x, y = _pair(*(rng.standard_normal((512, 512)).astype(np.float32) for _ in range(2)))
     check(flow.matmul(x, y), a @ b, rtol=1e-5, atol=1e-4)
     return Row("W4 matmul", *timer.compare(lambda: flow.matmul(x, y), lambda: a @ b),
                limit=1.05, baseline_is="x @ y, 512 x 512 float32", checked=True)
@@ -281,13 +289,6 @@ def w4_matmul(timer):
 # ---- W5, W7, W8: an MLP train step ------------------------------------------------------------------
 LR = 0.1
 BATCH, N_IN, N_HIDDEN, N_OUT = 64, 784, 256, 10
-_NEEDS_NN = "n/a (needs flow.nn.Linear and flow.optim.SGD)"
-
-
-def _has_nn() -> bool:
-    return hasattr(flow.nn, "Linear") and hasattr(flow, "optim") and hasattr(flow.optim, "SGD")
-
-
 def np_train_step(params, x, t):
     """The step by hand: forward, softmax cross-entropy (mean), backward, SGD update in place; the loss."""
     w1, b1, w2, b2 = params
@@ -324,9 +325,9 @@ class MLPFixture:
 
     def __init__(self):
         rng = np.random.default_rng(0)
-        self.xa = rng.standard_normal((BATCH, N_IN)).astype(np.float32)
-        self.ta = rng.integers(0, N_OUT, BATCH)
-        self.x, self.t = flow.tensor(self.xa), flow.tensor(self.ta)
+        self.x = flow.tensor(rng.standard_normal((BATCH, N_IN)).astype(np.float32))
+        self.t = flow.tensor(rng.integers(0, N_OUT, BATCH))
+        self.xa, self.ta = self.x.numpy(), self.t.numpy()
         flow.manual_seed(0)
         self.model = MLP()
         self.params = list(self.model.parameters())
@@ -375,31 +376,20 @@ class MLP(flow.nn.Module):
 
 
 class TrainGraph(flow.nn.Graph):
-    """The W5 step as an nn.Graph. With ``add_optimizer`` when the graph supports it; else ``build()`` runs
-    the optimizer's step itself (in-place ops under no_grad, which the graph captures and runs every call)."""
+    """The W5 step as an nn.Graph: forward, ``loss.backward()`` and the optimizer's step (``add_optimizer``)."""
 
     def __init__(self, model, opt):
         super().__init__()
         self.model = model
-        self.opt = opt
-        try:
-            self.add_optimizer(opt)
-            self.step_in_build = False
-        except NotImplementedError:
-            self.step_in_build = True
+        self.add_optimizer(opt)
 
     def build(self, x, t):
         loss = F.cross_entropy(self.model(x), t)
         loss.backward()
-        if self.step_in_build:
-            self.opt.step()
-            self.opt.zero_grad()
         return loss
 
 
 def w5_eager(timer):
-    if not _has_nn():
-        return Row("W5 MLP step eager", status=_NEEDS_NN)
     fx = MLPFixture.get()
     fx.check(fx.eager_step)
     value, baseline = timer.compare(fx.eager_step, lambda: np_train_step(fx.np_params, fx.xa, fx.ta))
@@ -409,21 +399,16 @@ def w5_eager(timer):
 
 
 def w5_graph(timer):
-    if not _has_nn():
-        return Row("W5 MLP step graph", status=_NEEDS_NN)
     fx = MLPFixture.get()
     g = fx.new_graph()
     fx.check(lambda: g(fx.x, fx.t))
     value, baseline = timer.compare(lambda: g(fx.x, fx.t), lambda: np_train_step(fx.np_params, fx.xa, fx.ta))
     fx.reset()
-    how = "opt.step() in build()" if g.step_in_build else "add_optimizer"
     return Row("W5 MLP step graph", value, baseline, limit=1.15, checked=True,
-               baseline_is=f"the step by hand in NumPy ({how})")
+               baseline_is="the step by hand in NumPy (graph with add_optimizer)")
 
 
 def w7_capture_compile(timer):
-    if not _has_nn():
-        return Row("W7 capture+compile", status=_NEEDS_NN)
     fx = MLPFixture.get()
     fx.eager_step()  # functors built, so the time is the graph's own
     times = []
@@ -448,8 +433,6 @@ def _peak_bytes(step) -> int:
 
 
 def w8_memory(timer):
-    if not _has_nn():
-        return Row("W8 memory", status=_NEEDS_NN)
     fx = MLPFixture.get()
     # Both from the same state (parameters only, no grads). The graph is made after the baseline is
     # taken, so its buffers and compiled plan count towards its peak.

@@ -319,52 +319,54 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool, targ
     try:
         while ready:
             node = ready.pop()
-            n_out = len(node.out_metas)
             grads = buffers.pop(node, None)
-            run = execute is None or node in execute
+            next_functions = node.next_functions
             if grads is not None:
-                grads = _prepare(node, grads, accumulate, create_graph)
+                is_leaf = type(node) is AccumulateGrad
+                if is_leaf or node.hooks is not None:
+                    grads = _prepare(node, grads, accumulate, create_graph)
                 if target_of is not None:
                     for nr, idx in target_of.get(node, ()):
                         captured[idx] = grads[nr]
-            if run and grads is not None and (grads[0] is not None if n_out == 1 else
-                                              any(g is not None for g in grads)):
-                if n_out > 1:
-                    metas = node.out_metas
-                    for i, g in enumerate(grads):
-                        if g is None and metas[i] is not None:
-                            grads[i] = zeros_of(metas[i])
-                if type(node) is AccumulateGrad:  # a leaf: no successors, nothing saved
-                    g = grads[0]
-                    grads = None  # g is now held by this variable only (Note [Stealing the gradient])
-                    accumulate_grad(node.variable, g, create_graph, True)
-                    g = None
-                    continue
-                in_grads = node.apply(grads, create_graph)
-                hooks = node.hooks
-                if hooks is not None and hooks.post:
-                    for fn in list(hooks.post.values()):
-                        result = fn(in_grads, tuple(grads))
-                        if result is not None:
-                            in_grads = tuple(result)
-                for i, ((nxt, nr), g) in enumerate(zip(node.next_functions, in_grads)):
-                    if nxt is None or g is None:
+                if (execute is None or node in execute) and (
+                        grads[0] is not None if len(grads) == 1 else any(g is not None for g in grads)):
+                    if len(grads) > 1:
+                        metas = node.out_metas
+                        for i, g in enumerate(grads):
+                            if g is None and metas[i] is not None:
+                                grads[i] = zeros_of(metas[i])
+                    if is_leaf:  # no successors, nothing saved
+                        g = grads[0]
+                        grads = None  # g is now held by this variable only (Note [Stealing the gradient])
+                        accumulate_grad(node.variable, g, create_graph, True)
+                        g = None
                         continue
-                    meta = nxt.out_metas[nr]
-                    if g._meta is not meta:
-                        g = _check_grad(node, i, g, meta)
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buf = buffers[nxt] = [None] * len(nxt.out_metas)
-                        buf[nr] = g
-                    elif buf[nr] is None:
-                        buf[nr] = g
-                    else:
-                        buf[nr] = add_tensors(buf[nr], g)
-                in_grads = g = buf = None  # the buffers alone hold the grads (Note [Stealing the gradient])
-                if not retain_graph:
-                    node.release()
-            for nxt, _ in node.next_functions:
+                    in_grads = node.apply(grads, create_graph)
+                    hooks = node.hooks
+                    if hooks is not None and hooks.post:
+                        for fn in list(hooks.post.values()):
+                            result = fn(in_grads, tuple(grads))
+                            if result is not None:
+                                in_grads = tuple(result)
+                    i = 0
+                    for (nxt, nr), g in zip(next_functions, in_grads):
+                        if nxt is not None and g is not None:
+                            meta = nxt.out_metas[nr]
+                            if g._meta is not meta:
+                                g = _check_grad(node, i, g, meta)
+                            buf = buffers.get(nxt)
+                            if buf is None:
+                                buf = buffers[nxt] = [None] * len(nxt.out_metas)
+                                buf[nr] = g
+                            elif buf[nr] is None:
+                                buf[nr] = g
+                            else:
+                                buf[nr] = add_tensors(buf[nr], g)
+                        i += 1
+                    in_grads = g = buf = None  # the buffers alone hold the grads (Note [Stealing the gradient])
+                    if not retain_graph:
+                        node.release()
+            for nxt, _ in next_functions:
                 if nxt is not None:
                     d = deps[nxt] - 1
                     if d:

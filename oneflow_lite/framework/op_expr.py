@@ -103,11 +103,12 @@ class InferResult:
 
     ``kernel`` / ``kernel_gen`` hold the kernel chosen for these metas and the
     kernel-registry generation it was chosen under, filled by the eager interpreter.
-    ``out_meta`` is the single output's meta on a device with storage, else None
-    (the eager interpreter's fast path, Note [Eager fast path]).
+    ``out_meta`` is the single output's meta on a device with storage, else None, and
+    ``write`` the kernel's in-place form if it has one (the eager interpreter's fast
+    path, Note [Eager fast path]).
     """
 
-    __slots__ = ("out_metas", "out_meta", "attrs", "device", "kernel", "kernel_gen")
+    __slots__ = ("out_metas", "out_meta", "attrs", "device", "kernel", "kernel_gen", "write")
 
     def __init__(self, out_metas, attrs, device):
         self.out_metas = out_metas
@@ -116,6 +117,7 @@ class InferResult:
         self.device = device
         self.kernel = None
         self.kernel_gen = -1
+        self.write = None
 
     def attr(self, name):
         return self.attrs[name]

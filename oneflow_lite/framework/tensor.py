@@ -56,11 +56,12 @@ LAZY_KEY_SET = 1 << DispatchKey.Lazy
 class VersionCounter:
     """The version of a buffer shared by a tensor, its views and its detached aliases."""
 
-    __slots__ = ("__weakref__", "version", "views")
+    __slots__ = ("__weakref__", "pruned_at", "version", "views")
 
     def __init__(self, version: int = 0):
         self.version = version
-        self.views = None  # id(tensor) -> weakref of each live tensor of the view family
+        self.views = None  # id(tensor) -> weakref of each tensor that joined the view family
+        self.pruned_at = 0
 
 
 def version_counter(t) -> VersionCounter:
@@ -71,18 +72,17 @@ def version_counter(t) -> VersionCounter:
     return vc
 
 
+# The view family keeps plain weak references (the one CPython shares between all plain references
+# to a tensor), without death callbacks: joining costs a dict store. Dead entries are dropped when the
+# family has doubled since the last pruning, and has_live_views() skips them.
 def _join_view_family(vc: VersionCounter, t) -> None:
     views = vc.views
-    key = id(t)
-    if key not in views:
-        vc_ref = weakref.ref(vc)
-        views[key] = weakref.ref(t, lambda _, key=key, vc_ref=vc_ref: _leave_view_family(vc_ref, key))
-
-
-def _leave_view_family(vc_ref, key) -> None:
-    vc = vc_ref()
-    if vc is not None:
-        vc.views.pop(key, None)
+    views[id(t)] = weakref.ref(t)
+    if len(views) > 2 * vc.pruned_at + 8:
+        for key, ref in list(views.items()):
+            if ref() is None:
+                del views[key]
+        vc.pruned_at = len(views)
 
 
 def link_view(view, base) -> None:
@@ -100,7 +100,11 @@ def has_live_views(t) -> bool:
     vc = t._vc
     if vc is None or not vc.views:
         return False
-    return len(vc.views) > (1 if id(t) in vc.views else 0)
+    for ref in vc.views.values():
+        o = ref()
+        if o is not None and o is not t:
+            return True
+    return False
 
 
 class AutogradMeta:

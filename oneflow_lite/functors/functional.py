@@ -5,18 +5,19 @@ wins. When none binds, ``TypeError`` names the function and lists the valid
 signatures (with the specific reason when there is just one).
 
 Note [Functional fast path]
-Most calls pass tensors and plain Python scalars positionally (``flow.add(x, y)``,
-``x * 1.5``). For such arguments every converter of a signature decides by the
-argument's exact type alone (``isinstance`` checks; a Tensor, bool, int, float,
-str or None is passed through unchanged or rejected), so the overload that binds
-and the values it produces are a function of the tuple of argument types. After a
-call without keywords binds the slow way, if every argument has one of those types
-and the bound values are the arguments themselves followed by defaults, the
-function remembers ``(functor, defaults)`` for that type tuple; the next call with
-the same types calls the functor directly, skipping overload resolution (and
-passes no defaults when the functor's own parameter defaults are the same values).
-Calls whose binding converts a value (an int to a float, a list to a shape, ...) or
-uses keywords always take the slow path.
+Most calls pass tensors and plain Python scalars (``flow.add(x, y)``, ``x * 1.5``,
+``p.add_(g, alpha=-0.1)``). For such arguments every converter of a signature
+decides by the argument's exact type alone (``isinstance`` checks; a Tensor, bool,
+int, float, str or None is passed through unchanged or rejected), so the overload
+that binds and the values it produces are a function of the argument types and
+the keyword names. After a call binds the slow way, if every argument has one of
+those types and the bound values are the arguments themselves plus defaults, the
+function remembers the functor and where each value comes from (the positional
+arguments, a keyword, a default) under the key of the call's types and keyword
+names; the next call with the same key calls the functor directly, skipping
+overload resolution (a call without keywords passes no defaults when the functor's
+own parameter defaults are the same values). Calls whose binding converts a value
+(an int to a float, a list to a shape, ...) always take the slow path.
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ def _has_defaults(call, n: int, defaults: tuple) -> bool:
     return True
 
 
+def _keyword_key(args, kwargs):
+    """The fast-path key of a call with keywords: argument types, keyword names, keyword value types."""
+    return (*[type(a) for a in args], *kwargs, *[type(v) for v in kwargs.values()])
+
+
 class FunctionalFunction:
     """A callable ``flow.<name>``: its overloads and their functors."""
 
@@ -84,6 +90,11 @@ class FunctionalFunction:
                 if defaults:
                     return call(*args, *defaults)
                 return call(*args)
+        else:
+            plan = self._plans.get(_keyword_key(args, kwargs))
+            if plan is not None:
+                call, slots = plan
+                return call(*args, *[d if name is None else kwargs[name] for name, d in slots])
         return self._resolve(args, kwargs)
 
     def _resolve(self, args, kwargs):
@@ -98,27 +109,40 @@ class FunctionalFunction:
             fn = self._functors[i]
             if fn is None:
                 fn = self._functors[i] = get_functor(sig.functor_name)
-            if not kwargs:
-                self._plan(args, values, fn)
+            self._plan(sig, args, kwargs, values, fn)
             return fn(*values)
         expected = "\n".join(f" * {self.__name__}{s.params_text()}" for s in self.signatures)
         raise TypeError(f"{self.__name__}() received an invalid combination of arguments - got "
                         f"{describe_call(args, kwargs)}, but expected one of:\n{expected}")
 
-    def _plan(self, args, values, fn):
-        """Remember the fast path of ``args``' types when their binding passed them through unchanged."""
+    def _plan(self, sig, args, kwargs, values, fn):
+        """Remember the fast path of this call's argument types (and keyword names) when its binding passed
+        every argument through unchanged (Note [Functional fast path])."""
         n = len(args)
         for a, v in zip(args, values):
             if a is not v or not (isinstance(a, Tensor) or type(a) in _PLAIN):
                 return
         call = fn.__call__  # a bound method: cheaper to call than the functor object
-        defaults = tuple(values[n:])
-        if _has_defaults(call, n, defaults):
-            defaults = ()  # the functor's own defaults are the signature's: call it with the arguments only
+        if kwargs:
+            slots = []
+            for spec, v in zip(sig.args[n:], values[n:]):
+                if spec.name in kwargs:
+                    a = kwargs[spec.name]
+                    if a is not v or not (isinstance(a, Tensor) or type(a) in _PLAIN):
+                        return
+                    slots.append((spec.name, None))
+                else:
+                    slots.append((None, v))
+            key, plan = _keyword_key(args, kwargs), (call, tuple(slots))
+        else:
+            defaults = tuple(values[n:])
+            if _has_defaults(call, n, defaults):
+                defaults = ()  # the functor's own defaults are the signature's: call it with the arguments only
+            key, plan = _type_key(args), (call, defaults)
         plans = self._plans
         if len(plans) >= _MAX_PLANS:
             plans.clear()
-        plans[_type_key(args)] = (call, defaults)
+        plans[key] = plan
 
     def __repr__(self):
         return f"<functional {self.__name__}>"

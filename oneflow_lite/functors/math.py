@@ -24,6 +24,7 @@ from oneflow_lite.functors.promotion import (
     wrap_scalar,
 )
 from oneflow_lite.functors.registry import functor, get_functor
+from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 _bool = dt.bool_
@@ -498,6 +499,7 @@ class ReduceSumFunctor:
     def __init__(self):
         self.op = OpBuilder("reduce_sum").input("input_tensor").output("output_tensor").build()
         self._all = {}  # (ndim, keepdim) -> attrs reducing every dim
+        self._dims = {}  # (axes, keepdim) -> attrs
 
     def __call__(self, x, dim=None, keepdim=False, dtype=None):
         m = x._meta
@@ -509,7 +511,7 @@ class ReduceSumFunctor:
                 if a in axes:
                     raise RuntimeError(f"sum: dim {a} appears multiple times in the list of dims")
                 axes.append(a)
-            attrs = AttrMap({"axis": tuple(axes) if ndim else (), "keepdims": keepdim})
+            attrs = cached_attrs(self._dims, ("axis", "keepdims"), (tuple(axes) if ndim else (), bool(keepdim)))
         else:
             key = (m.ndim, keepdim)
             attrs = self._all.get(key)

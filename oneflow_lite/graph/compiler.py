@@ -10,7 +10,9 @@ call plus the kernels. It runs in three sections: the ops in job order; the
 outputs, copied when they may share memory with an input, a variable, a
 constant or a reused buffer (outputs always own their memory, as OneFlow's);
 then the ``assign``s, which write the new values of variables and inputs
-updated in place into their eager tensors' buffers and bump their versions.
+updated in place into their eager tensors' buffers (unless the op computing a
+value wrote it there already, Note [Assigns written in place]) and bump their
+versions.
 The first run of a plan checks every kernel result against the inferred meta
 (as the eager interpreter does on every call); later runs trust them. A plan
 with constants folded from free eager tensors checks their versions first: when
@@ -68,9 +70,10 @@ class StalePlan(Exception):
 
 class _Group:
     """Ops writing into one buffer: a fused chain (or one op under the memory plan). ``target``: the
-    variable blob its last op writes into instead (Note [Assigns written in place])."""
+    variable blob its last op writes into instead (Note [Assigns written in place]); ``borrow``: the
+    input blob whose buffer it writes into (Note [Borrowed buffers])."""
 
-    __slots__ = ("buffer", "index", "members", "meta", "name", "pooled", "target")
+    __slots__ = ("borrow", "buffer", "index", "members", "meta", "name", "pooled", "target")
 
     def __init__(self, first, meta, index):
         self.members = [first]
@@ -80,6 +83,7 @@ class _Group:
         self.pooled = False
         self.buffer = None
         self.target = None
+        self.borrow = None  # an input blob whose dead per-run buffer the group writes into
 
 
 class Plan:
@@ -195,6 +199,7 @@ class Plan:
                     defined[lbn] = i
                     roots[lbn] = inherited | {lbn}
         self._roots, self._persistent = roots, persistent
+        self.peak_bytes_unplanned = sum(size.values())  # every op result a new buffer until the end of the run
         last, readers = {}, {}
         for i, (kind, n, reads) in enumerate(stmts):
             for lbn in reads:
@@ -209,13 +214,16 @@ class Plan:
         for g in groups:
             if g.target is not None and len(g.members) == 1:  # writes the variable's buffer: no buffer of its own
                 size.pop(g.name, None)
+        borrowed = 0
+        if memory_plan:
+            borrowed = self._borrow(stmts, groups, group_of, producers, roots, last, size, to_output, input_roots)
         # the memory plan: pooled buffers by liveness
         reused = 0
         if memory_plan:
             free = {}  # (shape, dtype) -> [[buffer index, busy until], ...]
             buffers = []
             for g in groups:
-                if g.name in to_output or (g.target is not None and len(g.members) == 1):
+                if g.name in to_output or g.borrow is not None or (g.target is not None and len(g.members) == 1):
                     continue
                 key = (g.meta.shape, g.meta.np_dtype)
                 start, stop = defined[g.name], last.get(g.name, defined[g.name])
@@ -239,7 +247,6 @@ class Plan:
         pooled_bytes = sum(b.nbytes for b in self._buffers)
         pooled = {g.name for g in groups if g.pooled}
         fresh = [r for r in size if r not in pooled]
-        self.peak_bytes_unplanned = sum(size.values())
         if memory_plan:
             delta = [0] * (end + 2)
             for r in fresh:
@@ -254,6 +261,9 @@ class Plan:
                 f"memory plan: {len(self._buffers)} buffer(s) allocated once for {len([g for g in groups if g.pooled])} "
                 f"op result(s) ({reused} reuse(s) by liveness), blobs freed after their last use; estimated peak "
                 f"{self.peak_bytes} bytes ({self.peak_bytes_unplanned} without the plan)")
+            if borrowed:
+                self.reports.append(f"memory plan: {borrowed} op result(s) written into the buffer of an input "
+                                    f"that dies there")
         else:
             self.peak_bytes = self.peak_bytes_unplanned
         self._memory_plan = memory_plan
@@ -263,6 +273,39 @@ class Plan:
                 last_read[lbn] = i
         self._last_read = last_read
         self._by_name = {n.name: n for n in ir.nodes}
+
+    # Note [Borrowed buffers]
+    # Under the memory plan, a group (a fused chain or one writer op) whose first op reads a blob of its
+    # own shape and dtype for the last time may write into that blob's buffer instead of a buffer of its
+    # own: the result of an SGD step's ``grad * lr`` goes into the gradient's buffer. The blob must be a
+    # kernel's per-run result of at least BORROW_MIN_BYTES (smaller buffers are pooled, which costs
+    # nothing per run) that nothing reads afterwards, directly or through a view, and that owns its
+    # memory: when it may alias a graph input (aliasing of graph inputs is always assumed, Note [Fusion
+    # and the memory plan]), the plan checks at run time that the array owns its memory, is writeable and
+    # is not an input's array, and allocates a buffer otherwise.
+    BORROW_MIN_BYTES = 64 * 1024
+
+    def _borrow(self, stmts, groups, group_of, producers, roots, last, size, to_output, input_roots) -> int:
+        """Mark the groups that write into a dead input's buffer (Note [Borrowed buffers]); their count."""
+        metas = self.ir.metas
+        at = {n.name: i for i, (kind, n, _) in enumerate(stmts) if kind == "op"}
+        borrowed = 0
+        for g in groups:
+            first = g.members[0]
+            if (g.target is not None and len(g.members) == 1) or g.meta.numel * g.meta.dtype.itemsize < \
+                    self.BORROW_MIN_BYTES:
+                continue
+            i = at[first.name]
+            for lbn in first.inputs:
+                p = producers[lbn]
+                if (p.kind == "user" and p.name not in group_of and metas[lbn] is g.meta and last.get(lbn) == i
+                        and lbn not in to_output and roots[lbn] - {lbn} <= input_roots):
+                    g.borrow = lbn
+                    borrowed += 1
+                    last[lbn] = max(last.get(g.name, i), i)  # the buffer now lives as long as the group's
+                    size.pop(g.name, None)
+                    break
+        return borrowed
 
     # Note [Assigns written in place]
     # An assign writes a variable's new value into the eager tensor's buffer at the end of the run,
@@ -334,7 +377,17 @@ class Plan:
                     last_member = g.members[-1] is n
                     into = names[g.target] if g.target is not None and last_member else g.name
                     if g.members[0] is n and not (last_member and g.target is not None):
-                        if g.pooled:
+                        if g.borrow is not None:  # Note [Borrowed buffers]
+                            v = names[g.borrow]
+                            inputs = [names[r] for r in sorted(roots[g.borrow] - {g.borrow})]
+                            if inputs:
+                                ns[f"S_{g.name}"], ns[f"D_{g.name}"] = tuple(g.meta.shape), g.meta.np_dtype
+                                owned = " and ".join([f"{v}.base is None", f"{v}.flags.writeable"]
+                                                     + [f"{v} is not {x}" for x in inputs])
+                                lines.append(f"{g.name} = {v} if {owned} else _empty(S_{g.name}, D_{g.name})")
+                            else:
+                                lines.append(f"{g.name} = {v}  # a dead input's buffer")
+                        elif g.pooled:
                             lines.append(f"{g.name} = B{g.buffer}")
                         else:
                             ns[f"S_{g.name}"], ns[f"D_{g.name}"] = tuple(g.meta.shape), g.meta.np_dtype

@@ -5,9 +5,12 @@ device inference happen there), picks the per-device kernel for the call's
 dtypes, allocates the outputs and runs the kernel. On a device without storage
 (``meta``) the kernel is chosen but nothing is computed.
 
-An in-place call bumps its outputs' version counters; an output whose array
-aliases an input's array (a kernel returned a NumPy view, or the input array
-itself) shares that input's version counter (Note [Version counters and views]).
+An in-place call writes into its outputs' buffers (through the kernel's
+in-place form when it has one, else by copying the kernel's result) and bumps
+their version counters; an output whose array aliases an input's array (a
+kernel returned a NumPy view, or the input array itself) shares that input's
+version counter (Note [Version counters and views]). The common calls take a
+fast path (Note [Eager fast path]).
 """
 
 from __future__ import annotations
@@ -35,9 +38,15 @@ def _bump_versions(outputs):
 
 def _link_if_view(out, result, inputs):
     """Share the version counter of the input whose array ``result`` aliases, if any."""
+    base = result.base  # NumPy points a view at the array owning the memory
+    for t in inputs:  # the usual cases first: the input itself, a view of it, or of the same owner
+        a = t._array
+        if a is result or (base is not None and (base is a or base is getattr(a, "base", None))):
+            link_view(out, t)
+            return
     for t in inputs:
         a = t._array
-        if a is result or (a is not None and _may_share_memory(a, result)):
+        if a is not None and _may_share_memory(a, result):
             link_view(out, t)
             return
 
@@ -74,16 +83,19 @@ def _as_output_array(op_expr, i, result, meta):
 
 
 # Note [Eager fast path]
-# Most eager calls are out of place, have one output on a device with storage and hit the
-# meta-inference cache with a kernel chosen under the current kernel-registry generation. For
-# them the interpreter does only what varies per call: look up the cached InferResult (keyed
-# like UserOpExpr.infer's cache), call its kernel, check the result's type, dtype and shape
-# against the inferred meta, and wrap it (sharing the input's version counter when it may be
-# a view). Everything else (a cache miss, a stale kernel, in-place calls, several outputs,
-# meta tensors, other op exprs) takes the general path, which fills the cache for next time.
+# Most eager calls have one output on a device with storage and hit the meta-inference cache
+# with a kernel chosen under the current kernel-registry generation. For them the interpreter
+# does only what varies per call: look up the cached InferResult (keyed like UserOpExpr.infer's
+# cache), call its kernel, check the result's type, dtype and shape against the inferred meta,
+# and wrap it (sharing the input's version counter when it may be a view). An in-place call
+# whose kernel can write in place (Note [Kernels that write in place] in kernels/cpu/math.py)
+# and whose output tensor has the inferred meta and a writeable buffer is written directly.
+# Everything else (a cache miss, a stale kernel, several outputs, meta tensors, other op exprs,
+# in-place calls the checks of the general path must reject) takes the general path, which
+# fills the cache for next time.
 def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
     """Run a ``UserOpExpr`` eagerly (the boxed handler of every backend key)."""
-    if outputs is None and type(op_expr) is UserOpExpr and type(attrs) is not dict:  # Note [Eager fast path]
+    if type(op_expr) is UserOpExpr and type(attrs) is not dict:  # Note [Eager fast path]
         n = len(inputs)
         if n == 1:
             key = (attrs, inputs[0]._meta)
@@ -93,23 +105,32 @@ def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
             key = (attrs, *[t._meta for t in inputs])
         res = op_expr._infer_cache.get(key)
         if res is not None and res.out_meta is not None and res.kernel_gen == op_expr._entry.kernel_gen:
-            if n == 1:
-                a0, a1 = inputs[0]._array, None
-                result = res.kernel(res, a0)
-            elif n == 2:
-                a0, a1 = inputs[0]._array, inputs[1]._array
-                result = res.kernel(res, a0, a1)
-            else:
-                a0 = a1 = None
-                result = res.kernel(res, *[t._array for t in inputs])
-            m = res.out_meta
-            if type(result) is not _ndarray or result.dtype is not m.np_dtype or result.shape != m.shape:
-                result = _as_output_array(op_expr, 0, result, m)
-            out = _make(result, m)
-            if (result.base is not None or result is a0 or result is a1
-                    or (n > 2 and _is_input_array(result, inputs))):
-                _link_if_view(out, result, inputs)
-            return (out,)
+            if outputs is None:
+                if n == 1:
+                    a0, a1 = inputs[0]._array, None
+                    result = res.kernel(res, a0)
+                elif n == 2:
+                    a0, a1 = inputs[0]._array, inputs[1]._array
+                    result = res.kernel(res, a0, a1)
+                else:
+                    a0 = a1 = None
+                    result = res.kernel(res, *[t._array for t in inputs])
+                m = res.out_meta
+                if type(result) is not _ndarray or result.dtype is not m.np_dtype or result.shape != m.shape:
+                    result = _as_output_array(op_expr, 0, result, m)
+                out = _make(result, m)
+                if (result.base is not None or result is a0 or result is a1
+                        or (n > 2 and _is_input_array(result, inputs))):
+                    _link_if_view(out, result, inputs)
+                return (out,)
+            write = res.write
+            if write is not None and len(outputs) == 1:
+                o = outputs[0]
+                a = o._array
+                if o._meta is res.out_meta and a.flags.writeable:
+                    write(res, a, *[t._array for t in inputs])
+                    _bump_versions(outputs)
+                    return (o,)
     return _eager_general(op_expr, inputs, attrs, outputs)
 
 
@@ -138,6 +159,7 @@ def _eager_general(op_expr, inputs, attrs, outputs):
         kernel = res.kernel = DISPATCHER.select_kernel(
             op_expr, entry, res.device, tuple([t._meta.dtype for t in inputs]),
             tuple([m.dtype for m in out_metas]))
+        res.write = getattr(kernel, "write", None)
         res.kernel_gen = gen
     if not res.device.device_type.has_storage:
         kernel(res, *[None] * len(inputs))
@@ -145,6 +167,10 @@ def _eager_general(op_expr, inputs, attrs, outputs):
             _bump_versions(outputs)
             return tuple(outputs)
         return tuple([_make(None, m) for m in out_metas])
+    if outputs is not None and len(out_metas) == 1 and res.write is not None:
+        res.write(res, outputs[0]._array, *[t._array for t in inputs])  # Note [Kernels that write in place]
+        _bump_versions(outputs)
+        return tuple(outputs)
     result = kernel(res, *[t._array for t in inputs])
     if len(out_metas) == 1:
         m = out_metas[0]

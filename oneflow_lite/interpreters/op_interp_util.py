@@ -24,7 +24,9 @@ def _bind_entry(op_expr):
 def _source_key_set(op_expr, attrs) -> int:
     """Key set of a call without tensor inputs: its ``device`` attr's backend (cpu by default)."""
     dev = (attrs.get("device") if attrs else None) or op_expr.base_attrs.get("device")
-    return Device(dev).key_set if dev is not None else _CPU_KEYS
+    if dev is None:
+        return _CPU_KEYS
+    return dev.key_set if type(dev) is Device else Device(dev).key_set
 
 
 def dispatch(op_expr, inputs, attrs=None, outputs=None):

@@ -2,7 +2,8 @@
 
 Note [Scalar operands]
 A scalar op's operand arrives as an attr (a Python int or float) and is converted
-to the input's dtype here, as PyTorch casts a wrapped scalar to the common dtype:
+to the input's dtype here (once per distinct attrs and dtype), as PyTorch casts a
+wrapped scalar to the common dtype:
 integers wrap (``int8 + 1000`` adds ``-24``, NumPy 2 would raise OverflowError
 for a plain Python int), a float too large for float16 / float32 becomes inf.
 Arithmetic on float16 runs in float32 with the operand kept at float32 precision
@@ -59,6 +60,11 @@ def scalar_operand(ctx, np_dtype):
     return s
 
 
+# Note [Kernels that write in place]
+# A kernel may carry ``kernel.write(ctx, out, *arrays)``, which stores exactly the kernel's result
+# into ``out`` (an array of the result's shape and dtype, possibly one of the inputs). The eager
+# interpreter uses it for in-place calls (``p.add_(g)``): one ufunc with ``out=`` instead of a new
+# result copied into the tensor. NumPy's ufuncs give the same values when ``out`` overlaps an input.
 def _arith_scalar_kernel(ufunc, name, quiet, reverse=False):
     """A kernel computing ``ufunc(x, s)`` (``ufunc(s, x)`` when ``reverse``), float16 in float32."""
     def kernel(ctx, x):
@@ -73,7 +79,21 @@ def _arith_scalar_kernel(ufunc, name, quiet, reverse=False):
             with _errstate(all="ignore"):
                 return ufunc(s, x) if reverse else ufunc(x, s)
         return ufunc(s, x) if reverse else ufunc(x, s)
+
+    def write(ctx, out, x):
+        dt = x.dtype
+        if dt == _F16:
+            out[...] = kernel(ctx, x)
+            return
+        s = scalar_operand(ctx, dt)
+        a, b = (s, x) if reverse else (x, s)
+        if quiet:
+            with _errstate(all="ignore"):
+                ufunc(a, b, out=out)
+        else:
+            ufunc(a, b, out=out)
     kernel.__name__ = kernel.__qualname__ = name
+    kernel.write = write
     return kernel
 
 
@@ -89,10 +109,18 @@ def _binary_kernel(ufunc, name, quiet=False):
         def kernel(ctx, x, y):
             with _errstate(all="ignore"):
                 return ufunc(x, y)
+
+        def write(ctx, out, x, y):
+            with _errstate(all="ignore"):
+                ufunc(x, y, out=out)
     else:
         def kernel(ctx, x, y):
             return ufunc(x, y)
+
+        def write(ctx, out, x, y):
+            ufunc(x, y, out=out)
     kernel.__name__ = kernel.__qualname__ = name
+    kernel.write = write  # Note [Kernels that write in place]
     return kernel
 
 
@@ -150,7 +178,7 @@ def matmul_cpu(ctx, a, b):
     return _matmul(a, b)
 
 
-_sum = np.sum
+_sum = np.add.reduce  # np.sum without its Python wrapper
 
 
 @cpu_kernel("reduce_sum", dtype_in("input_tensor", *ALL_DTYPES))
@@ -159,5 +187,5 @@ def reduce_sum_cpu(ctx, x):
     dt = x.dtype
     if dt == _F16:  # accumulate float16 in float32, as PyTorch does; beyond float16's range is inf
         with _errstate(all="ignore"):
-            return _sum(x, axis=attrs["axis"], dtype=_F32, keepdims=attrs["keepdims"]).astype(_F16)
-    return _sum(x, axis=attrs["axis"], dtype=dt, keepdims=attrs["keepdims"])
+            return _sum(x, attrs["axis"], _F32, keepdims=attrs["keepdims"]).astype(_F16)
+    return _sum(x, attrs["axis"], dt, keepdims=attrs["keepdims"])

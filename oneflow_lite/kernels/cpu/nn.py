@@ -27,6 +27,7 @@ _where = np.where
 _abs = np.abs
 _sign = np.sign
 _sqrt = np.sqrt
+_negative = np.negative
 
 
 def _floats(name):
@@ -39,28 +40,34 @@ def _up(a):
 
 
 # ---- softmax / log_softmax ---------------------------------------------------------------------
+# ``ufunc.reduce`` directly: ``x.max(axis)`` and ``x.sum(axis)`` are the same reductions behind a Python wrapper
+# that costs more than the reduction itself on small inputs.
+_max_reduce = np.maximum.reduce
+_sum_reduce = np.add.reduce
+
+
 def _softmax(axis, x):
-    e = _exp(x - x.max(axis, keepdims=True))
-    return e / e.sum(axis, keepdims=True)
+    e = _exp(x - _max_reduce(x, axis, keepdims=True))
+    return e / _sum_reduce(e, axis, keepdims=True)
 
 
 def _log_softmax(axis, x):
-    shifted = x - x.max(axis, keepdims=True)
-    return shifted - _log(_exp(shifted).sum(axis, keepdims=True))
+    shifted = x - _max_reduce(x, axis, keepdims=True)
+    return shifted - _log(_sum_reduce(_exp(shifted), axis, keepdims=True))
 
 
 def _safe_softmax(axis, x):
-    m = x.max(axis, keepdims=True)
+    m = _max_reduce(x, axis, keepdims=True)
     e = _exp(x - m)
-    return _where(m == -np.inf, 0, e / e.sum(axis, keepdims=True))
+    return _where(m == -np.inf, 0, e / _sum_reduce(e, axis, keepdims=True))
 
 
 def _softmax_grad(axis, y, dy):
-    return y * (dy - (dy * y).sum(axis, keepdims=True))
+    return y * (dy - _sum_reduce(dy * y, axis, keepdims=True))
 
 
 def _log_softmax_grad(axis, y, dy):
-    return dy - _exp(y) * dy.sum(axis, keepdims=True)
+    return dy - _exp(y) * _sum_reduce(dy, axis, keepdims=True)
 
 
 def _axis_kernel(fn, name):
@@ -106,9 +113,25 @@ def _nll_targets(ctx, num_classes, target, weight, dtype):
     return safe, valid, w
 
 
+def _plain_targets(ctx, num_classes, target, weight):
+    """``target`` as int64 class indices when there is no weight and none is ``ignore_index`` (the common
+    case, where nll is ``-x[n, t[n]]``), else None. Out-of-range targets raise, as in ``_nll_targets``."""
+    if weight is not None or target.ndim == 0:
+        return None
+    t = target.astype(_I64, copy=False)
+    if not t.size or (t == ctx.attrs["ignore_index"]).any():
+        return None
+    if t.min() < 0 or t.max() >= num_classes:
+        return None  # _nll_targets raises naming the first bad target
+    return t
+
+
 @cpu_kernel("nll", _floats("input"))
 def nll_cpu(ctx, x, target, weight=None):
     x2 = x.reshape(1, -1) if x.ndim == 1 else x
+    t = _plain_targets(ctx, x2.shape[1], target, weight) if x2.ndim == 2 else None
+    if t is not None:  # every weight is 1: -x[n, t[n]], exactly what the general formula gives
+        return _negative(x2[np.arange(t.shape[0]), t]), np.ones(t.shape, x.dtype)
     safe, valid, w = _nll_targets(ctx, x2.shape[1], target, weight, x.dtype)
     if x2.shape[1] == 0:
         picked = np.zeros(safe.shape, x.dtype)
@@ -126,6 +149,10 @@ def nll_grad_cpu(ctx, dy, target, weight=None):
     like = ctx.out_metas[0].shape
     dx = np.zeros(like, dy.dtype)
     dx2 = dx.reshape(1, -1) if len(like) == 1 else dx
+    t = _plain_targets(ctx, dx2.shape[1], target, weight) if dx2.ndim == 2 else None
+    if t is not None:  # every weight is 1
+        dx2[np.arange(t.shape[0]), t] = _negative(dy.reshape(t.shape))
+        return dx
     safe, valid, w = _nll_targets(ctx, dx2.shape[1], target, weight, dy.dtype)
     if dx2.shape[1]:
         values = _where(valid, -w * dy.reshape(safe.shape), dy.dtype.type(0))
