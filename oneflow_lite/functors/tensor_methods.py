@@ -108,12 +108,14 @@ def _inplace_method(fn, name):
 
 
 def _operator(fn, reflected, name):
+    # `type(other) is Tensor` first: the isinstance check against the numbers.Number ABC costs more
+    # than the rest of the operator's own work.
     if reflected:
         def op(self, other):
-            return fn(other, self) if isinstance(other, _OPERAND) else NotImplemented
+            return fn(other, self) if type(other) is Tensor or isinstance(other, _OPERAND) else NotImplemented
     else:
         def op(self, other):
-            return fn(self, other) if isinstance(other, _OPERAND) else NotImplemented
+            return fn(self, other) if type(other) is Tensor or isinstance(other, _OPERAND) else NotImplemented
     op.__name__ = name
     return op
 
