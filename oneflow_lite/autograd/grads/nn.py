@@ -193,37 +193,27 @@ class NllSmoothGrad(_ClassLossGrad):
     loss_name = "cross_entropy"
 
 
-class _ClassLossGradGrad(OpExprGradFunction):
-    """The grad op is linear in ``out_grad``: its adjoint is the forward op, which gathers g."""
-
-    forward_op = None
-    loss_name = ""
+class _ClassLossGradGrad(_ClassLossGrad):
+    """The grad op is linear in ``out_grad``: its adjoint (``grad_op`` here) is the forward op, which
+    gathers g; it needs only ``ignore_index``."""
 
     def capture(self, state, inputs, outputs, attrs):
         if state.needs_input_grad[0]:
             state.save_for_backward(inputs[1], inputs[2] if len(inputs) > 2 else None)
             state.attrs = cached_attrs(_ignore_attrs, ("ignore_index",), (attrs["ignore_index"],))
 
-    def apply(self, state, out_grads):
-        _no_weight_grad(state, self.loss_name)
-        none = (None,) * len(state.needs_input_grad)
-        if not state.needs_input_grad[0] or out_grads[0] is None:
-            return none
-        target, weight = state.saved_tensors
-        return (self.forward_op(out_grads[0], target, weight, attrs=state.attrs)[0], *none[1:])
-
 
 @register_op_grad("nll_grad")
 class NllGradGrad(_ClassLossGradGrad):
     name = "NllLossGrad"
-    forward_op = _nll
+    grad_op = _nll
     loss_name = "nll_loss"
 
 
 @register_op_grad("nll_smooth_grad")
 class NllSmoothGradGrad(_ClassLossGradGrad):
     name = "NllSmoothGrad"
-    forward_op = _nll_smooth
+    grad_op = _nll_smooth
     loss_name = "cross_entropy"
 
 
