@@ -67,7 +67,8 @@ def run_walkthrough(out=None) -> None:
 
     # [2] the functional API: overloads tried in declaration order
     fn = flow.relu
-    say(f"[2] functional API: flow.relu is {fn!r} (flow._C.relu is flow.relu: {flow._C.relu is fn})")
+    say(f"[2] functional API: flow.relu is the function '{fn.__name__}' of oneflow_lite.functional "
+        f"(flow._C.relu is flow.relu: {flow._C.relu is fn})")
     say("    signatures, tried in declaration order; the first that binds wins:")
     chosen = None
     for i, sig in enumerate(fn.signatures):

@@ -6,6 +6,6 @@ from oneflow_lite.functors.functional import FunctionalFunction as _FunctionalFu
 from oneflow_lite.functors.functional_api import FUNCTIONAL_API as _API
 
 for _name, _sigs in _API.items():
-    globals()[_name] = _FunctionalFunction(_name, _sigs)
+    globals()[_name] = _FunctionalFunction(_name, _sigs).function
 
 __all__ = sorted(_API)

@@ -77,7 +77,7 @@ def test_walkthrough_runs_and_prints_every_layer():
         "oneflow_lite eager walk-through of: y = flow.relu(flow.tensor([-1.0, 2.0]))",
         "[1] input: x = flow.tensor([-1.0, 2.0])",
         "key set of x: DispatchKeySet(CPU)",
-        "[2] functional API: flow.relu is <functional relu> (flow._C.relu is flow.relu: True)",
+        "[2] functional API: flow.relu is the function 'relu' of oneflow_lite.functional (flow._C.relu is flow.relu: True)",
         "0: Tensor (Tensor input, Bool inplace=False) => Relu    <- binds: (input=x, inplace=False)",
         "[3] functor 'Relu': oneflow_lite.functors.activation.ReluFunctor",
         "op_type_name: relu",

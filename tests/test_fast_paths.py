@@ -162,6 +162,28 @@ def test_kernel_results_are_checked_on_every_call(flaky_op):
         dispatch(flaky_op, (x,))
 
 
+def test_kernels_registered_or_removed_later_replace_the_ready_calls(flaky_op):
+    """Note [Eager fast path]: a kernel change empties every bound expr's ready calls."""
+    x = flow.tensor(_f32([1.0, 2.0]))
+    np.testing.assert_array_equal(dispatch(flaky_op, (x,))[0].numpy(), [2.0, 4.0])  # (its kernel is right twice)
+    assert flaky_op._fast  # the next call would run from the ready call
+    reg = DISPATCHER.register_kernel(flaky_op.op_type_name, "cpu", lambda ctx, a: a * 10, priority=5)
+    assert not flaky_op._fast
+    for _ in range(2):
+        np.testing.assert_array_equal(dispatch(flaky_op, (x,))[0].numpy(), [10.0, 20.0])
+    reg.remove()
+    assert not flaky_op._fast
+    np.testing.assert_array_equal(dispatch(flaky_op, (x,))[0].numpy(), [2.0, 4.0])  # the first kernel again
+
+
+def test_plain_dict_attrs_and_other_op_exprs_take_the_general_path():
+    x = flow.tensor(_f32([[1.0, 2.0], [3.0, 5.0]]))
+    op = OpBuilder("reduce_sum").input("input_tensor").output("output_tensor").build()
+    for _ in range(3):  # a dict does not hash: never a ready call, always the same result
+        np.testing.assert_array_equal(dispatch(op, (x,), {"axis": [1], "keepdims": False})[0].numpy(), [3.0, 8.0])
+    assert all(type(k[0]) is not dict for k in op._fast)
+
+
 def test_views_share_the_version_counter_on_the_fast_path():
     x = flow.tensor(np.arange(6, dtype=np.float32))
     for _ in range(2):

@@ -81,8 +81,9 @@ def test_guards_restore_state_when_an_exception_passes(guard):
 def test_exit_restores_even_when_body_changed_state_directly():
     # A guard restores the state it saw on entry, not "state minus its keys".
     with tls.ExcludeDispatchKeyGuard(K.Lazy):
-        tls.state.included = AUTOGRAD
+        tls.set_included(AUTOGRAD)
     assert (tls.included(), tls.excluded()) == (0, 0)
+    assert tls.ACTIVE[0] == 0
 
 
 def test_threads_do_not_see_each_others_keys():
@@ -142,3 +143,54 @@ def test_guard_in_thread_exception_does_not_leak_into_other_thread():
     t.join()
     assert errors == [("in thread", 0)]
     assert tls.included() == 0
+
+
+def test_active_counts_the_threads_whose_sets_are_not_empty():
+    """Note [Threads with changed key sets]: dispatch skips the thread-local reads when the count is 0."""
+    assert tls.ACTIVE[0] == 0
+    inside, release = threading.Barrier(2), threading.Event()
+    counts = []
+
+    def worker():
+        with tls.ExcludeDispatchKeyGuard(K.Lazy):
+            inside.wait(timeout=10)
+            release.wait(timeout=10)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    inside.wait(timeout=10)
+    counts.append(tls.ACTIVE[0])  # the worker only
+    with tls.IncludeDispatchKeyGuard(K.Python):
+        counts.append(tls.ACTIVE[0])  # both
+        with tls.ExcludeDispatchKeyGuard(K.Autograd):  # the same thread again: still counted once
+            counts.append(tls.ACTIVE[0])
+        tls.set_keys(0, 0)  # emptied inside the guard: no longer counted
+        counts.append(tls.ACTIVE[0])
+    counts.append(tls.ACTIVE[0])
+    release.set()
+    t.join()
+    assert counts == [1, 2, 2, 1, 1] and tls.ACTIVE[0] == 0
+
+
+def test_a_thread_in_no_grad_does_not_change_what_another_thread_records():
+    import numpy as np
+
+    import oneflow_lite as flow
+
+    x = flow.tensor(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    inside, done = threading.Barrier(2), threading.Barrier(2)
+    seen = {}
+
+    def worker():
+        with flow.no_grad():
+            inside.wait(timeout=10)
+            seen["worker"] = (x * 2).requires_grad
+            done.wait(timeout=10)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    inside.wait(timeout=10)
+    seen["main"] = (x * 2).requires_grad  # while the worker's no_grad is active
+    done.wait(timeout=10)
+    t.join()
+    assert seen == {"worker": False, "main": True} and tls.ACTIVE[0] == 0

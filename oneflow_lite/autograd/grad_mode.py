@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 
+from oneflow_lite.dispatch.tls import set_excluded
 from oneflow_lite.dispatch.tls import state as _tls
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET
 
@@ -25,8 +26,8 @@ def is_grad_enabled() -> bool:
 
 
 def _set_enabled(mode: bool) -> None:
-    st = _tls
-    st.excluded = (st.excluded & ~_AG) if mode else (st.excluded | _AG)
+    excluded = _tls.excluded
+    set_excluded((excluded & ~_AG) if mode else (excluded | _AG))
 
 
 class _GradModeGuard:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+import weakref
 
 from oneflow_lite.dispatch.dispatch_key import (
     ALIAS_EXPANSION, ALIAS_KEYS, BACKEND_KEYS, FULL_KEY_SET, NUM_RUNTIME_SLOTS, RUNTIME_KEYS, DispatchKey,
@@ -34,6 +35,9 @@ from oneflow_lite.framework import device as device_mod
 from oneflow_lite.framework import op_registry
 from oneflow_lite.framework.errors import DispatchError, OpKernelNotFoundError, RegistrationError
 from oneflow_lite.framework.source_location import caller_location
+
+
+_BIND_LOCK = threading.Lock()
 
 
 class _Fallthrough:
@@ -108,6 +112,22 @@ class OperatorEntry:
         self.dispatch_state: tuple[int, tuple] = (FULL_KEY_SET, ())
         self.provenance: dict[DispatchKey, tuple[str, Registration | None]] = {}
         self.kernel_gen = 0
+        self.exprs = weakref.WeakSet()  # the UserOpExprs bound to this entry (Note [Eager fast path])
+
+    def bind(self, op_expr) -> None:
+        """Remember ``op_expr`` (bound on its first dispatch) so kernel changes can drop its fast calls."""
+        if hasattr(op_expr, "_fast"):
+            with _BIND_LOCK:
+                self.exprs.add(op_expr)
+
+    def kernels_changed(self) -> None:
+        """A kernel of this op came or went: a new generation, and every bound expr forgets its fast calls
+        (each gets a new dict: a call filling the old one meanwhile fills a dict nobody reads)."""
+        self.kernel_gen += 1
+        with _BIND_LOCK:
+            exprs = list(self.exprs)
+        for e in exprs:
+            e._fast = {}
 
     @property
     def definition(self):
@@ -280,7 +300,7 @@ class Dispatcher:
             # Copy-on-write, as the tables: a reader iterating the old tuple is unaffected.
             entry.kernels[device_type] = (*entry.kernels.get(device_type, ()), reg)
             reg._undo = lambda: self._remove_kernel(entry, reg)
-            entry.kernel_gen += 1
+            entry.kernels_changed()
         return reg
 
     def _remove_kernel(self, entry, reg):
@@ -290,7 +310,7 @@ class Dispatcher:
                 entry.kernels[reg.device_type] = regs
             else:
                 del entry.kernels[reg.device_type]
-            entry.kernel_gen += 1
+            entry.kernels_changed()
 
     # ---- kernel choice ------------------------------------------------------------------------
     def select_kernel(self, op_expr, entry: OperatorEntry, device, input_dtypes, output_dtypes):

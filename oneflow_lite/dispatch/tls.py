@@ -18,8 +18,41 @@ class _LocalKeys(threading.local):
     excluded = 0
 
 
-# Read on every dispatch: ``state.included`` / ``state.excluded``.
+# Read by dispatch when ``ACTIVE[0]`` is not zero; written only through ``set_keys`` (and the helpers
+# and guards using it), never directly.
 state = _LocalKeys()
+
+# Note [Threads with changed key sets]
+# Reading the two thread-local sets costs about as much as the rest of a dispatch, and most
+# dispatches happen with both sets empty. ``ACTIVE[0]`` counts the threads whose sets are not both
+# empty; dispatch reads the thread-local sets only when it is not zero. A thread's own change is
+# counted (under a lock) before that thread dispatches again, so a zero count means the dispatching
+# thread's sets are empty too; other threads' changes can only make the count larger, which costs
+# the reads, never a wrong key set.
+ACTIVE = [0]
+_lock = threading.Lock()
+
+
+def set_keys(included: int, excluded: int) -> None:
+    """Set this thread's included and excluded key sets (keeping ``ACTIVE`` up to date)."""
+    st = state
+    before = bool(st.included or st.excluded)
+    st.included = included
+    st.excluded = excluded
+    after = bool(included or excluded)
+    if before is not after:
+        with _lock:
+            ACTIVE[0] += 1 if after else -1
+
+
+def set_excluded(excluded: int) -> None:
+    """Set this thread's excluded key set."""
+    set_keys(state.included, excluded)
+
+
+def set_included(included: int) -> None:
+    """Set this thread's included key set."""
+    set_keys(included, state.excluded)
 
 
 def included() -> int:
@@ -45,17 +78,18 @@ class _Guard:
 
     __slots__ = ("_saved",)
 
-    def _apply(self, st):
+    def _apply(self, included: int, excluded: int) -> tuple:
+        """The (included, excluded) sets inside the guard, from those outside."""
         raise NotImplementedError
 
     def __enter__(self):
         st = state
-        self._saved = (st.included, st.excluded)
-        self._apply(st)
+        self._saved = saved = (st.included, st.excluded)
+        set_keys(*self._apply(*saved))
         return self
 
     def __exit__(self, *exc):
-        state.included, state.excluded = self._saved
+        set_keys(*self._saved)
         return False
 
 
@@ -67,8 +101,8 @@ class IncludeDispatchKeyGuard(_Guard):
     def __init__(self, keys):
         self._keys = _as_key_set(keys)
 
-    def _apply(self, st):
-        st.included |= self._keys
+    def _apply(self, included, excluded):
+        return included | self._keys, excluded
 
 
 class ExcludeDispatchKeyGuard(_Guard):
@@ -79,8 +113,8 @@ class ExcludeDispatchKeyGuard(_Guard):
     def __init__(self, keys):
         self._keys = _as_key_set(keys)
 
-    def _apply(self, st):
-        st.excluded |= self._keys
+    def _apply(self, included, excluded):
+        return included, excluded | self._keys
 
 
 class ForceDispatchKeyGuard(_Guard):
@@ -92,5 +126,5 @@ class ForceDispatchKeyGuard(_Guard):
         self._included = _as_key_set(included_keys)
         self._excluded = _as_key_set(excluded_keys)
 
-    def _apply(self, st):
-        st.included, st.excluded = self._included, self._excluded
+    def _apply(self, included, excluded):
+        return self._included, self._excluded

@@ -9,6 +9,7 @@ fetch exprs move tensors into and out of captured graphs.
 from __future__ import annotations
 
 import os
+from types import MappingProxyType
 
 from oneflow_lite._proto import op_conf_pb2, user_op_conf_pb2
 from oneflow_lite.framework import attr as attr_mod
@@ -54,6 +55,7 @@ class OpExpr:
 
     __slots__ = ("__weakref__",)
     op_type_name: str = ""
+    _fast = MappingProxyType({})  # the eager interpreter's ready calls: UserOpExpr's only
 
     @property
     def input_size(self) -> int:
@@ -126,7 +128,7 @@ class InferResult:
 class UserOpExpr(BuiltinOpExpr):
     """An expression of a registered user op; made by ``OpBuilder(...).build()``."""
 
-    __slots__ = ("op_type_name", "proto", "base_attrs", "op_def", "_infer_cache", "kernel_cache",
+    __slots__ = ("op_type_name", "proto", "base_attrs", "op_def", "_infer_cache", "_fast", "kernel_cache",
                  "kernel_cache_gen")
 
     def __init__(self, op_name, op_def: OpDefinition, proto, inputs, outputs, base_attrs):
@@ -136,6 +138,7 @@ class UserOpExpr(BuiltinOpExpr):
         self.proto: user_op_conf_pb2.UserOpConf = proto
         self.base_attrs: attr_mod.AttrMap = base_attrs
         self._infer_cache = {}
+        self._fast = {}  # the eager interpreter's ready calls (Note [Eager fast path])
         self.kernel_cache = {}  # (device type, input dtypes, output dtypes) -> kernel
         self.kernel_cache_gen = -1
 
@@ -156,6 +159,7 @@ class UserOpExpr(BuiltinOpExpr):
             result = self._infer_uncached(input_metas, call_attrs)
             if len(self._infer_cache) >= INFER_CACHE_SIZE:
                 self._infer_cache.clear()
+                self._fast = {}
             self._infer_cache[key] = result
         return result
 
@@ -167,6 +171,7 @@ class UserOpExpr(BuiltinOpExpr):
 
     def clear_infer_cache(self) -> None:
         self._infer_cache.clear()
+        self._fast = {}
 
     def infer_cache_size(self) -> int:
         return len(self._infer_cache)

@@ -168,7 +168,7 @@ class Tensor:
         t = _new(Tensor)
         t._array = array
         t._meta = meta
-        t._key_set = meta.device.key_set
+        t._key_set = meta.key_set
         t._ag = None
         t._vc = None
         return t

@@ -34,7 +34,7 @@ class Size(tuple):
 class TensorMeta:
     """Shape, dtype and device of a tensor (interned; see Note [Interned tensor metas])."""
 
-    __slots__ = ("shape", "dtype", "device", "np_dtype", "ndim", "numel", "__weakref__")
+    __slots__ = ("shape", "dtype", "device", "np_dtype", "ndim", "numel", "key_set", "__weakref__")
 
     def __repr__(self):
         return f"TensorMeta(shape={tuple(self.shape)}, dtype={self.dtype}, device={self.device})"
@@ -58,6 +58,7 @@ def make_meta(shape, dtype, device) -> TensorMeta:
     meta.dtype = dtype
     meta.device = device
     meta.np_dtype = dtype.np_dtype
+    meta.key_set = device.key_set  # a new tensor's dispatch key set (Tensor._make)
     meta.ndim = len(key[0])
     meta.numel = prod(key[0])
     with _lock:

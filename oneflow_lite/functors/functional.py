@@ -68,9 +68,14 @@ def _keyword_key(args, kwargs):
 
 
 class FunctionalFunction:
-    """A callable ``flow.<name>``: its overloads and their functors."""
+    """The overloads of one functional name and their functors; ``function`` is what ``flow.<name>`` is.
 
-    __slots__ = ("__name__", "__qualname__", "__dict__", "signatures", "_functors", "_plans")
+    ``function`` is a plain Python function (calling an object with a Python ``__call__`` costs
+    more than calling a function) holding the fast path (Note [Functional fast path]); the
+    object itself is callable too and does the same.
+    """
+
+    __slots__ = ("__name__", "__qualname__", "__dict__", "signatures", "_functors", "_plans", "function")
 
     def __init__(self, name: str, signatures: list[str], doc: str | None = None):
         self.__name__ = self.__qualname__ = name
@@ -79,23 +84,39 @@ class FunctionalFunction:
         self._plans = {}  # argument types -> (functor, default values), Note [Functional fast path]
         lines = [f"{name}{s.params_text()} -> {s.return_type}" for s in self.signatures]
         self.__doc__ = (doc + "\n\n" if doc else "") + "Signatures:\n" + "\n".join("  " + l for l in lines)
+        self.function = self._make_function()
+
+    def _make_function(self):
+        plans_get = self._plans.get
+        resolve = self._resolve
+
+        def function(*args, **kwargs):
+            if not kwargs:
+                n = len(args)  # _type_key, inlined
+                plan = plans_get(type(args[0]) if n == 1 else (type(args[0]), type(args[1])) if n == 2
+                                 else tuple([type(a) for a in args]))
+                if plan is not None:
+                    call, defaults = plan
+                    if defaults:
+                        return call(*args, *defaults)
+                    return call(*args)
+            else:
+                plan = plans_get(_keyword_key(args, kwargs))
+                if plan is not None:
+                    call, slots = plan
+                    return call(*args, *[d if name is None else kwargs[name] for name, d in slots])
+            return resolve(args, kwargs)
+
+        function.__name__ = function.__qualname__ = self.__name__
+        function.__module__ = "oneflow_lite.functional"  # flow._C
+        function.__doc__ = self.__doc__
+        function.signatures = self.signatures
+        function._plans = self._plans
+        function.overloads = self
+        return function
 
     def __call__(self, *args, **kwargs):
-        if not kwargs:
-            n = len(args)  # _type_key, inlined
-            plan = self._plans.get(type(args[0]) if n == 1 else (type(args[0]), type(args[1])) if n == 2
-                                   else tuple([type(a) for a in args]))
-            if plan is not None:
-                call, defaults = plan
-                if defaults:
-                    return call(*args, *defaults)
-                return call(*args)
-        else:
-            plan = self._plans.get(_keyword_key(args, kwargs))
-            if plan is not None:
-                call, slots = plan
-                return call(*args, *[d if name is None else kwargs[name] for name, d in slots])
-        return self._resolve(args, kwargs)
+        return self.function(*args, **kwargs)
 
     def _resolve(self, args, kwargs):
         """Overload resolution: bind each signature in turn, call the first functor that fits."""

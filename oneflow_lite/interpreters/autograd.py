@@ -23,11 +23,12 @@ from oneflow_lite.autograd.grad_function import grad_entry
 from oneflow_lite.autograd.graph import NO_EDGE, CaptureState, OpNode, grad_accumulator, gradient_edge, node_name
 from oneflow_lite.dispatch.dispatch_key import DispatchKey, keys_below
 from oneflow_lite.dispatch.dispatcher import DISPATCHER
+from oneflow_lite.dispatch.tls import set_excluded
 from oneflow_lite.dispatch.tls import state as _tls
 from oneflow_lite.framework.op_expr import UserOpExpr
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, AutogradMeta, Tensor, has_live_views, link_view
 from oneflow_lite.functors.registry import get_functor
-from oneflow_lite.interpreters.op_interp_util import redispatch
+from oneflow_lite.interpreters.eager_local import eager_local_interpreter
 
 _AG = AUTOGRAD_KEY_SET
 _BELOW = keys_below(DispatchKey.Autograd)
@@ -35,14 +36,24 @@ _make = Tensor._make
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 
 
+# Note [Kernels do not re-enter dispatch]
+# The op runs below Autograd with Autograd excluded from this thread's key set, so that ops a lower
+# handler dispatches itself (a Python-key or lazy handler, a custom Function's forward) are not
+# recorded again. The eager interpreter running a UserOpExpr dispatches nothing: it calls a kernel
+# on NumPy arrays. For it the exclusion (three thread-local accesses) is skipped.
 def _forward(op_expr, ks, inputs, attrs, outputs):
-    st = _tls
-    excluded = st.excluded
-    st.excluded = excluded | _AG
+    """Run ``op_expr`` below the Autograd key (Note [Kernels do not re-enter dispatch])."""
+    mask, table = op_expr._entry.dispatch_state  # bound: the call came through dispatch
+    ks &= _BELOW & mask
+    handler = table[ks.bit_length() - 1]
+    if handler is eager_local_interpreter and type(op_expr) is UserOpExpr:
+        return handler(op_expr, ks, inputs, attrs, outputs)
+    excluded = _tls.excluded
+    set_excluded(excluded | _AG)
     try:
-        return redispatch(op_expr, ks & _BELOW, inputs, attrs, outputs)
+        return handler(op_expr, ks, inputs, attrs, outputs)
     finally:
-        st.excluded = excluded
+        set_excluded(excluded)
 
 
 def autograd_interpreter(op_expr, ks, inputs, attrs, outputs):
@@ -51,13 +62,7 @@ def autograd_interpreter(op_expr, ks, inputs, attrs, outputs):
         return _apply_inplace(op_expr, ks, inputs, attrs, outputs)
     if type(op_expr) is FunctionOpExpr:
         return _apply_function(op_expr, ks, inputs)
-    st = _tls
-    excluded = st.excluded
-    st.excluded = excluded | _AG
-    try:
-        outs = redispatch(op_expr, ks & _BELOW, inputs, attrs, None)
-    finally:
-        st.excluded = excluded
+    outs = _forward(op_expr, ks, inputs, attrs, None)
     if not op_expr.is_grad_disabled():
         for t in inputs:
             if t._key_set & _AG:
@@ -172,13 +177,12 @@ def _snapshot(t):
     """A copy of ``t``'s current value with ``t``'s current history (for capture in an in-place op).
 
     The copy is an op (the Copy functor, not recorded), so a graph being captured records it too."""
-    st = _tls
-    excluded = st.excluded
-    st.excluded = excluded | _AG
+    excluded = _tls.excluded
+    set_excluded(excluded | _AG)
     try:
         s = get_functor("Copy")(t, t._meta.device)
     finally:
-        st.excluded = excluded
+        set_excluded(excluded)
     if t._key_set & _AG:
         fn, nr = gradient_edge(t)
         s._ag = AutogradMeta(fn, nr)

@@ -23,6 +23,7 @@ from oneflow_lite.framework.op_expr import UserOpExpr
 from oneflow_lite.framework.tensor import Tensor, VersionCounter, link_view
 
 _make = Tensor._make
+_new = object.__new__
 _ndarray = np.ndarray
 _may_share_memory = np.may_share_memory
 
@@ -83,54 +84,64 @@ def _as_output_array(op_expr, i, result, meta):
 
 
 # Note [Eager fast path]
-# Most eager calls have one output on a device with storage and hit the meta-inference cache
-# with a kernel chosen under the current kernel-registry generation. For them the interpreter
-# does only what varies per call: look up the cached InferResult (keyed like UserOpExpr.infer's
-# cache), call its kernel, check the result's type, dtype and shape against the inferred meta,
-# and wrap it (sharing the input's version counter when it may be a view). An in-place call
-# whose kernel can write in place (Note [Kernels that write in place] in kernels/cpu/math.py)
-# and whose output tensor has the inferred meta and a writeable buffer is written directly.
-# Everything else (a cache miss, a stale kernel, several outputs, meta tensors, other op exprs,
-# in-place calls the checks of the general path must reject) takes the general path, which
-# fills the cache for next time.
+# Most eager calls have one output on a device with storage and repeat a call seen before. The
+# general path records such a call, once its kernel is chosen, in the op expr's ``_fast`` dict
+# (keyed like UserOpExpr.infer's cache: call attrs and input metas). A call found there does only
+# what varies per call: call the kernel, check the result's type, dtype and shape against the
+# inferred meta, and wrap it (sharing the input's version counter when it may be a view). An
+# in-place call whose kernel can write in place (Note [Kernels that write in place] in
+# kernels/cpu/math.py) and whose output tensor has the inferred meta and a writeable buffer is
+# written directly. A kernel registered or removed for the op gives every bound expr a new, empty
+# ``_fast`` dict (OperatorEntry.kernels_changed); the general path reads the dict before the
+# kernel generation, so a call racing with a registration fills a dict nobody reads any more.
+# Everything else (a first call, several outputs, meta tensors, other op exprs, in-place calls the
+# checks of the general path must reject) takes the general path.
 def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
     """Run a ``UserOpExpr`` eagerly (the boxed handler of every backend key)."""
-    if type(op_expr) is UserOpExpr and type(attrs) is not dict:  # Note [Eager fast path]
-        n = len(inputs)
+    n = len(inputs)
+    try:  # Note [Eager fast path]; other op exprs have an empty _fast, plain-dict attrs do not hash
         if n == 1:
-            key = (attrs, inputs[0]._meta)
+            t0 = inputs[0]
+            res = op_expr._fast.get((attrs, t0._meta))
         elif n == 2:
-            key = (attrs, inputs[0]._meta, inputs[1]._meta)
+            t0, t1 = inputs
+            res = op_expr._fast.get((attrs, t0._meta, t1._meta))
         else:
-            key = (attrs, *[t._meta for t in inputs])
-        res = op_expr._infer_cache.get(key)
-        if res is not None and res.out_meta is not None and res.kernel_gen == op_expr._entry.kernel_gen:
-            if outputs is None:
-                if n == 1:
-                    a0, a1 = inputs[0]._array, None
-                    result = res.kernel(res, a0)
-                elif n == 2:
-                    a0, a1 = inputs[0]._array, inputs[1]._array
-                    result = res.kernel(res, a0, a1)
-                else:
-                    a0 = a1 = None
-                    result = res.kernel(res, *[t._array for t in inputs])
-                m = res.out_meta
-                if type(result) is not _ndarray or result.dtype is not m.np_dtype or result.shape != m.shape:
-                    result = _as_output_array(op_expr, 0, result, m)
-                out = _make(result, m)
-                if (result.base is not None or result is a0 or result is a1
-                        or (n > 2 and _is_input_array(result, inputs))):
-                    _link_if_view(out, result, inputs)
-                return (out,)
-            write = res.write
-            if write is not None and len(outputs) == 1:
-                o = outputs[0]
-                a = o._array
-                if o._meta is res.out_meta and a.flags.writeable:
-                    write(res, a, *[t._array for t in inputs])
-                    _bump_versions(outputs)
-                    return (o,)
+            res = op_expr._fast.get((attrs, *[t._meta for t in inputs]))
+    except TypeError:
+        res = None
+    if res is not None:
+        if outputs is None:
+            if n == 1:
+                a0, a1 = t0._array, None
+                result = res.kernel(res, a0)
+            elif n == 2:
+                a0, a1 = t0._array, t1._array
+                result = res.kernel(res, a0, a1)
+            else:
+                a0 = a1 = None
+                result = res.kernel(res, *[t._array for t in inputs])
+            m = res.out_meta
+            if type(result) is not _ndarray or result.dtype is not m.np_dtype or result.shape != m.shape:
+                result = _as_output_array(op_expr, 0, result, m)
+            out = _new(Tensor)  # Tensor._make, inlined
+            out._array = result
+            out._meta = m
+            out._key_set = m.key_set
+            out._ag = None
+            out._vc = None
+            if (result.base is not None or result is a0 or result is a1
+                    or (n > 2 and _is_input_array(result, inputs))):
+                _link_if_view(out, result, inputs)
+            return (out,)
+        write = res.write
+        if write is not None and len(outputs) == 1:
+            o = outputs[0]
+            a = o._array
+            if o._meta is res.out_meta and a.flags.writeable:
+                write(res, a, *[t._array for t in inputs])
+                _bump_versions(outputs)
+                return (o,)
     return _eager_general(op_expr, inputs, attrs, outputs)
 
 
@@ -148,19 +159,22 @@ def _eager_general(op_expr, inputs, attrs, outputs):
             return run_forward(inputs)
         raise RuntimeError(f"EagerLocalInterpreter: {type(op_expr).__name__} ('{op_expr.op_type_name}') "
                            f"is not supported in eager mode")
-    res = op_expr.infer(tuple([t._meta for t in inputs]), attrs)
+    metas = tuple([t._meta for t in inputs])
+    res = op_expr.infer(metas, attrs)
     out_metas = res.out_metas
     if outputs is not None:
         _check_inplace_outputs(op_expr, outputs, out_metas)
     entry = op_expr._entry
     kernel = res.kernel
+    fast = op_expr._fast  # read before the generation (Note [Eager fast path])
     gen = entry.kernel_gen  # read before choosing: a kernel registered meanwhile is seen by the next call
     if res.kernel_gen != gen:
         kernel = res.kernel = DISPATCHER.select_kernel(
-            op_expr, entry, res.device, tuple([t._meta.dtype for t in inputs]),
-            tuple([m.dtype for m in out_metas]))
+            op_expr, entry, res.device, tuple([m.dtype for m in metas]), tuple([m.dtype for m in out_metas]))
         res.write = getattr(kernel, "write", None)
         res.kernel_gen = gen
+    if res.out_meta is not None and type(attrs) is not dict:
+        fast[(attrs, *metas)] = res
     if not res.device.device_type.has_storage:
         kernel(res, *[None] * len(inputs))
         if outputs is not None:

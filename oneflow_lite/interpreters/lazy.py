@@ -51,6 +51,7 @@ import threading
 from oneflow_lite._proto import job_pb2, op_conf_pb2
 from oneflow_lite.dispatch.dispatch_key import DispatchKey
 from oneflow_lite.dispatch.dispatcher import DISPATCHER
+from oneflow_lite.dispatch.tls import set_included
 from oneflow_lite.dispatch.tls import state as _tls
 from oneflow_lite.framework import generator as _generator
 from oneflow_lite.framework.op_expr import UserOpExpr
@@ -376,13 +377,13 @@ class lazy_mode:
             raise RuntimeError(f"nn.Graph '{self._ctx.graph_name}' cannot be captured inside the build() of "
                                f"nn.Graph '{outer.graph_name}'; call it outside, or call its modules directly")
         self._saved = _tls.included
-        _tls.included |= LAZY_KEY_SET
+        set_included(self._saved | LAZY_KEY_SET)
         _state.ctx = self._ctx
         self._ctx.is_open = True
         return self._ctx
 
     def __exit__(self, *exc):
-        _tls.included = self._saved
+        set_included(self._saved)
         _state.ctx = None
         self._ctx.is_open = False
         return False

@@ -10,6 +10,7 @@ calls :func:`redispatch` with its own key and everything above masked off.
 from __future__ import annotations
 
 from oneflow_lite.dispatch.dispatcher import DISPATCHER
+from oneflow_lite.dispatch.tls import ACTIVE as _ACTIVE
 from oneflow_lite.dispatch.tls import state as _tls
 from oneflow_lite.framework.device import device as Device
 
@@ -18,6 +19,7 @@ _CPU_KEYS = Device("cpu").key_set
 
 def _bind_entry(op_expr):
     entry = op_expr._entry = DISPATCHER.entry(op_expr.op_type_name)
+    entry.bind(op_expr)
     return entry
 
 
@@ -50,8 +52,9 @@ def dispatch(op_expr, inputs, attrs=None, outputs=None):
             ks |= t._key_set
     if not ks:
         ks = _source_key_set(op_expr, attrs)
-    st = _tls
-    ks = (ks | st.included) & ~st.excluded
+    if _ACTIVE[0]:  # Note [Threads with changed key sets]
+        st = _tls
+        ks = (ks | st.included) & ~st.excluded
     entry = op_expr._entry or _bind_entry(op_expr)
     mask, table = entry.dispatch_state
     ks &= mask

@@ -1,6 +1,6 @@
 """``flow.nn.functional``: the functional API's neural-network functions under PyTorch's names.
 
-Each name of ``_NN_NAMES`` is the same ``FunctionalFunction`` object as ``flow._C.<name>``; ``bilinear`` and
+Each name of ``_NN_NAMES`` is the same function object as ``flow._C.<name>``; ``bilinear`` and
 ``multi_head_attention_forward`` are the composite functions of ``nn.Bilinear`` and ``nn.MultiheadAttention``.
 """
 

@@ -125,25 +125,25 @@ class _InplaceActivation(Module):
 class SELU(_InplaceActivation):
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
 
-    _fn = F.selu
+    _fn = staticmethod(F.selu)
 
 
 class SiLU(_InplaceActivation):
     """``x * sigmoid(x)`` (swish)."""
 
-    _fn = F.silu
+    _fn = staticmethod(F.silu)
 
 
 class Mish(_InplaceActivation):
     """``x * tanh(softplus(x))``."""
 
-    _fn = F.mish
+    _fn = staticmethod(F.mish)
 
 
 class Hardsigmoid(_InplaceActivation):
     """``relu6(x + 3) / 6``."""
 
-    _fn = F.hardsigmoid
+    _fn = staticmethod(F.hardsigmoid)
 
     def extra_repr(self) -> str:
         return ""
@@ -152,7 +152,7 @@ class Hardsigmoid(_InplaceActivation):
 class Hardswish(_InplaceActivation):
     """``x * relu6(x + 3) / 6``."""
 
-    _fn = F.hardswish
+    _fn = staticmethod(F.hardswish)
 
     def extra_repr(self) -> str:
         return ""

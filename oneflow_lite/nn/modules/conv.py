@@ -125,21 +125,21 @@ class _Conv(_ConvNd):
 class Conv1d(_Conv):
     """1-D convolution over (N, C_in, L) or (C_in, L) inputs."""
 
-    _conv = F.conv1d
+    _conv = staticmethod(F.conv1d)
 
 
 class Conv2d(_Conv):
     """2-D convolution over (N, C_in, H, W) or (C_in, H, W) inputs."""
 
     _ntuple = staticmethod(_pair)
-    _conv = F.conv2d
+    _conv = staticmethod(F.conv2d)
 
 
 class Conv3d(_Conv):
     """3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W) inputs."""
 
     _ntuple = staticmethod(_triple)
-    _conv = F.conv3d
+    _conv = staticmethod(F.conv3d)
 
 
 class _ConvTranspose(_ConvNd):
@@ -183,18 +183,18 @@ class _ConvTranspose(_ConvNd):
 class ConvTranspose1d(_ConvTranspose):
     """1-D transposed convolution ("deconvolution") over (N, C_in, L) or (C_in, L) inputs."""
 
-    _conv = F.conv_transpose1d
+    _conv = staticmethod(F.conv_transpose1d)
 
 
 class ConvTranspose2d(_ConvTranspose):
     """2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W) inputs."""
 
     _ntuple = staticmethod(_pair)
-    _conv = F.conv_transpose2d
+    _conv = staticmethod(F.conv_transpose2d)
 
 
 class ConvTranspose3d(_ConvTranspose):
     """3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W) inputs."""
 
     _ntuple = staticmethod(_triple)
-    _conv = F.conv_transpose3d
+    _conv = staticmethod(F.conv_transpose3d)

@@ -36,20 +36,20 @@ class _MaxPoolNd(Module):
 class MaxPool1d(_MaxPoolNd):
     """Max over sliding windows of (N, C, L) or (C, L) inputs; ``return_indices`` also returns the argmax."""
 
-    _pool = F.max_pool1d
+    _pool = staticmethod(F.max_pool1d)
 
 
 class MaxPool2d(_MaxPoolNd):
     """Max over sliding windows of (N, C, H, W) or (C, H, W) inputs; ``return_indices`` also returns the
     argmax."""
 
-    _pool = F.max_pool2d
+    _pool = staticmethod(F.max_pool2d)
 
 
 class MaxPool3d(_MaxPoolNd):
     """Max over sliding windows of (N, C, D, H, W) or (C, D, H, W) inputs."""
 
-    _pool = F.max_pool3d
+    _pool = staticmethod(F.max_pool3d)
 
 
 class AvgPool1d(Module):
@@ -96,13 +96,13 @@ class AvgPool2d(_AvgPoolNd):
     """Mean over sliding windows of (N, C, H, W) or (C, H, W) inputs (``divisor_override`` replaces the window
     size as the divisor)."""
 
-    _pool = F.avg_pool2d
+    _pool = staticmethod(F.avg_pool2d)
 
 
 class AvgPool3d(_AvgPoolNd):
     """Mean over sliding windows of (N, C, D, H, W) or (C, D, H, W) inputs."""
 
-    _pool = F.avg_pool3d
+    _pool = staticmethod(F.avg_pool3d)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -122,16 +122,16 @@ class _AdaptiveAvgPoolNd(Module):
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Mean over ``output_size`` near-equal windows of the last dim."""
 
-    _pool = F.adaptive_avg_pool1d
+    _pool = staticmethod(F.adaptive_avg_pool1d)
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Mean over near-equal windows giving an ``output_size`` (H, W) output (None keeps that dim)."""
 
-    _pool = F.adaptive_avg_pool2d
+    _pool = staticmethod(F.adaptive_avg_pool2d)
 
 
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """Mean over near-equal windows giving an ``output_size`` (D, H, W) output (None keeps that dim)."""
 
-    _pool = F.adaptive_avg_pool3d
+    _pool = staticmethod(F.adaptive_avg_pool3d)
