@@ -74,7 +74,7 @@ def test_demo_both_modes_one_epoch_prints_progress_and_summary():
     assert rows["first step (graph: capture + compile + run)"][0].endswith(" ms")
     assert rows["training graph ops: captured -> after passes"][0] == "-"
     before, after = map(int, rows["training graph ops: captured -> after passes"][1].split(" -> "))
-    assert before > after > 0
+    assert before >= after > 0  # the passes may find nothing to remove
     assert re.search(r"\ngraph vs eager: \d+\.\d\dx the speed per epoch; the trained parameters "
                      r"(are equal|differ by at most \S+)\n$", out)
 

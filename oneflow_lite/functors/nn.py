@@ -3,9 +3,10 @@ embedding, one_hot and scaled_dot_product_attention, with PyTorch's signatures, 
 
 The losses run one elementwise op per call and apply ``reduction`` with ``sum`` and a division
 (Note [Loss ops are elementwise] in ops/nn.py); ``cross_entropy`` is ``log_softmax`` then ``nll``,
-as in PyTorch. ``group_norm`` is ``layer_norm`` over (N, G, -1), and training-mode ``batch_norm``
-is ``batch_norm_stats`` then ``batch_norm_elemt``, so autograd differentiates through the batch
-statistics; the running statistics are updated in place by a no-grad op.
+as in PyTorch, and ``nll`` reduces in its kernel (Note [The reduction of nll]). ``group_norm`` is
+``layer_norm`` over (N, G, -1), and training-mode ``batch_norm`` is ``batch_norm_stats`` then
+``batch_norm_elemt``, so autograd differentiates through the batch statistics; the running
+statistics are updated in place by a no-grad op.
 """
 
 from __future__ import annotations
@@ -145,18 +146,19 @@ class LogSoftmaxFunctor(_SoftmaxBase):
 
 # ---- nll_loss / cross_entropy ----------------------------------------------------------------------
 class _ClassOp:
-    """An op of (input, target, weight?) with an ``ignore_index`` attr: one expr with weight, one without."""
+    """A class loss op of (input, target, weight?) with ``ignore_index`` and ``reduction`` attrs (Note [The
+    reduction of nll] in ops/nn.py): one expr with weight, one without."""
 
-    def __init__(self, op_type, outputs):
-        self.op = _op(op_type, ("input", "target"), outputs)
-        self.op_w = _op(op_type, ("input", "target", "weight"), outputs)
+    def __init__(self, op_type):
+        self.op = _op(op_type, ("input", "target"), ("output",))
+        self.op_w = _op(op_type, ("input", "target", "weight"), ("output",))
         self._attrs = {}
 
-    def __call__(self, x, target, weight, ignore_index):
-        attrs = cached_attrs(self._attrs, ("ignore_index",), (ignore_index,))
+    def __call__(self, x, target, weight, ignore_index, reduction):
+        attrs = cached_attrs(self._attrs, ("ignore_index", "reduction"), (ignore_index, reduction))
         if weight is None:
-            return dispatch(self.op, (x, target), attrs)
-        return dispatch(self.op_w, (x, target, weight), attrs)
+            return dispatch(self.op, (x, target), attrs)[0]
+        return dispatch(self.op_w, (x, target, weight), attrs)[0]
 
 
 def _check_input_dims(x):
@@ -164,28 +166,19 @@ def _check_input_dims(x):
         raise ValueError("Expected 1 or more dimensions (got 0)")
 
 
-def _nll_reduce(out, out_weight, reduction):
-    """nll's reduction: "mean" divides by the summed weights of the non-ignored targets (nan when none)."""
-    if reduction == "none":
-        return out
-    if reduction == "sum":
-        return _sum(out)
-    return _fn.Div(_sum(out), _sum(out_weight.detach()), False)
-
-
 @functor("NLLLoss")
 class NLLLossFunctor:
-    """``nll_loss``: ``-weight[t] * input[n, t, ...]`` per element, 0 where ``t == ignore_index``."""
+    """``nll_loss``: ``-weight[t] * input[n, t, ...]`` per element, 0 where ``t == ignore_index``; "mean"
+    divides the sum by the total weight of the targets (nan when every target is ignored)."""
 
     def __init__(self):
-        self.nll = _ClassOp("nll", ("output", "out_weight"))
+        self.nll = _ClassOp("nll")
 
     def __call__(self, x, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean"):
         reduction = _reduction("nll_loss", reduction, size_average, reduce)
         _check_input_dims(x)
-        out, out_weight = self.nll(x, target, weight, ignore_index)
-        return _nll_reduce(out, out_weight, reduction)
+        return self.nll(x, target, weight, ignore_index, reduction)
 
 
 @functor("CrossEntropy")
@@ -195,8 +188,8 @@ class CrossEntropyFunctor:
     formulas, including its "mean" denominators)."""
 
     def __init__(self):
-        self.nll = _ClassOp("nll", ("output", "out_weight"))
-        self.smooth = _ClassOp("nll_smooth", ("output",))
+        self.nll = _ClassOp("nll")
+        self.smooth = _ClassOp("nll_smooth")
         self.log_softmax = LogSoftmaxFunctor()
 
     def __call__(self, x, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -211,12 +204,10 @@ class CrossEntropyFunctor:
         logp = self.log_softmax(x, class_dim)
         if target._meta.shape == m.shape:
             return self._probabilities(logp, target, weight, ignore_index, reduction, label_smoothing, class_dim)
-        out, out_weight = self.nll(logp, target, weight, ignore_index)
-        loss = _nll_reduce(out, out_weight, reduction)
+        loss = self.nll(logp, target, weight, ignore_index, reduction)
         if label_smoothing == 0.0:
             return loss
-        smooth = self.smooth(logp, target, weight, ignore_index)[0]
-        smooth = _nll_reduce(smooth, out_weight, reduction)
+        smooth = self.smooth(logp, target, weight, ignore_index, reduction)
         return _fn.Add(_fn.ScalarMul(loss, 1 - label_smoothing, False),
                        _fn.ScalarMul(smooth, label_smoothing / num_classes, False), 1, False)
 

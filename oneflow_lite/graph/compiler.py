@@ -71,9 +71,10 @@ class StalePlan(Exception):
 class _Group:
     """Ops writing into one buffer: a fused chain (or one op under the memory plan). ``target``: the
     variable blob its last op writes into instead (Note [Assigns written in place]); ``borrow``: the
-    input blob whose buffer it writes into (Note [Borrowed buffers])."""
+    input blob whose buffer it writes into (Note [Borrowed buffers]); ``scratch``: the input blob whose
+    buffer its writer may overwrite (Note [Writers that consume an input])."""
 
-    __slots__ = ("borrow", "buffer", "index", "members", "meta", "name", "pooled", "target")
+    __slots__ = ("borrow", "buffer", "index", "members", "meta", "name", "pooled", "scratch", "target")
 
     def __init__(self, first, meta, index):
         self.members = [first]
@@ -84,6 +85,7 @@ class _Group:
         self.buffer = None
         self.target = None
         self.borrow = None  # an input blob whose dead per-run buffer the group writes into
+        self.scratch = None  # an input blob whose dead per-run buffer the group's writer may overwrite
 
 
 class Plan:
@@ -214,9 +216,10 @@ class Plan:
         for g in groups:
             if g.target is not None and len(g.members) == 1:  # writes the variable's buffer: no buffer of its own
                 size.pop(g.name, None)
-        borrowed = 0
+        borrowed = consumed = 0
         if memory_plan:
             borrowed = self._borrow(stmts, groups, group_of, producers, roots, last, size, to_output, input_roots)
+            consumed = self._consume(stmts, groups, group_of, producers, roots, last, to_output, input_roots)
         # the memory plan: pooled buffers by liveness
         reused = 0
         if memory_plan:
@@ -264,6 +267,9 @@ class Plan:
             if borrowed:
                 self.reports.append(f"memory plan: {borrowed} op result(s) written into the buffer of an input "
                                     f"that dies there")
+            if consumed:
+                self.reports.append(f"memory plan: {consumed} op(s) computing in the buffer of an input that dies "
+                                    f"there")
         else:
             self.peak_bytes = self.peak_bytes_unplanned
         self._memory_plan = memory_plan
@@ -306,6 +312,32 @@ class Plan:
                     size.pop(g.name, None)
                     break
         return borrowed
+
+    # Note [Writers that consume an input]
+    # An out-variant writer may carry ``consumes = (k, writer_k)``: ``writer_k`` writes the same result but
+    # may use the buffer of its input k as scratch (``sgd_update`` computes ``lr * diff`` in the gradient's
+    # buffer, then ``model - that`` into the parameter's: no temporary, as a hand-written ``p -= g * lr``
+    # gets from Note [Borrowed buffers]). Under the memory plan a one-op group uses it when input k dies
+    # there: a kernel's per-run result, read by nothing afterwards (directly or through a view), not an
+    # output, and aliasing nothing but graph inputs, which the plan then checks at run time as for a
+    # borrowed buffer (owned, writeable, not an input's array), calling the plain writer otherwise.
+    def _consume(self, stmts, groups, group_of, producers, roots, last, to_output, input_roots) -> int:
+        """Mark the groups whose writer overwrites a dead input (Note [Writers that consume an input]); their
+        count."""
+        at = {n.name: i for i, (kind, n, _) in enumerate(stmts) if kind == "op"}
+        consumed = 0
+        for g in groups:
+            first = g.members[0]
+            consumes = getattr(self._writers[first.name], "consumes", None)
+            if consumes is None or len(g.members) != 1 or g.borrow is not None or consumes[0] >= len(first.inputs):
+                continue
+            lbn = first.inputs[consumes[0]]
+            p = producers[lbn]
+            if (p.kind == "user" and p.name not in group_of and last.get(lbn) == at[first.name]
+                    and first.inputs.count(lbn) == 1 and lbn not in to_output and roots[lbn] - {lbn} <= input_roots):
+                g.scratch = lbn
+                consumed += 1
+        return consumed
 
     # Note [Assigns written in place]
     # An assign writes a variable's new value into the eager tensor's buffer at the end of the run,
@@ -379,11 +411,9 @@ class Plan:
                     if g.members[0] is n and not (last_member and g.target is not None):
                         if g.borrow is not None:  # Note [Borrowed buffers]
                             v = names[g.borrow]
-                            inputs = [names[r] for r in sorted(roots[g.borrow] - {g.borrow})]
-                            if inputs:
+                            owned = self._owned(v, [names[r] for r in sorted(roots[g.borrow] - {g.borrow})])
+                            if owned:
                                 ns[f"S_{g.name}"], ns[f"D_{g.name}"] = tuple(g.meta.shape), g.meta.np_dtype
-                                owned = " and ".join([f"{v}.base is None", f"{v}.flags.writeable"]
-                                                     + [f"{v} is not {x}" for x in inputs])
                                 lines.append(f"{g.name} = {v} if {owned} else _empty(S_{g.name}, D_{g.name})")
                             else:
                                 lines.append(f"{g.name} = {v}  # a dead input's buffer")
@@ -392,6 +422,15 @@ class Plan:
                         else:
                             ns[f"S_{g.name}"], ns[f"D_{g.name}"] = tuple(g.meta.shape), g.meta.np_dtype
                             lines.append(f"{g.name} = _empty(S_{g.name}, D_{g.name})")
+                    if g.scratch is not None:  # Note [Writers that consume an input]
+                        wc = f"WC_{g.name}_{len(lines)}"
+                        ns[wc] = self._writers[n.name].consumes[1]
+                        v = names[g.scratch]
+                        owned = self._owned(v, [names[r] for r in sorted(roots[g.scratch] - {g.scratch})])
+                        if owned:
+                            w = f"({wc} if {owned} else {w})"
+                        else:
+                            w = wc
                     lines.append(f"{w}({into}{', ' if args else ''}{args})  # {n.name!r}")
                     names[n.outputs[0]] = into
                 else:
@@ -445,6 +484,14 @@ class Plan:
         env = dict(ns)
         exec(code, env)  # noqa: S102 - generated from the job, no user text in it except quoted names
         return env.pop("_run")  # no cycle function -> globals -> function: freed as soon as it is dropped
+
+    @staticmethod
+    def _owned(v, inputs) -> str:
+        """The run-time test that the per-run array ``v``, which may alias the graph inputs ``inputs``, is a
+        buffer of its own ("" when there are none: it is)."""
+        if not inputs:
+            return ""
+        return " and ".join([f"{v}.base is None", f"{v}.flags.writeable"] + [f"{v} is not {x}" for x in inputs])
 
     def _owner_of(self, ref, names):
         """The expression of the eager tensor owning the buffer of an assign's ref."""

@@ -7,7 +7,8 @@ input_dtypes)`` is called at compile time with the op's ``InferResult`` and
 returns ``writer(out, *arrays)``, or None when the op cannot write into a buffer
 for these dtypes (then its kernel runs as usual). A writer must compute exactly
 what the op's cpu kernel computes (the graph tests compare them bit for bit);
-``out`` has the op's output shape and dtype and may be one of the inputs.
+``out`` has the op's output shape and dtype and may be one of the inputs. A writer may also offer a
+form that overwrites one of its inputs (Note [Writers that consume an input] in compiler.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 
 from oneflow_lite.kernels.cpu.activation import RELU_ZEROS
 from oneflow_lite.kernels.cpu.math import scalar_operand
+from oneflow_lite.kernels.cpu.model_update import sgd_update_cpu
 
 _OUT_VARIANTS: dict = {}
 _F16 = np.dtype(np.float16)
@@ -98,6 +100,24 @@ def _scalar(ufunc, quiet, reverse=False):
     return factory
 
 
+def _in_place_form(kernel):
+    """The kernel's own in-place form (Note [Kernels that write in place] in kernels/cpu/math.py), and its
+    form that may overwrite an input (``kernel.write_consuming``, Note [Writers that consume an input] in
+    compiler.py): an optimizer update written straight into the parameter (Note [Assigns written in place])."""
+    write = kernel.write
+    consumed, write_consuming = getattr(kernel, "write_consuming", (None, None))
+
+    def factory(ctx, input_dtypes):
+        def writer(out, *arrays):
+            write(ctx, out, *arrays)
+        if write_consuming is not None:
+            def consuming(out, *arrays):
+                write_consuming(ctx, out, *arrays)
+            writer.consumes = (consumed, consuming)
+        return writer
+    return factory
+
+
 for _op, _factory in (
     ("relu", _relu),
     ("negative", _plain(np.negative)),
@@ -112,5 +132,6 @@ for _op, _factory in (
     ("scalar_mul", _scalar(np.multiply, quiet=False)),
     ("scalar_div", _scalar(np.divide, quiet=True)),
     ("scalar_reverse_div", _scalar(np.divide, quiet=True, reverse=True)),
+    ("sgd_update", _in_place_form(sgd_update_cpu)),
 ):
     register_out_variant(_op, _factory)

@@ -5,8 +5,18 @@ where OneFlow has the op).
 Note [Loss ops are elementwise]
 A loss op computes the unreduced loss of each element (input and target broadcast); the functor
 applies ``reduction`` with ``reduce_sum`` and a division, so each loss op's grad is an elementwise
-formula and the reduction's grad comes from those ops. ``nll`` also returns each element's class
-weight (0 where the target is ``ignore_index``): their sum is the denominator of its "mean".
+formula and the reduction's grad comes from those ops. The class losses are the exception (Note
+[The reduction of nll]).
+
+Note [The reduction of nll]
+``nll`` and ``nll_smooth`` (cross_entropy's label-smoothing term) take PyTorch's ``reduction``
+("none", "sum" or "mean") as an attr and reduce in their kernels, as PyTorch's ``nll_loss_forward``
+does: "mean" divides the summed loss by the total weight of the targets that are not
+``ignore_index`` (nan when there is none), which the kernel computes from the target and the class
+weights. Their grad ops take the same attr and recompute that total, so a "mean" cross_entropy is
+two ops forward (log_softmax, nll) and two backward, instead of a sum, a second sum over the weights
+and a division with their grads. Unlike PyTorch's, the ops do not return the total weight: every
+floating output of an op requires grad, so backward would make a zero gradient for it at every step.
 
 Note [Optional inputs of kernels]
 A kernel receives the arrays of the inputs a call gave, in order, so one trailing optional input
@@ -106,49 +116,55 @@ def _check_nll_target_dtype(ctx):
         raise ctx.error(f"expected scalar type Long but found {d.name} (target)")
 
 
+_REDUCTIONS = ("none", "sum", "mean")
+
+
+def _nll_reduction(ctx):
+    """The ``reduction`` attr, checked."""
+    r = ctx.attrs["reduction"]
+    if r not in _REDUCTIONS:
+        raise ctx.error(f"reduction must be one of 'none', 'sum', 'mean', got {r!r}")
+    return r
+
+
 def _nll_shape(ctx):
+    """The target's shape, or () when reduced (Note [The reduction of nll])."""
     x, t = ctx.shape("input"), ctx.shape("target")
     _check_nll_target(ctx, x, t)
     _check_nll_target_dtype(ctx)
     _check_class_weight(ctx, x[0] if len(x) == 1 else x[1], ctx.dtype("input"))
-    return t, t
+    return t if _nll_reduction(ctx) == "none" else ()
 
 
-def _nll_dtype(ctx):
-    d = ctx.dtype("input")
-    return d, d
-
-
-register_user_op("nll", inputs=["input", "target", Arg("weight", optional=True)], outputs=["output", "out_weight"],
-                 attrs={"ignore_index": ("int64", -100)}, infer_shape=_nll_shape, infer_dtype=_nll_dtype)
+_CLASS_LOSS_ATTRS = {"ignore_index": ("int64", -100), "reduction": ("string", "none")}
+register_user_op("nll", inputs=["input", "target", Arg("weight", optional=True)], outputs=["output"],
+                 attrs=_CLASS_LOSS_ATTRS, infer_shape=_nll_shape, infer_dtype=same_dtype)
 
 
 def _nll_grad_shape(ctx):
     like, t = ctx.attrs["like_shape"], ctx.shape("target")
     _check_nll_target(ctx, like, t)
     _check_nll_target_dtype(ctx)
-    if ctx.shape("out_grad") != t:
-        raise ctx.error(f"out_grad must have the target's shape {_dims(t)}, got {_dims(ctx.shape('out_grad'))}")
+    expected = t if _nll_reduction(ctx) == "none" else ()
+    if ctx.shape("out_grad") != expected:
+        what = "the target's shape" if expected else "shape [] (a reduced loss)"
+        raise ctx.error(f"out_grad must have {what} {_dims(expected)}, got {_dims(ctx.shape('out_grad'))}")
     _check_class_weight(ctx, like[0] if len(like) == 1 else like[1], ctx.dtype("out_grad"))
     return like
 
 
+_CLASS_LOSS_GRAD_ATTRS = {**_CLASS_LOSS_ATTRS, "like_shape": ("shape", ())}
 register_user_op("nll_grad", inputs=["out_grad", "target", Arg("weight", optional=True)], outputs=["in_grad"],
-                 attrs={"ignore_index": ("int64", -100), "like_shape": ("shape", ())},
-                 infer_shape=_nll_grad_shape, infer_dtype=same_dtype)
+                 attrs=_CLASS_LOSS_GRAD_ATTRS, infer_shape=_nll_grad_shape, infer_dtype=same_dtype)
 
 
 # The label-smoothing term of cross_entropy: -sum_c weight[c] * input[n, c, ...] per element, 0 where the
-# target is ignore_index (PyTorch's ``smooth_loss``); its grad op spreads -weight[c] * dy over the classes.
-def _nll_smooth_shape(ctx):
-    return _nll_shape(ctx)[0]
-
-
+# target is ignore_index (PyTorch's ``smooth_loss``), reduced as nll; its grad op spreads -weight[c] * dy
+# over the classes.
 register_user_op("nll_smooth", inputs=["input", "target", Arg("weight", optional=True)], outputs=["output"],
-                 attrs={"ignore_index": ("int64", -100)}, infer_shape=_nll_smooth_shape, infer_dtype=same_dtype)
+                 attrs=_CLASS_LOSS_ATTRS, infer_shape=_nll_shape, infer_dtype=same_dtype)
 register_user_op("nll_smooth_grad", inputs=["out_grad", "target", Arg("weight", optional=True)], outputs=["in_grad"],
-                 attrs={"ignore_index": ("int64", -100), "like_shape": ("shape", ())},
-                 infer_shape=_nll_grad_shape, infer_dtype=same_dtype)
+                 attrs=_CLASS_LOSS_GRAD_ATTRS, infer_shape=_nll_grad_shape, infer_dtype=same_dtype)
 
 
 # ---- elementwise losses (Note [Loss ops are elementwise]) -------------------------------------------

@@ -1,9 +1,9 @@
 """``flow.optim.Optimizer``: the base class of the optimizers (PyTorch's API).
 
 Note [Optimizer steps in a graph]
-An optimizer step is a sequence of in-place functional ops on the parameters and
-the state tensors (``p.add_``, ``exp_avg.lerp_``, ``p.addcdiv_``, ...) run under
-``flow.no_grad()``, never NumPy on buffers, so inside an nn.Graph's ``build()``
+An optimizer step is a sequence of in-place ops on the parameters and the state
+tensors (``p.add_``, ``exp_avg.lerp_``, ``p.addcdiv_``, SGD's ``sgd_update``, ...)
+run under ``flow.no_grad()``, never NumPy on buffers, so inside an nn.Graph's ``build()``
 the LazyInterpreter captures it and the graph writes the parameters and the state
 at every run (Note [Lazy capture]). Three things make a captured step right at
 every run, not only at the first:

@@ -3,7 +3,10 @@ weight decay and maximize (PyTorch's algorithm and defaults)."""
 
 from __future__ import annotations
 
+from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.functors.shape import cached_attrs
+from oneflow_lite.interpreters.op_interp_util import dispatch
 from oneflow_lite.optim.optimizer import (
     Optimizer,
     check_bool,
@@ -11,8 +14,25 @@ from oneflow_lite.optim.optimizer import (
     check_number,
     check_unsupported,
     eager_zeros_like,
-    sub_scaled,
 )
+
+_SGD_UPDATE = OpBuilder("sgd_update").input("model").input("model_diff").output("out").build()
+_SGD_UPDATE_LR = OpBuilder("sgd_update").input("model").input("model_diff").input("learning_rate").output("out").build()
+_SGD_ATTRS = ("learning_rate_val", "scale", "weight_decay")
+_sgd_attrs: dict = {}
+
+
+def sgd_update(p: Tensor, grad: Tensor, lr, scale: float = 1.0, weight_decay=0.0) -> None:
+    """``p -= lr * (scale * grad + weight_decay * p)`` in place, as one ``sgd_update`` op (OneFlow's eager
+    SGD); ``lr`` a number or a 1-element tensor, read when the op runs (Note [Optimizer steps in a graph]);
+    ``scale`` 1.0 or -1.0 (maximize)."""
+    # + 0.0 makes a -0.0 (a valid lr or weight decay) 0.0: the cache's keys compare them equal
+    wd = float(weight_decay) + 0.0
+    if isinstance(lr, Tensor):
+        dispatch(_SGD_UPDATE_LR, (p, grad, lr), cached_attrs(_sgd_attrs, _SGD_ATTRS, (0.0, scale, wd)), (p,))
+    else:
+        attrs = cached_attrs(_sgd_attrs, _SGD_ATTRS, (float(lr) + 0.0, scale, wd))
+        dispatch(_SGD_UPDATE, (p, grad), attrs, (p,))
 
 
 class SGD(Optimizer):
@@ -26,6 +46,8 @@ class SGD(Optimizer):
         g = g + momentum * b if nesterov else b
         theta = theta - lr * g
 
+    Each parameter's update ``theta - lr * g`` is one in-place ``sgd_update`` op (with maximize and
+    weight decay folded in when there is no momentum), as OneFlow's eager SGD.
     ``lr`` is a number or a 0-d tensor (Note [Optimizer steps in a graph]). ``foreach`` is accepted
     for PyTorch compatibility (parameters are updated one at a time either way); ``differentiable``
     and ``fused`` must stay off.
@@ -73,18 +95,19 @@ class SGD(Optimizer):
             grad = p.grad
             if grad is None:
                 continue
+            if momentum == 0:
+                sgd_update(p, grad, lr, -1.0 if maximize else 1.0, weight_decay)
+                continue
             if maximize:
                 grad = -grad
             if weight_decay != 0:
                 grad = grad.add(p, alpha=weight_decay)
-            if momentum != 0:
-                state = self.state[p]
-                buf = state.get("momentum_buffer")
-                if buf is None and not tensor_mode:
-                    buf = state["momentum_buffer"] = grad.clone()
-                else:
-                    if buf is None:  # captured first step: a zero buffer, then b = g (dampening is 0, see above)
-                        buf = state["momentum_buffer"] = eager_zeros_like(p)
-                    buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-                grad = grad.add(buf, alpha=momentum) if nesterov else buf
-            sub_scaled(p, grad, lr)
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            if buf is None and not tensor_mode:
+                buf = state["momentum_buffer"] = grad.clone()
+            else:
+                if buf is None:  # captured first step: a zero buffer, then b = g (dampening is 0, see above)
+                    buf = state["momentum_buffer"] = eager_zeros_like(p)
+                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+            sgd_update(p, grad.add(buf, alpha=momentum) if nesterov else buf, lr)

@@ -169,6 +169,9 @@ def _class_samples(dtype, probabilities=True, smoothing=True):
     yield Sample((make((0, 3), dtype), _targets((0,), 3)), name="empty batch mean")
     yield Sample((make((0, 3), dtype), _targets((0,), 3)), {"reduction": "sum"}, name="empty batch sum")
     yield Sample((x, np.full((4,), -100)), name="all ignored: nan")
+    for reduction in ("sum", "mean"):  # a total weight of 0: "mean" is 0 / 0
+        yield Sample((x, _targets((4,), 5)), {"weight": np.zeros(5, dtype.np_dtype), "reduction": reduction},
+                     name=f"zero class weights {reduction}")
     if smoothing:
         for reduction in ("none", "mean"):
             yield Sample((x, _targets((4,), 5, ignore=-100)), {"label_smoothing": 0.2, "reduction": reduction},

@@ -14,8 +14,9 @@ _einsum = get_functor("Einsum")
 
 @register_op_grad("linear")
 class LinearGrad(OpExprGradFunction):
-    """y = x @ W.T + b with x (*, in). W (out, in): dx = dy @ W, dW = dy2.T @ x2 (the batch dims flattened);
-    W (in,): dx = dy[..., None] * W, dW = dy2 @ x2. db = dy summed to b's shape."""
+    """y = x @ W.T + b with x (*, in). W (out, in): dx = dy @ W, dW = dy2.T @ x2 (the batch dims flattened:
+    reshapes only when x is not 2-D); W (in,): dx = dy[..., None] * W, dW = dy2 @ x2. db = dy summed to b's
+    shape (for a (out,) bias one ``sum`` over the batch dims)."""
 
     name = "Linear"
 
@@ -30,7 +31,6 @@ class LinearGrad(OpExprGradFunction):
         dy = out_grads[0]
         w, x = state.saved_tensors
         x_shape, w_shape = state.x_shape, state.w_shape
-        rows = prod(x_shape[:-1])
         dx = dw = db = None
         if w is not None:
             if len(w_shape) == 2:
@@ -38,11 +38,12 @@ class LinearGrad(OpExprGradFunction):
             else:
                 dx = mul(reshape(dy, (*x_shape[:-1], 1)), w)
         if x is not None:
-            x2 = reshape(x, (rows, x_shape[-1]))
-            if len(w_shape) == 2:
-                dw = matmul(transpose(reshape(dy, (rows, w_shape[0])), 0, 1), x2)
-            else:
-                dw = matmul(reshape(dy, (rows,)), x2)
+            dy2 = dy
+            if len(x_shape) != 2:
+                rows = prod(x_shape[:-1])
+                x = reshape(x, (rows, x_shape[-1]))
+                dy2 = reshape(dy, (rows, w_shape[0]) if len(w_shape) == 2 else (rows,))
+            dw = matmul(transpose(dy2, 0, 1), x) if len(w_shape) == 2 else matmul(dy2, x)
         if state.b_shape is not None and state.needs_input_grad[2]:
             db = reduce_to(dy, state.b_shape)
         return (dx, dw) if state.b_shape is None else (dx, dw, db)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from oneflow_lite.autograd.grad_function import OpExprGradFunction, register_op_grad
 from oneflow_lite.autograd.grads.util import (
-    add,
     div,
     div_scalar,
+    expand_reduced,
     matmul,
     mul,
     mul_scalar,
@@ -19,7 +19,6 @@ from oneflow_lite.autograd.grads.util import (
     reshape,
     scalar_operand,
     transpose,
-    zeros,
 )
 
 
@@ -201,34 +200,34 @@ class MatMulGrad(OpExprGradFunction):
         if b is not None:
             b2 = b if len(b_shape) > 1 else reshape(b, b2_shape)
             da = matmul(dout, transpose(b2, -2, -1))
-            da = reshape(reduce_to(da, a2_shape), a_shape)
+            da = reduce_to(da, a2_shape)
+            if a2_shape != a_shape:
+                da = reshape(da, a_shape)
         if a is not None:
             a2 = a if len(a_shape) > 1 else reshape(a, a2_shape)
             db = matmul(transpose(a2, -2, -1), dout)
-            db = reshape(reduce_to(db, b2_shape), b_shape)
+            db = reduce_to(db, b2_shape)
+            if b2_shape != b_shape:
+                db = reshape(db, b_shape)
         return (da, db)
 
 
 # ---- reductions ------------------------------------------------------------------------------------
 @register_op_grad("reduce_sum")
 class ReduceSumGrad(OpExprGradFunction):
-    """dx = dout broadcast back over the reduced dims (as a keepdims-shaped dout plus zeros)."""
+    """dx = dout broadcast back over the reduced dims: an ``expand`` (a read-only view, as PyTorch's
+    ``sum_backward``), after a reshape to the kept shape when a reduced dim that ``expand`` cannot add back
+    (one after a kept dim) was dropped."""
 
     name = "Sum"
 
     def capture(self, state, inputs, outputs, attrs):
         m = inputs[0]._meta
-        state.in_meta = m
+        state.in_shape = m.shape
         axes = {a + m.ndim if a < 0 else a for a in attrs["axis"]}
         state.kept_shape = tuple(1 if i in axes else d for i, d in enumerate(m.shape))
 
     def apply(self, state, out_grads):
         if not state.needs_input_grad[0]:
             return (None,)
-        m = state.in_meta
-        dx = out_grads[0]
-        if dx._meta.shape != state.kept_shape:
-            dx = reshape(dx, state.kept_shape)
-        if state.kept_shape != m.shape:
-            dx = add(dx, zeros(m.shape, m.dtype, m.device))
-        return (dx,)
+        return (expand_reduced(out_grads[0], state.kept_shape, state.in_shape),)

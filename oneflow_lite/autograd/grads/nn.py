@@ -144,13 +144,14 @@ class LogSoftmaxGradGrad(_SoftmaxGradGradBase):
 
 
 # ---- nll / nll_smooth (linear in the input) --------------------------------------------------------------
-_nll = _Caller("nll", ("input", "target", "weight"), ("output", "out_weight"))
+_nll = _Caller("nll", ("input", "target", "weight"), ("output",))
 _nll_grad = _Caller("nll_grad", ("out_grad", "target", "weight"), ("in_grad",))
 _nll_smooth = _Caller("nll_smooth", ("input", "target", "weight"), ("output",))
 _nll_smooth_grad = _Caller("nll_smooth_grad", ("out_grad", "target", "weight"), ("in_grad",))
-_IGNORE_LIKE = ("ignore_index", "like_shape")
-_ignore_like_attrs: dict = {}
-_ignore_attrs: dict = {}
+_CLASS_LOSS = ("ignore_index", "reduction")
+_CLASS_LOSS_GRAD = ("ignore_index", "reduction", "like_shape")
+_class_loss_attrs: dict = {}
+_class_loss_grad_attrs: dict = {}
 
 
 def _no_weight_grad(state, name):
@@ -159,7 +160,8 @@ def _no_weight_grad(state, name):
 
 
 class _ClassLossGrad(OpExprGradFunction):
-    """d input = ``grad_op(d output, target, weight)``, a scatter of the output grads into the classes."""
+    """d input = ``grad_op(d output, target, weight)`` with the same ``ignore_index`` and ``reduction``, a
+    scatter of the output grads into the classes (Note [The reduction of nll] in ops/nn.py)."""
 
     grad_op = None
     loss_name = ""
@@ -167,8 +169,8 @@ class _ClassLossGrad(OpExprGradFunction):
     def capture(self, state, inputs, outputs, attrs):
         if state.needs_input_grad[0]:
             state.save_for_backward(inputs[1], inputs[2] if len(inputs) > 2 else None)
-            state.attrs = cached_attrs(_ignore_like_attrs, _IGNORE_LIKE,
-                                       (attrs["ignore_index"], tuple(inputs[0]._meta.shape)))
+            state.attrs = cached_attrs(_class_loss_grad_attrs, _CLASS_LOSS_GRAD,
+                                       (attrs["ignore_index"], attrs["reduction"], tuple(inputs[0]._meta.shape)))
 
     def apply(self, state, out_grads):
         _no_weight_grad(state, self.loss_name)
@@ -194,13 +196,13 @@ class NllSmoothGrad(_ClassLossGrad):
 
 
 class _ClassLossGradGrad(_ClassLossGrad):
-    """The grad op is linear in ``out_grad``: its adjoint (``grad_op`` here) is the forward op, which
-    gathers g; it needs only ``ignore_index``."""
+    """The grad op is linear in ``out_grad``: its adjoint (``grad_op`` here) is the forward op with the same
+    ``reduction`` (a "mean" scales both by one over the same total weight), which gathers g."""
 
     def capture(self, state, inputs, outputs, attrs):
         if state.needs_input_grad[0]:
             state.save_for_backward(inputs[1], inputs[2] if len(inputs) > 2 else None)
-            state.attrs = cached_attrs(_ignore_attrs, ("ignore_index",), (attrs["ignore_index"],))
+            state.attrs = cached_attrs(_class_loss_attrs, _CLASS_LOSS, (attrs["ignore_index"], attrs["reduction"]))
 
 
 @register_op_grad("nll_grad")

@@ -23,7 +23,17 @@ from __future__ import annotations
 import math
 
 from oneflow_lite.autograd.grad_function import OpExprGradFunction, register_op_grad
-from oneflow_lite.autograd.grads.util import OpCaller, add, cast, div, div_scalar, mul, mul_scalar, reshape, zeros
+from oneflow_lite.autograd.grads.util import (
+    OpCaller,
+    add,
+    cast,
+    div,
+    div_scalar,
+    expand_reduced,
+    mul,
+    mul_scalar,
+    reshape,
+)
 from oneflow_lite.framework.attr import AttrMap
 from oneflow_lite.functors.registry import get_functor
 
@@ -51,13 +61,6 @@ def sub(a, b):
 def _kept(g, kept):
     """``g`` reshaped to the kept shape (reduced dims as size 1)."""
     return g if tuple(g._meta.shape) == kept else reshape(g, kept)
-
-
-def _expand(g, meta):
-    """``g`` broadcast to ``meta``'s shape."""
-    if tuple(g._meta.shape) == tuple(meta.shape):
-        return g
-    return add(g, zeros(meta.shape, meta.dtype, meta.device))
 
 
 def _nonzero_mask(t):
@@ -89,8 +92,10 @@ class ReduceMeanGrad(_Reduce):
     def apply(self, state, out_grads):
         if not state.needs_input_grad[0]:
             return (None,)
-        dx = _expand(_kept(out_grads[0], state.kept), state.in_meta)
-        return (div_scalar(dx, state.count) if state.count else dx,)
+        dy = out_grads[0]
+        if state.count:
+            dy = div_scalar(dy, state.count)
+        return (expand_reduced(dy, state.kept, state.in_meta.shape),)
 
 
 @register_op_grad("reduce_prod")

@@ -22,6 +22,7 @@ _neg = get_functor("Neg")
 _matmul = get_functor("MatMul")
 _sum = get_functor("ReduceSum")
 _reshape = get_functor("Reshape")
+_expand = get_functor("Expand")
 _transpose = get_functor("Transpose")
 _slice = get_functor("Slice")
 _zeros = get_functor("Zeros")
@@ -103,18 +104,36 @@ class OpCaller:
 def reduce_to(g, shape):
     """``g`` summed over the dims that broadcasting added or stretched, so it has ``shape``.
 
-    The gradient of a broadcast operand: a ``sum`` over the broadcast dims and a
-    ``reshape`` dropping the leading ones.
+    The gradient of a broadcast operand: one ``sum`` over the added (leading) dims, which drops
+    them, and one keeping the stretched dims as size 1. Both results own their memory, so the
+    engine can hand them to a leaf's ``.grad`` without a copy (Note [Stealing the gradient]).
     """
     gs = g._meta.shape
     if gs == shape:
         return g
     lead = len(gs) - len(shape)
-    axes = list(range(lead))
-    axes += [lead + i for i, d in enumerate(shape) if d == 1 and gs[lead + i] != 1]
-    if axes:
-        g = _sum(g, axes, True, None)
-    return _reshape(g, tuple(shape))
+    if lead:
+        g = _sum(g, tuple(range(lead)), False, None)
+    stretched = tuple(i for i, d in enumerate(shape) if d == 1 and gs[lead + i] != 1)
+    if stretched:
+        g = _sum(g, stretched, True, None)
+    return g
+
+
+def expand_reduced(g, kept_shape, shape):
+    """The grad ``g`` of a reduction over ``shape`` broadcast back to ``shape`` as an ``expand`` view.
+
+    ``kept_shape`` is ``shape`` with the reduced dims as size 1. ``g`` has that shape (keepdims) or the
+    reduced dims dropped; it is reshaped to ``kept_shape`` first unless the dropped dims are leading ones,
+    which ``expand`` adds back by itself. The view is read-only: the engine copies it before storing it in
+    a leaf's ``.grad`` (Note [Stealing the gradient]).
+    """
+    gs = g._meta.shape
+    if gs == shape:
+        return g
+    if gs != kept_shape and gs != kept_shape[len(kept_shape) - len(gs):]:
+        g = _reshape(g, kept_shape)
+    return _expand(g, shape)
 
 
 def scalar_operand(attrs):

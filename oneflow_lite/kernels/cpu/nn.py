@@ -42,18 +42,22 @@ def _up(a):
 # ---- softmax / log_softmax ---------------------------------------------------------------------
 # ``ufunc.reduce`` directly: ``x.max(axis)`` and ``x.sum(axis)`` are the same reductions behind a Python wrapper
 # that costs more than the reduction itself on small inputs.
+# The last step of each formula writes into a temporary of the formula's own (out=), saving an allocation.
 _max_reduce = np.maximum.reduce
 _sum_reduce = np.add.reduce
+_divide = np.divide
+_subtract = np.subtract
+_multiply = np.multiply
 
 
 def _softmax(axis, x):
     e = _exp(x - _max_reduce(x, axis, keepdims=True))
-    return e / _sum_reduce(e, axis, keepdims=True)
+    return _divide(e, _sum_reduce(e, axis, keepdims=True), out=e)
 
 
 def _log_softmax(axis, x):
     shifted = x - _max_reduce(x, axis, keepdims=True)
-    return shifted - _log(_sum_reduce(_exp(shifted), axis, keepdims=True))
+    return _subtract(shifted, _log(_sum_reduce(_exp(shifted), axis, keepdims=True)), out=shifted)
 
 
 def _safe_softmax(axis, x):
@@ -63,11 +67,15 @@ def _safe_softmax(axis, x):
 
 
 def _softmax_grad(axis, y, dy):
-    return y * (dy - _sum_reduce(dy * y, axis, keepdims=True))
+    t = dy * y
+    _subtract(dy, _sum_reduce(t, axis, keepdims=True), out=t)
+    return _multiply(y, t, out=t)
 
 
 def _log_softmax_grad(axis, y, dy):
-    return dy - _exp(y) * _sum_reduce(dy, axis, keepdims=True)
+    e = _exp(y)
+    _multiply(e, _sum_reduce(dy, axis, keepdims=True), out=e)
+    return _subtract(dy, e, out=e)
 
 
 def _axis_kernel(fn, name):
@@ -96,7 +104,11 @@ cpu_kernel("softmax_grad", _floats("dy"))(_axis_kernel(_softmax_grad, "softmax_g
 cpu_kernel("log_softmax_grad", _floats("dy"))(_axis_kernel(_log_softmax_grad, "log_softmax_grad_cpu"))
 
 
-# ---- nll --------------------------------------------------------------------------------------------
+# ---- nll (Note [The reduction of nll] in ops/nn.py) ----------------------------------------------------
+_min_reduce = np.minimum.reduce
+_arange = np.arange
+
+
 def _nll_targets(ctx, num_classes, target, weight, dtype):
     """(safe class index, valid mask, per-element weight) of ``target`` flattened to (N, d...)."""
     t = target.reshape(1) if target.ndim == 0 else target
@@ -114,24 +126,51 @@ def _nll_targets(ctx, num_classes, target, weight, dtype):
 
 
 def _plain_targets(ctx, num_classes, target, weight):
-    """``target`` as int64 class indices when there is no weight and none is ``ignore_index`` (the common
-    case, where nll is ``-x[n, t[n]]``), else None. Out-of-range targets raise, as in ``_nll_targets``."""
-    if weight is not None or target.ndim == 0:
+    """``target`` when there is no weight and every target is a class index (none is ``ignore_index``):
+    the common case, where nll is ``-x[n, t[n]]`` and the total weight is N; else None (then
+    ``_nll_targets`` raises naming the first out-of-range target)."""
+    if weight is not None or target.ndim != 1 or not target.size:
         return None
-    t = target.astype(_I64, copy=False)
-    if not t.size or (t == ctx.attrs["ignore_index"]).any():
+    lo, hi = int(_min_reduce(target)), int(_max_reduce(target))
+    if lo < 0 or hi >= num_classes:
         return None
-    if t.min() < 0 or t.max() >= num_classes:
-        return None  # _nll_targets raises naming the first bad target
-    return t
+    ignore = ctx.attrs["ignore_index"]
+    if lo <= ignore <= hi and (target == ignore).any():
+        return None
+    return target
+
+
+def _reduced(out, total, reduction, dtype):
+    """The per-element loss ``out`` (computed in float32 for float16) reduced, as a 0-d array of ``dtype``;
+    "mean" divides by ``total``, the weight of the targets (nan when 0)."""
+    if reduction == "sum":
+        r = _sum_reduce(out, None)
+    else:
+        with _errstate(invalid="ignore", divide="ignore"):
+            r = _sum_reduce(out, None) / total
+    return np.asarray(r, dtype)
+
+
+def _class_grad_scale(dy, reduction, w):
+    """The per-element factor of a class loss's grad, before the class weight: ``-dy`` ("none": one per
+    element; "sum": one value), over the total weight ``sum(w)`` for "mean"; float16 in float32."""
+    g = _negative(_up(dy))
+    if reduction == "mean":
+        with _errstate(invalid="ignore", divide="ignore"):  # all ignored: a total of 0
+            g = g / (w if type(w) is int else _sum_reduce(_up(w), None))
+    return g
 
 
 @cpu_kernel("nll", _floats("input"))
 def nll_cpu(ctx, x, target, weight=None):
+    reduction = ctx.attrs["reduction"]
     x2 = x.reshape(1, -1) if x.ndim == 1 else x
     t = _plain_targets(ctx, x2.shape[1], target, weight) if x2.ndim == 2 else None
     if t is not None:  # every weight is 1: -x[n, t[n]], exactly what the general formula gives
-        return _negative(x2[np.arange(t.shape[0]), t]), np.ones(t.shape, x.dtype)
+        picked = x2[_arange(t.shape[0]), t]
+        if reduction == "none":
+            return _negative(picked)
+        return _reduced(_negative(_up(picked)), t.shape[0], reduction, x.dtype)
     safe, valid, w = _nll_targets(ctx, x2.shape[1], target, weight, x.dtype)
     if x2.shape[1] == 0:
         picked = np.zeros(safe.shape, x.dtype)
@@ -139,23 +178,28 @@ def nll_cpu(ctx, x, target, weight=None):
         picked = np.take_along_axis(x2, safe[:, None], axis=1)[:, 0]
     with _errstate(invalid="ignore"):  # -inf * 0 (ignored or zero-weight targets) is nan, where() drops it
         out = _where(valid, -picked * w, x.dtype.type(0))
-    if target.ndim == 0:
-        return out.reshape(()), w.reshape(())
-    return out, w
+    if reduction != "none":
+        return _reduced(_up(out), _sum_reduce(_up(w), None), reduction, x.dtype)
+    return out.reshape(()) if target.ndim == 0 else out
 
 
 @cpu_kernel("nll_grad", _floats("out_grad"))
 def nll_grad_cpu(ctx, dy, target, weight=None):
+    reduction = ctx.attrs["reduction"]
     like = ctx.out_metas[0].shape
     dx = np.zeros(like, dy.dtype)
     dx2 = dx.reshape(1, -1) if len(like) == 1 else dx
     t = _plain_targets(ctx, dx2.shape[1], target, weight) if dx2.ndim == 2 else None
     if t is not None:  # every weight is 1
-        dx2[np.arange(t.shape[0]), t] = _negative(dy.reshape(t.shape))
+        dx2[_arange(t.shape[0]), t] = _class_grad_scale(dy, reduction, t.shape[0])
         return dx
     safe, valid, w = _nll_targets(ctx, dx2.shape[1], target, weight, dy.dtype)
     if dx2.shape[1]:
-        values = _where(valid, -w * dy.reshape(safe.shape), dy.dtype.type(0))
+        g = _class_grad_scale(dy, reduction, w)
+        if reduction == "none":
+            g = g.reshape(safe.shape)
+        with _errstate(invalid="ignore"):  # 0 * inf (a zero weight when the total is 0) is nan, as in PyTorch
+            values = _where(valid, w * g, 0).astype(dy.dtype, copy=False)
         np.put_along_axis(dx2, safe[:, None], values[:, None], axis=1)
     return dx
 
@@ -167,22 +211,27 @@ def _class_weight_shape(ndim, num_classes):
 
 @cpu_kernel("nll_smooth", _floats("input"))
 def nll_smooth_cpu(ctx, x, target, weight=None):
+    reduction = ctx.attrs["reduction"]
     x2 = x.reshape(1, -1) if x.ndim == 1 else x
-    _, valid, _ = _nll_targets(ctx, x2.shape[1], target, weight, x.dtype)
+    _, valid, w = _nll_targets(ctx, x2.shape[1], target, weight, x.dtype)
     xc = _up(x2)
     with _errstate(invalid="ignore"):  # -inf * 0 and inf - inf give nan, as in PyTorch
         if weight is not None:
             xc = xc * weight.reshape(_class_weight_shape(x2.ndim, x2.shape[1]))
         out = _where(valid, -xc.sum(1), 0)
+    if reduction != "none":
+        return _reduced(out, _sum_reduce(_up(w), None), reduction, x.dtype)
     return out.reshape(target.shape).astype(x.dtype, copy=False)
 
 
 @cpu_kernel("nll_smooth_grad", _floats("out_grad"))
 def nll_smooth_grad_cpu(ctx, dy, target, weight=None):
+    reduction = ctx.attrs["reduction"]
     like = ctx.out_metas[0].shape
     like2 = (1, *like) if len(like) == 1 else like
-    _, valid, _ = _nll_targets(ctx, like2[1], target, weight, dy.dtype)
-    g = _where(valid, -dy.reshape(valid.shape), dy.dtype.type(0))[:, None]  # (N, 1, d...)
+    _, valid, w = _nll_targets(ctx, like2[1], target, weight, dy.dtype)
+    g = _class_grad_scale(dy, reduction, w)
+    g = _where(valid, g.reshape(valid.shape) if reduction == "none" else g, 0)[:, None]  # (N, 1, d...)
     if weight is not None:
         g = g * weight.reshape(_class_weight_shape(len(like2), like2[1]))
     return np.broadcast_to(g, like2).reshape(like).astype(dy.dtype)
