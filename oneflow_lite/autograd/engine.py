@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 
 from oneflow_lite.autograd.grad_mode import _set_enabled, is_grad_enabled
-from oneflow_lite.autograd.graph import AccumulateGrad, gradient_edge
+from oneflow_lite.autograd.graph import AccumulateGrad, OpNode, gradient_edge
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET as _AG_BIT
 from oneflow_lite.framework.tensor import LAZY_KEY_SET, Tensor
 from oneflow_lite.functors.registry import get_functor
@@ -181,20 +181,22 @@ def _make_grads(outputs: tuple, grads, fn: str, grads_name: str) -> list:
 
 # ---- the run -------------------------------------------------------------------------------------
 def _count_dependencies(root_nodes):
+    """For every node reachable from the roots, how many edges lead to it (a node is pushed once, when
+    its first edge is seen; a root is already on the stack)."""
     deps = {}
-    seen = set(root_nodes)
+    roots = set(root_nodes)
     stack = list(root_nodes)
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt, _ in pop().next_functions:
             if nxt is not None:
-                if nxt in deps:
-                    deps[nxt] += 1
-                else:
+                d = deps.get(nxt)
+                if d is None:
                     deps[nxt] = 1
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
+                    if nxt not in roots:
+                        push(nxt)
+                else:
+                    deps[nxt] = d + 1
     return deps
 
 
@@ -341,7 +343,13 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool, targ
                         accumulate_grad(node.variable, g, create_graph, True)
                         g = None
                         continue
-                    in_grads = node.apply(grads, create_graph)
+                    if type(node) is OpNode:  # OpNode.apply, inlined
+                        gf = node.grad_fn
+                        in_grads = node.apply(grads, create_graph) if gf is None else gf.apply(node.state, grads)
+                        if type(in_grads) is not tuple or len(in_grads) != len(next_functions):
+                            in_grads = node.check_grads(in_grads)
+                    else:
+                        in_grads = node.apply(grads, create_graph)
                     hooks = node.hooks
                     if hooks is not None and hooks.post:
                         for fn in list(hooks.post.values()):
@@ -365,7 +373,12 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool, targ
                         i += 1
                     in_grads = g = buf = None  # the buffers alone hold the grads (Note [Stealing the gradient])
                     if not retain_graph:
-                        node.release()
+                        if type(node) is OpNode:  # OpNode.release, inlined
+                            state = node.state
+                            if state._packed:
+                                state._packed = None
+                        else:
+                            node.release()
             for nxt, _ in next_functions:
                 if nxt is not None:
                     d = deps[nxt] - 1

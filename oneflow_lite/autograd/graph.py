@@ -254,12 +254,15 @@ class OpNode(Node):
             raise RuntimeError(f"{self.op_type}: the derivative for op '{self.op_type}' is not implemented: no "
                                f"grad function is registered for it (register one with "
                                f"register_op_grad('{self.op_type}'))")
-        in_grads = gf.apply(self.state, grads)
+        return self.check_grads(gf.apply(self.state, grads))
+
+    def check_grads(self, in_grads) -> tuple:
+        """The grad function's result as a tuple of one grad per input (a list or a single grad is accepted)."""
         if type(in_grads) is not tuple:
             in_grads = tuple(in_grads) if isinstance(in_grads, list) else (in_grads,)
         if len(in_grads) != len(self.next_functions):
-            raise RuntimeError(f"{self.op_type}: the grad function {type(gf).__name__} returned {len(in_grads)} "
-                               f"gradient(s) but the op has {len(self.next_functions)} input(s)")
+            raise RuntimeError(f"{self.op_type}: the grad function {type(self.grad_fn).__name__} returned "
+                               f"{len(in_grads)} gradient(s) but the op has {len(self.next_functions)} input(s)")
         return in_grads
 
     def release(self):
