@@ -4,8 +4,8 @@ Run: ``python benchmarks/run.py [--quick] [--only NAME ...] [--json PATH]``.
 
 Each time is the median of 7 timings of a loop calibrated to last at least 0.2 s (``--quick``: 3 timings,
 0.02 s), with the garbage collector off while timing and one BLAS / OpenMP thread; a workload's timings and
-its baseline's are interleaved, so a change in the machine's load affects both alike, and NumPy runs on the
-very arrays the tensors hold. Before timing, every workload checks its result against NumPy once; a failed
+its baseline's are taken in back-to-back pairs and the ratio is the median of the pairs' ratios, so a change
+in the machine's load affects both alike, and NumPy runs on the very arrays the tensors hold. Before timing, every workload checks its result against NumPy once; a failed
 check marks the row and makes the exit status 1. glibc's malloc is told to keep freed memory (see
 ``keep_freed_memory``) for both sides.
 The table gives each workload's oneflow_lite figure, its baseline (NumPy in the same run unless the last
@@ -87,31 +87,34 @@ class Timer:
                 return number
             number = max(number * 2, int(number * self.min_seconds / max(elapsed, 1e-9) * 1.1))
 
-    def per_call(self, fn) -> float:
-        number = self._calibrate(fn)
-        return statistics.median(_time_loop(fn, number) for _ in range(self.repeats)) / number
-
-    def compare(self, fn, baseline) -> tuple:
-        """(seconds per ``fn()``, seconds per ``baseline()``), their timings interleaved so that a change
-        in the machine's load during the run affects both alike."""
-        numbers = self._calibrate(fn), self._calibrate(baseline)
-        times = ([], [])
-        for _ in range(self.repeats):
-            for f, number, out in zip((fn, baseline), numbers, times):
-                out.append(_time_loop(f, number))
-        return tuple(statistics.median(t) / number for t, number in zip(times, numbers))
-
-    def per_call_with_setup(self, fn, setup) -> float:
-        """Seconds per ``fn(setup())``, the setups made before each timed loop (untimed)."""
+    def _calibrate_prepared(self, fn, setup) -> int:
         fn(setup())
         number = 1
         while True:
             elapsed = _time_prepared(fn, [setup() for _ in range(number)])
             if elapsed >= self.min_seconds:
-                break
+                return number
             number = max(number * 2, int(number * self.min_seconds / max(elapsed, 1e-9) * 1.1))
-        return statistics.median(_time_prepared(fn, [setup() for _ in range(number)])
-                                 for _ in range(self.repeats)) / number
+
+    def compare(self, fn, baseline, setup=None) -> tuple:
+        """(seconds per ``fn()``, seconds per ``baseline()``, their ratio): the times are medians of timings
+        taken in pairs, one loop of each back to back; the ratio is the median of the pairs' ratios, so
+        that a change in the machine's load (memory bandwidth on a shared host moves a large add by +-30%
+        from one second to the next) touches both sides of a pair alike. With ``setup``, ``fn`` is timed
+        as ``fn(setup())``, the setups made before each timed loop (untimed)."""
+        if setup is None:
+            n_fn = self._calibrate(fn)
+            time_fn = lambda: _time_loop(fn, n_fn) / n_fn  # noqa: E731
+        else:
+            n_fn = self._calibrate_prepared(fn, setup)
+            time_fn = lambda: _time_prepared(fn, [setup() for _ in range(n_fn)]) / n_fn  # noqa: E731
+        n_base = self._calibrate(baseline)
+        times, base_times = [], []
+        for _ in range(self.repeats):
+            times.append(time_fn())
+            base_times.append(_time_loop(baseline, n_base) / n_base)
+        ratios = [a / b for a, b in zip(times, base_times)]
+        return statistics.median(times), statistics.median(base_times), statistics.median(ratios)
 
 
 def _time_loop(fn, number: int) -> float:
@@ -150,6 +153,7 @@ class Row:
     name: str
     value: float | None = None
     baseline: float | None = None
+    paired_ratio: float | None = None  # Timer.compare's median of paired ratios; else value / baseline
     unit: str = "s"
     limit: float | None = None
     absolute: bool = False
@@ -159,6 +163,8 @@ class Row:
 
     @property
     def ratio(self) -> float | None:
+        if self.paired_ratio is not None:
+            return self.paired_ratio
         if self.value is None or not self.baseline:
             return None
         return self.value / self.baseline
@@ -392,9 +398,9 @@ class TrainGraph(flow.nn.Graph):
 def w5_eager(timer):
     fx = MLPFixture.get()
     fx.check(fx.eager_step)
-    value, baseline = timer.compare(fx.eager_step, lambda: np_train_step(fx.np_params, fx.xa, fx.ta))
+    times = timer.compare(fx.eager_step, lambda: np_train_step(fx.np_params, fx.xa, fx.ta))
     fx.reset()
-    return Row("W5 MLP step eager", value, baseline, limit=1.6, checked=True,
+    return Row("W5 MLP step eager", *times, limit=1.6, checked=True,
                baseline_is="the step by hand in NumPy (forward, backward, update)")
 
 
@@ -402,9 +408,9 @@ def w5_graph(timer):
     fx = MLPFixture.get()
     g = fx.new_graph()
     fx.check(lambda: g(fx.x, fx.t))
-    value, baseline = timer.compare(lambda: g(fx.x, fx.t), lambda: np_train_step(fx.np_params, fx.xa, fx.ta))
+    times = timer.compare(lambda: g(fx.x, fx.t), lambda: np_train_step(fx.np_params, fx.xa, fx.ta))
     fx.reset()
-    return Row("W5 MLP step graph", value, baseline, limit=1.15, checked=True,
+    return Row("W5 MLP step graph", *times, limit=1.15, checked=True,
                baseline_is="the step by hand in NumPy (graph with add_optimizer)")
 
 
@@ -504,9 +510,11 @@ def w6_backward(timer):
             grad_chain(x, c)
 
     nodes = CHAIN + 2  # the chain, the sum and the leaf's AccumulateGrad
-    backward = timer.per_call_with_setup(lambda loss: loss.backward(), lambda: grad_chain(x, c)) / nodes
-    forward = timer.per_call(forward_no_grad) / (CHAIN + 1)
-    return Row("W6 backward/node", backward, forward, limit=3.0, checked=True,
+    backward, forward, ratio = timer.compare(lambda loss: loss.backward(), forward_no_grad,
+                                             setup=lambda: grad_chain(x, c))
+    backward /= nodes
+    forward /= CHAIN + 1
+    return Row("W6 backward/node", backward, forward, ratio * (CHAIN + 1) / nodes, limit=3.0, checked=True,
                baseline_is=f"forward per op of the same {CHAIN}-op chain, (4,) float32, no_grad")
 
 
@@ -567,7 +575,7 @@ def main(argv=None) -> int:
     timer = Timer(0.02, 3) if args.quick else Timer(0.2, 7)
     rows = run(workloads, timer)
     print(f"oneflow_lite benchmarks (median of {timer.repeats}, loops >= {timer.min_seconds} s, GC off while "
-          f"timing, 1 BLAS thread{', --quick' if args.quick else ''})")
+          f"timing, 1 BLAS thread{', --quick' if args.quick else ''}; ratio: median of the paired timings' ratios)")
     print(f"Python {platform.python_version()}, NumPy {np.__version__}, {platform.machine()}, "
           f"{os.cpu_count()} CPU(s), {allocator}")
     print(format_table(rows))

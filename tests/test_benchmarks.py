@@ -55,8 +55,20 @@ def test_quick_run_of_one_workload_prints_the_table_and_checks_it(tmp_path):
     (row,) = data["rows"]
     assert row["name"] == "W1 relu" and row["checked"] is True and row["status"] == "ok"
     assert row["value"] > 0 and row["baseline"] > 0 and row["limit"] == 3.0
-    assert row["ratio"] == pytest.approx(row["value"] / row["baseline"])
+    assert row["ratio"] == row["paired_ratio"] > 0  # the median of the paired timings' ratios
     assert row["holds"] == (row["ratio"] <= 3.0)
+
+
+def test_compare_takes_the_median_of_paired_ratios(monkeypatch):
+    """Timings in back-to-back pairs (fn, baseline); a slow spell hits both members of a pair."""
+    # calibration: fn's first loop reaches 0.2 s; the baseline's takes two (number 1, then 2); then three pairs
+    loops = iter([0.25, 0.125, 0.25, 0.375, 0.125, 1.0, 0.5, 0.5, 0.125])  # pair ratios 3, 2, 4
+    monkeypatch.setattr(runner, "_time_loop", lambda fn, number: next(loops) * number)
+    value, baseline, ratio = runner.Timer(0.2, 3).compare(lambda: None, lambda: None)
+    assert value == 0.5 and baseline == 0.125  # medians of (0.375, 1.0, 0.5) and (0.125, 0.5, 0.125)
+    assert ratio == 3.0  # median of (3, 2, 4); the ratio of the medians would say 4
+    row = runner.Row("W0", value, baseline, ratio, limit=3.5)
+    assert row.ratio == 3.0 and row.holds is True
 
 
 def test_only_takes_an_id_and_rejects_unknown_names():

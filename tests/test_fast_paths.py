@@ -388,3 +388,70 @@ def test_a_borrowed_buffer_is_checked_at_run_time_when_it_may_alias_an_input():
     for _ in range(2):
         np.testing.assert_array_equal(graph(plain).numpy(), b.reshape(-1) * np.float32(2.0))
         np.testing.assert_array_equal(plain.numpy(), a.reshape(256, 128))  # never written
+
+
+# ---- functional fast path: argument shapes -------------------------------------------------------------
+def test_calls_of_every_arity_bind_as_their_signatures_say():
+    a = _f32([1.0, -2.0])
+    x = flow.tensor(a)
+    for _ in range(3):  # the first round binds the slow way, the later ones run from plans
+        assert flow.zeros(2, 3, 4).shape == (2, 3, 4)  # three positional arguments
+        assert flow.zeros(5).shape == (5,) and flow.zeros((2, 1)).shape == (2, 1)
+        np.testing.assert_array_equal(flow.where(x > 0, x, flow.tensor(_f32([9.0, 9.0]))).numpy(), [1.0, 9.0])
+        np.testing.assert_array_equal(flow.add(input=x, other=x).numpy(), a + a)  # keywords only
+    with pytest.raises(TypeError, match=r"add\(\) received an invalid combination of arguments - got \(\)"):
+        flow.add()
+
+
+def test_the_positional_only_parameter_names_are_not_keywords():
+    x = flow.tensor(_f32([1.0]))
+    for _ in range(2):
+        with pytest.raises(TypeError, match="relu\\(\\) missing required argument 'input'"):
+            flow.relu(a0=x)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'a0'"):
+            flow.relu(x, a0=x)
+        with pytest.raises(TypeError, match=r"got \(Tensor, a1=Tensor\)"):
+            flow.add(x, a1=x)
+
+
+# ---- eager fast path: plain kernels --------------------------------------------------------------------
+def test_plain_kernels_compute_what_their_kernels_compute():
+    """Note [Plain kernels]: ``kernel.plain(*arrays)`` is ``kernel(ctx, *arrays)``."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
+    cases = {"broadcast_add": (a + b, a, b), "broadcast_sub": (a - b, a, b), "broadcast_mul": (a * b, a, b),
+             "broadcast_less": (a < b, a, b), "negative": (-a, a), "matmul": (a @ b.T, a, b.T)}
+    for op_type, (expected, *arrays) in cases.items():
+        (reg,) = [r for r in DISPATCHER.entry(op_type).kernels["cpu"]]
+        np.testing.assert_array_equal(reg.fn.plain(*arrays), expected)
+        np.testing.assert_array_equal(reg.fn(None, *arrays), expected)
+    assert not hasattr(DISPATCHER.entry("broadcast_div").kernels["cpu"][0].fn, "plain")  # it silences warnings
+
+
+def test_the_fast_path_calls_a_kernels_plain_form_and_checks_its_dtype():
+    name = f"fast_path_plain_{next(_ids)}"
+    definition = register_user_op(name, inputs=["x"], outputs=["y"],
+                                  infer_shape=lambda ctx: ctx.shape("x"), infer_dtype=lambda ctx: ctx.dtype("x"))
+    calls = []
+
+    def kernel(ctx, x):
+        calls.append("kernel")
+        return x + 1
+
+    def plain(x):
+        calls.append("plain")
+        return (x + 1) if len(calls) < 4 else (x + 1).astype(np.float64)
+
+    kernel.plain = plain
+    reg = DISPATCHER.register_kernel(name, "cpu", kernel, predicate=dtype_in("x", *FLOATING_DTYPES))
+    try:
+        op = OpBuilder(name).input("x").output("y").build()
+        x = flow.tensor(_f32([1.0, 2.0]))
+        for _ in range(3):
+            np.testing.assert_array_equal(dispatch(op, (x,))[0].numpy(), [2.0, 3.0])
+        assert calls == ["kernel", "plain", "plain"]  # the first call chose the kernel on the general path
+        with pytest.raises(RuntimeError, match="kernel produced output 'y_0' with shape \\(2,\\) and dtype float64"):
+            dispatch(op, (x,))
+    finally:
+        reg.remove()
+        definition.remove()

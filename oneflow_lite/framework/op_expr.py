@@ -105,12 +105,12 @@ class InferResult:
 
     ``kernel`` / ``kernel_gen`` hold the kernel chosen for these metas and the
     kernel-registry generation it was chosen under, filled by the eager interpreter.
-    ``out_meta`` is the single output's meta on a device with storage, else None, and
-    ``write`` the kernel's in-place form if it has one (the eager interpreter's fast
-    path, Note [Eager fast path]).
+    ``out_meta`` is the single output's meta on a device with storage, else None;
+    ``plain`` and ``write`` are the kernel's plain and in-place forms if it has them (the
+    eager interpreter's fast path, Note [Eager fast path]).
     """
 
-    __slots__ = ("out_metas", "out_meta", "attrs", "device", "kernel", "kernel_gen", "write")
+    __slots__ = ("out_metas", "out_meta", "attrs", "device", "kernel", "kernel_gen", "plain", "write")
 
     def __init__(self, out_metas, attrs, device):
         self.out_metas = out_metas
@@ -119,6 +119,7 @@ class InferResult:
         self.device = device
         self.kernel = None
         self.kernel_gen = -1
+        self.plain = None
         self.write = None
 
     def attr(self, name):

@@ -87,8 +87,11 @@ def _as_output_array(op_expr, i, result, meta):
 # Most eager calls have one output on a device with storage and repeat a call seen before. The
 # general path records such a call, once its kernel is chosen, in the op expr's ``_fast`` dict
 # (keyed like UserOpExpr.infer's cache: call attrs and input metas). A call found there does only
-# what varies per call: call the kernel, check the result's type, dtype and shape against the
-# inferred meta, and wrap it (sharing the input's version counter when it may be a view). An
+# what varies per call: call the kernel (its plain form when it has one, Note [Plain kernels] in
+# kernels/cpu/math.py), check the result's type and dtype against the inferred meta, and wrap it
+# (sharing the input's version counter when it may be a view). The result's shape was checked on the
+# general path's call with the same metas and attrs, and a kernel's result shape depends on nothing
+# else (value-dependent lengths are attrs: Note [Value-dependent shapes] in ops/index.py). An
 # in-place call whose kernel can write in place (Note [Kernels that write in place] in
 # kernels/cpu/math.py) and whose output tensor has the inferred meta and a writeable buffer is
 # written directly. A kernel registered or removed for the op gives every bound expr a new, empty
@@ -112,17 +115,18 @@ def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
         res = None
     if res is not None:
         if outputs is None:
+            plain = res.plain
             if n == 1:
                 a0, a1 = t0._array, None
-                result = res.kernel(res, a0)
+                result = plain(a0) if plain is not None else res.kernel(res, a0)
             elif n == 2:
                 a0, a1 = t0._array, t1._array
-                result = res.kernel(res, a0, a1)
+                result = plain(a0, a1) if plain is not None else res.kernel(res, a0, a1)
             else:
                 a0 = a1 = None
                 result = res.kernel(res, *[t._array for t in inputs])
             m = res.out_meta
-            if type(result) is not _ndarray or result.dtype is not m.np_dtype or result.shape != m.shape:
+            if type(result) is not _ndarray or result.dtype is not m.np_dtype:
                 result = _as_output_array(op_expr, 0, result, m)
             out = _new(Tensor)  # Tensor._make, inlined
             out._array = result
@@ -171,6 +175,7 @@ def _eager_general(op_expr, inputs, attrs, outputs):
     if res.kernel_gen != gen:
         kernel = res.kernel = DISPATCHER.select_kernel(
             op_expr, entry, res.device, tuple([m.dtype for m in metas]), tuple([m.dtype for m in out_metas]))
+        res.plain = getattr(kernel, "plain", None)
         res.write = getattr(kernel, "write", None)
         res.kernel_gen = gen
     if res.out_meta is not None and type(attrs) is not dict:

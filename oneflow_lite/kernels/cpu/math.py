@@ -60,6 +60,13 @@ def scalar_operand(ctx, np_dtype):
     return s
 
 
+# Note [Plain kernels]
+# A kernel may carry ``kernel.plain``, a function of the arrays alone that computes exactly what
+# ``kernel(ctx, *arrays)`` does (``np.add`` for broadcast_add). The eager interpreter's fast path
+# calls it directly (Note [Eager fast path]), which saves the wrapper's Python frame, about 40 ns
+# of a 1.5 us ``flow.add``. Kernels that read attrs, convert dtypes or silence warnings have none.
+
+
 # Note [Kernels that write in place]
 # A kernel may carry ``kernel.write(ctx, out, *arrays)``, which stores exactly the kernel's result
 # into ``out`` (an array of the result's shape and dtype, possibly one of the inputs). The eager
@@ -119,6 +126,7 @@ def _binary_kernel(ufunc, name, quiet=False):
 
         def write(ctx, out, x, y):
             ufunc(x, y, out=out)
+        kernel.plain = ufunc  # Note [Plain kernels]
     kernel.__name__ = kernel.__qualname__ = name
     kernel.write = write  # Note [Kernels that write in place]
     return kernel
@@ -163,6 +171,9 @@ def negative_cpu(ctx, x):
     return _negative(x)
 
 
+negative_cpu.plain = _negative  # Note [Plain kernels]
+
+
 @cpu_kernel("exp", _FLOAT_X)
 def exp_cpu(ctx, x):
     with _errstate(all="ignore"):
@@ -176,6 +187,9 @@ _matmul = np.matmul
 @cpu_kernel("matmul", dtype_in("a", *NUMERIC_DTYPES))
 def matmul_cpu(ctx, a, b):
     return _matmul(a, b)
+
+
+matmul_cpu.plain = _matmul  # Note [Plain kernels]
 
 
 _sum = np.add.reduce  # np.sum without its Python wrapper
