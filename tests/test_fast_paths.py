@@ -420,7 +420,8 @@ def test_plain_kernels_compute_what_their_kernels_compute():
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
     cases = {"broadcast_add": (a + b, a, b), "broadcast_sub": (a - b, a, b), "broadcast_mul": (a * b, a, b),
-             "broadcast_less": (a < b, a, b), "negative": (-a, a), "matmul": (a @ b.T, a, b.T)}
+             "broadcast_less": (a < b, a, b), "negative": (-a, a), "matmul": (a @ b.T, a, b.T),
+             "abs": (np.abs(a), a), "tanh": (np.tanh(a), a)}
     for op_type, (expected, *arrays) in cases.items():
         (reg,) = [r for r in DISPATCHER.entry(op_type).kernels["cpu"]]
         np.testing.assert_array_equal(reg.fn.plain(*arrays), expected)

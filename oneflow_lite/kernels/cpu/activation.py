@@ -90,6 +90,9 @@ def tanh_cpu(ctx, x):
     return np.tanh(x)
 
 
+tanh_cpu.plain = np.tanh  # Note [Plain kernels] in kernels/cpu/math.py
+
+
 _backward("tanh_grad", lambda a, dy, y: dy * (1 - y * y))
 
 

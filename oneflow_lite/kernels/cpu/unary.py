@@ -37,6 +37,7 @@ def _ufunc_kernel(ufunc, name, quiet):
     else:
         def kernel(ctx, x):
             return ufunc(x)
+        kernel.plain = ufunc  # Note [Plain kernels] in kernels/cpu/math.py
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
 
