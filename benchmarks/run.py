@@ -5,9 +5,9 @@ Run: ``python benchmarks/run.py [--quick] [--only NAME ...] [--json PATH]``.
 Each time is the median of 7 timings of a loop calibrated to last at least 0.2 s (``--quick``: 3 timings,
 0.02 s), with the garbage collector off while timing and one BLAS / OpenMP thread; a workload's timings and
 its baseline's are taken in back-to-back pairs and the ratio is the median of the pairs' ratios, so a change
-in the machine's load affects both alike, and NumPy runs on the very arrays the tensors hold. Before timing, every workload checks its result against NumPy once; a failed
-check marks the row and makes the exit status 1. glibc's malloc is told to keep freed memory (see
-``keep_freed_memory``) for both sides.
+in the machine's load affects both alike, and NumPy runs on the very arrays the tensors hold. Before timing,
+every workload checks its result against NumPy once; a failed check marks the row and makes the exit status 1.
+glibc's malloc is told to keep freed memory (see ``keep_freed_memory``) for both sides.
 The table gives each workload's oneflow_lite figure, its baseline (NumPy in the same run unless the last
 column says otherwise), their ratio, the target and whether it holds. ``--only`` takes a workload id
 (``W1``) or a row name (``"W1 relu"``), case-insensitively, and may be repeated; ``--json`` also writes the
@@ -78,20 +78,13 @@ class Timer:
         self.min_seconds = min_seconds
         self.repeats = repeats
 
-    def _calibrate(self, fn) -> int:
-        fn()  # warm the caches (functor construction, meta inference, kernel choice, graph compilation)
+    def _calibrate(self, warm, loop) -> int:
+        """The number of calls for which ``loop(number)`` (the seconds ``number`` calls take) lasts at least
+        ``min_seconds``, after one untimed ``warm()``."""
+        warm()  # warm the caches (functor construction, meta inference, kernel choice, graph compilation)
         number = 1
         while True:
-            elapsed = _time_loop(fn, number)
-            if elapsed >= self.min_seconds:
-                return number
-            number = max(number * 2, int(number * self.min_seconds / max(elapsed, 1e-9) * 1.1))
-
-    def _calibrate_prepared(self, fn, setup) -> int:
-        fn(setup())
-        number = 1
-        while True:
-            elapsed = _time_prepared(fn, [setup() for _ in range(number)])
+            elapsed = loop(number)
             if elapsed >= self.min_seconds:
                 return number
             number = max(number * 2, int(number * self.min_seconds / max(elapsed, 1e-9) * 1.1))
@@ -103,16 +96,15 @@ class Timer:
         from one second to the next) touches both sides of a pair alike. With ``setup``, ``fn`` is timed
         as ``fn(setup())``, the setups made before each timed loop (untimed)."""
         if setup is None:
-            n_fn = self._calibrate(fn)
-            time_fn = lambda: _time_loop(fn, n_fn) / n_fn  # noqa: E731
+            warm, loop = fn, lambda number: _time_loop(fn, number)
         else:
-            n_fn = self._calibrate_prepared(fn, setup)
-            time_fn = lambda: _time_prepared(fn, [setup() for _ in range(n_fn)]) / n_fn  # noqa: E731
-        n_base = self._calibrate(baseline)
+            warm, loop = lambda: fn(setup()), lambda number: _time_prepared(fn, [setup() for _ in range(number)])
+        base_loop = lambda number: _time_loop(baseline, number)  # noqa: E731
+        n_fn, n_base = self._calibrate(warm, loop), self._calibrate(baseline, base_loop)
         times, base_times = [], []
         for _ in range(self.repeats):
-            times.append(time_fn())
-            base_times.append(_time_loop(baseline, n_base) / n_base)
+            times.append(loop(n_fn) / n_fn)
+            base_times.append(base_loop(n_base) / n_base)
         ratios = [a / b for a, b in zip(times, base_times)]
         return statistics.median(times), statistics.median(base_times), statistics.median(ratios)
 
