@@ -110,3 +110,62 @@ def test_scheduled_lr_is_a_named_variable_not_a_folded_constant():
     lr_ops = [op for op in graph.job.net.op if op.name == "optimizer0_param_group0_lr"]
     assert len(lr_ops) == 1 and lr_ops[0].WhichOneof("op_type") == "variable_conf"
     assert "optimizer0_param_group0_lr: variable -> optimizer0_param_group0_lr/out: float64[]" in repr(graph)
+
+
+class _MSEGraph(flow.nn.Graph):
+    def __init__(self, model, opt, zero_grad_first=False):
+        super().__init__()
+        self.model = model
+        self.opt = opt
+        self.zero_grad_first = zero_grad_first
+        self.add_optimizer(opt)
+
+    def build(self, x, y):
+        if self.zero_grad_first:
+            self.opt.zero_grad(set_to_none=False)
+        loss = ((self.model(x) - y) ** 2).mean()
+        loss.backward()
+        return loss
+
+
+def _numpy_sgd_momentum_step(W, b, bufs, X, Y, lr, momentum):
+    """One SGD-with-momentum step of mean((X W^T + b - Y)^2), written out in NumPy."""
+    d = 2 * (X @ W.T + b - Y) / (X.shape[0] * W.shape[0])
+    grads = (d.T @ X, d.sum(0))
+    new = []
+    for i, (p, g) in enumerate(zip((W, b), grads)):
+        bufs[i] = g if bufs[i] is None else momentum * bufs[i] + g
+        new.append(p - lr * bufs[i])
+    return new[0], new[1], grads
+
+
+@pytest.mark.parametrize("zero_grad_first", [False, True])
+def test_alternating_eager_and_graph_steps_train_like_numpy(zero_grad_first):
+    # The graph owns its gradients: eager .grad left by eager steps is neither added into the graph's
+    # updates nor changed by them (an earlier version accumulated the stale eager grad at every run).
+    flow.manual_seed(3)
+    model = flow.nn.Linear(4, 3).double()
+    opt = flow.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    graph = _MSEGraph(model, opt, zero_grad_first)
+    rng = np.random.default_rng(11)
+    W, b = model.weight.numpy().copy(), model.bias.numpy().copy()
+    bufs = [None, None]
+    for step in range(8):
+        X, Y = rng.standard_normal((5, 4)), rng.standard_normal((5, 3))
+        x, y = flow.tensor(X), flow.tensor(Y)
+        eager_grad_before = None if model.weight.grad is None else model.weight.grad.numpy().copy()
+        if step % 3 == 1:  # graph steps at 1, 4, 7; eager at the others (two in a row too)
+            graph(x, y)
+            if eager_grad_before is None:
+                assert model.weight.grad is None
+            else:
+                np.testing.assert_array_equal(model.weight.grad.numpy(), eager_grad_before)
+            W, b, _ = _numpy_sgd_momentum_step(W, b, bufs, X, Y, 0.1, 0.9)
+        else:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+            W, b, grads = _numpy_sgd_momentum_step(W, b, bufs, X, Y, 0.1, 0.9)
+            np.testing.assert_allclose(model.weight.grad.numpy(), grads[0], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(model.weight.numpy(), W, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(model.bias.numpy(), b, rtol=1e-12, atol=1e-14)

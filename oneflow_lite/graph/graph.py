@@ -353,6 +353,12 @@ class Graph:
                     names.setdefault(id(group["lr"]), f"optimizer{i}_param_group{j}_lr")
         return names
 
+    def _trainable_tensors(self) -> list:
+        """The parameters of the graph's modules and optimizers (their eager grads are hidden in a build)."""
+        tensors = [p for block in self._blocks.values() for _, p in block._origin.named_parameters()]
+        tensors += [p for optimizer, _ in self._optimizers for g in optimizer.param_groups for p in g["params"]]
+        return tensors
+
     def _drop_plans(self):
         with self._lock:
             for entry in self._entries.values():
@@ -425,6 +431,7 @@ class Graph:
             self._blocks[attr] = ModuleBlock(block._origin, attr)
         ctx = JobBuildAndInferCtx(self._name, self._state_names())
         try:
+            ctx.hide_grads(self._trainable_tensors())
             with lazy_mode(ctx):
                 lazy = [ctx.add_input(f"_{self._name}_input.{p}", t) for p, t in leaves]
                 outputs = self.build(*io.unflatten(a_spec, lazy), **io.unflatten(k_spec, lazy))

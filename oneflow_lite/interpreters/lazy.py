@@ -40,8 +40,13 @@ touches: ``restore_eager_state()`` puts back each bound tensor's ``requires_grad
 ``grad_fn`` and ``.grad`` as they were before the build (a ``.grad`` computed by
 ``backward()`` inside the build is a lazy tensor and must not leak out; return it
 from ``build()`` to read it). In-place writes into their buffers are captured as
-above and happen at every run; that includes accumulation into a ``.grad`` that
-already held an eager tensor before the build, as eager ``backward()`` does.
+above and happen at every run.
+
+The graph owns its gradients, as in OneFlow: while a build runs, every bound
+tensor (and every parameter the graph knows, see ``hide_grads``) has no
+``.grad``, so a ``backward()`` in the build starts from zero at every run. An
+eager ``.grad`` left by earlier eager steps is neither added into the graph's
+updates nor written by them; it is back, unchanged, when the build ends.
 """
 
 from __future__ import annotations
@@ -117,6 +122,8 @@ class _Binding:
         ag = tensor._ag
         self.saved = (tensor._key_set, ag, None if ag is None else (ag.grad_fn, ag.output_nr, ag.grad,
                                                                       ag.retains_grad))
+        if ag is not None:
+            ag.grad = None  # the graph owns its gradients (Note [Eager tensors in a build])
 
     def restore(self):
         t = self.tensor
@@ -145,6 +152,7 @@ class JobBuildAndInferCtx:
         self._counter = 0
         self._scopes = []
         self._bindings = {}  # id(eager tensor) -> _Binding
+        self._hidden_grads = []  # (autograd meta, eager .grad) hidden for the build by hide_grads()
         self.inputs = {}  # input op name -> lazy tensor given to build()
         self.output_names = []
 
@@ -341,10 +349,23 @@ class JobBuildAndInferCtx:
         """Whether an in-place op rebinds a variable that requires grad (a training job)."""
         return any(b.lbn != f"{b.op_name}/out" and b.saved[0] & _AG for b in self._bindings.values())
 
+    def hide_grads(self, tensors) -> None:
+        """Take the eager ``.grad`` of ``tensors`` away until the build ends, before any op binds them
+        (Note [Eager tensors in a build]): e.g. a ``zero_grad(set_to_none=False)`` at the start of a
+        build must not capture the eager gradient buffers."""
+        for t in tensors:
+            ag = t._ag
+            if ag is not None and ag.grad is not None:
+                self._hidden_grads.append((ag, ag.grad))
+                ag.grad = None
+
     def restore_eager_state(self) -> None:
         """Undo the build's effect on the autograd state of bound eager tensors (Note [Eager tensors in a build])."""
         for b in self._bindings.values():
             b.restore()
+        for ag, grad in self._hidden_grads:
+            ag.grad = grad
+        self._hidden_grads.clear()
 
 
 _AG = 1 << DispatchKey.Autograd
