@@ -2,6 +2,7 @@
 ``functors.functional_api.FUNCTIONAL_API``, with overload resolution."""
 
 from oneflow_lite import functors as _functors  # noqa: F401  (registers the functors)
+from oneflow_lite.framework.calls import add_resolver as _add_resolver
 from oneflow_lite.functors.functional import FunctionalFunction as _FunctionalFunction
 from oneflow_lite.functors.functional_api import FUNCTIONAL_API as _API
 
@@ -9,3 +10,10 @@ for _name, _sigs in _API.items():
     globals()[_name] = _FunctionalFunction(_name, _sigs).function
 
 __all__ = sorted(_API)
+
+
+def _resolve(name):
+    return globals()[name] if name in _API else None
+
+
+_add_resolver("functional", _resolve)  # F.<name> (Note [Calls by name] in framework/calls.py)

@@ -62,7 +62,7 @@ def test_demo_both_modes_one_epoch_prints_progress_and_summary():
     for m in epochs:
         loss, train_acc, test_acc, rate, seconds = (float(m.group(i).replace(",", "")) for i in range(4, 9))
         assert 0 < loss < np.log(10) and 10 < train_acc <= 100 and 10 < test_acc <= 100  # better than chance
-        assert rate == pytest.approx(44 * 32 / seconds, rel=0.02, abs=1)
+        assert rate == pytest.approx(44 * 32 / seconds, rel=0.02 + 0.0005 / seconds, abs=1)  # seconds has 3 decimals
     eager, graph = epochs
     assert eager.group(4, 5, 6) == graph.group(4, 5, 6)  # same weights, same batches: same numbers
 

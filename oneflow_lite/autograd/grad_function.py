@@ -25,6 +25,8 @@ from __future__ import annotations
 import threading
 
 from oneflow_lite.autograd.graph import node_name
+from oneflow_lite.autograd.rows import RowsGradFunction
+from oneflow_lite.framework.derivatives import find_rows, ops_with_rows
 from oneflow_lite.framework.errors import RegistrationError
 from oneflow_lite.framework.source_location import caller_location
 
@@ -45,6 +47,7 @@ class OpExprGradFunction:
 # op type -> (grad function instance, backward node name)
 _grad_functions: dict[str, tuple] = {}
 _locations: dict[str, str] = {}
+_from_rows: dict[str, tuple] = {}  # op type -> (RowsGradFunction, node name), compiled on first use
 _lock = threading.Lock()
 
 
@@ -61,6 +64,10 @@ def register_op_grad(op_type: str):
             if op_type in _grad_functions:
                 raise RegistrationError(f"register_op_grad('{op_type}'): a grad function is already registered at "
                                         f"{_locations[op_type]}; duplicate at {location}")
+            rows = find_rows(op_type)
+            if rows is not None:
+                raise RegistrationError(f"register_op_grad('{op_type}'): gradient rows are already registered at "
+                                        f"{rows.location}; duplicate at {location}")
             _grad_functions[op_type] = (cls(), node_name(cls.name or op_type))
             _locations[op_type] = location
         return cls
@@ -75,15 +82,31 @@ def unregister_op_grad(op_type: str) -> None:
 
 
 def get_grad_function(op_type: str) -> OpExprGradFunction | None:
-    entry = _grad_functions.get(op_type)
-    return None if entry is None else entry[0]
+    return grad_entry(op_type)[0]
 
 
 def grad_entry(op_type: str) -> tuple:
-    """``(grad function or None, backward node name)`` of ``op_type``."""
+    """``(grad function or None, backward node name)`` of ``op_type``: a registered class, or the op's
+    gradient rows compiled on first use (Note [Compiled rows] in autograd/rows.py)."""
     entry = _grad_functions.get(op_type)
-    return (None, node_name(op_type)) if entry is None else entry
+    if entry is not None:
+        return entry
+    rows = find_rows(op_type)
+    if rows is None:
+        return (None, node_name(op_type))
+    from_rows = _from_rows.get(op_type)
+    if from_rows is None or from_rows[0].rows is not rows:  # rows replaced since compiled
+        with _lock:
+            gf = RowsGradFunction(rows)
+            from_rows = _from_rows[op_type] = (gf, node_name(rows.name or op_type))
+    return from_rows
+
+
+def grad_location(op_type: str) -> str | None:
+    """Where the grad function (class or rows) of ``op_type`` was registered."""
+    rows = find_rows(op_type)
+    return rows.location if rows is not None else _locations.get(op_type)
 
 
 def registered_grad_ops() -> list[str]:
-    return sorted(_grad_functions)
+    return sorted(set(_grad_functions) | set(ops_with_rows()))

@@ -103,6 +103,15 @@ class _CaptureAttrs:
     def __contains__(self, name):
         return name in self._resolve()
 
+    def all(self):
+        """Every attr, as the ``AttrMap`` the kernel saw."""
+        return self._resolve()
+
+    def arg_slices(self) -> tuple:
+        """``(input slices, output slices)``: argument name -> (start, count) in the flat tensor tuples."""
+        op_expr = self._op_expr
+        return op_expr.input_arg_tuple.slices, op_expr.output_arg_tuple.slices
+
 
 def _record(op_expr, inputs, outs, attrs, captured_inputs, grad_function=None):
     """Add the backward node of ``outs`` and let the grad function (the op type's registered one unless

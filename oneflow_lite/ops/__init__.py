@@ -12,5 +12,4 @@ from oneflow_lite.ops import index  # noqa: F401
 from oneflow_lite.ops import reduce  # noqa: F401
 from oneflow_lite.ops import conv  # noqa: F401
 from oneflow_lite.ops import nn  # noqa: F401
-from oneflow_lite.ops import grad_ops  # noqa: F401  (ops of backward formulas, e.g. slice_grad)
 from oneflow_lite.ops import model_update  # noqa: F401  (optimizer update ops, e.g. sgd_update)

@@ -6,10 +6,31 @@ in one kernel, as OneFlow's grad ops do; their own grad functions (double
 backward) are composed of functional ops (autograd/grads/unary.py).
 """
 
+from oneflow_lite.framework.calls import F
+from oneflow_lite.framework.derivatives import derivative
 from oneflow_lite.framework.op_registry import register_user_op
 from oneflow_lite.ops.common import same_dtype, same_shape
 
 register_user_op("relu", inputs=["x"], outputs=["y"], infer_shape=same_shape, infer_dtype=same_dtype)
+
+
+def _relu_grad_shape(ctx):
+    dy, y = ctx.shape("dy"), ctx.shape("y")
+    if tuple(dy) != tuple(y):
+        raise ctx.error(f"dy and y must have the same shape, got {list(dy)} and {list(y)}")
+    if ctx.dtype("dy") is not ctx.dtype("y"):
+        raise ctx.error(f"dy and y must have the same dtype, got {ctx.dtype('dy').name} and {ctx.dtype('y').name}")
+    return same_shape(ctx)
+
+
+register_user_op("relu_grad", inputs=["dy", "y"], outputs=["dx"], infer_shape=_relu_grad_shape,
+                 infer_dtype=same_dtype)
+
+
+# ``relu_grad(dy, y)``: ``dy`` where ``y > 0``, else 0 (one op instead of a comparison, a cast and a multiply);
+# it is linear in dy (with the mask of y) and piecewise constant in y.
+derivative("relu", x=lambda dy, y: F.relu_grad(dy, y))
+derivative("relu_grad", dy=lambda ddx, y: F.relu_grad(ddx, y))
 
 
 def _grad_shape(ctx):

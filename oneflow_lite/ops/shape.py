@@ -420,3 +420,28 @@ register_user_op("pad", inputs=["x"], outputs=["y"], attrs=_PAD_ATTRS, infer_sha
                  infer_dtype=same_dtype)
 register_user_op("pad_grad", inputs=["dy"], outputs=["dx"], attrs=_PAD_ATTRS, infer_shape=_pad_grad_shape,
                  infer_dtype=same_dtype)
+
+
+# ``slice_grad(dy)``: the gradient of ``slice``: a tensor of shape ``like_shape``, zero except where the
+# slice ``start:stop:step`` (per dim) took its elements from, which hold ``dy``. Its attrs are set per call.
+def _slice_grad_shape(ctx):
+    like = ctx.attrs["like_shape"]
+    start, stop, step = ctx.attrs["start"], ctx.attrs["stop"], ctx.attrs["step"]
+    if not len(start) == len(stop) == len(step) == len(like):
+        raise ctx.error(f"start, stop and step need one entry per dim of like_shape ({len(like)}), got "
+                        f"{len(start)}, {len(stop)} and {len(step)}")
+    expected = []
+    for dim, (size, a, b, c) in enumerate(zip(like, start, stop, step)):
+        if c <= 0:
+            raise ctx.error(f"step must be greater than zero, got {c} at dim {dim}")
+        expected.append(len(range(*slice(a, b, c).indices(size))))
+    dy = tuple(ctx.shape("dy"))
+    if dy != tuple(expected):
+        raise ctx.error(f"dy has shape {list(dy)} but slicing like_shape {list(like)} gives {expected}")
+    return like
+
+
+register_user_op("slice_grad", inputs=["dy"], outputs=["dx"],
+                 attrs={"like_shape": ("shape", ()), "start": ("list_int64", ()), "stop": ("list_int64", ()),
+                        "step": ("list_int64", ())},
+                 infer_shape=_slice_grad_shape, infer_dtype=same_dtype)

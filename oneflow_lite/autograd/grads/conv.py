@@ -15,9 +15,9 @@ from oneflow_lite.functors.registry import get_functor
 _sum = get_functor("ReduceSum")
 
 _CONV_KEYS = ("padding_before", "padding_after", "strides", "dilation_rate", "groups")
-_conv = {nd: OpCaller(f"conv{nd}d", ("in", "weight"), "out") for nd in (1, 2, 3)}
-_conv_data_grad = OpCaller("conv_data_grad", ("dy", "filter"), "dx")
-_conv_filter_grad = OpCaller("conv_filter_grad", ("dy", "x"), "filter_diff")
+_conv = {nd: OpCaller(f"conv{nd}d") for nd in (1, 2, 3)}
+_conv_data_grad = OpCaller("conv_data_grad")
+_conv_filter_grad = OpCaller("conv_filter_grad")
 
 
 def _conv_attrs(attrs):
@@ -203,8 +203,8 @@ class _AdjointGrad(OpExprGradFunction):
 _AVG_KEYS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
 _max_pool_grad, _max_pool_gather = {}, {}
 for _nd in (1, 2, 3):
-    _max_pool_grad[_nd] = OpCaller(f"max_pool{_nd}d_grad", ("dy", "indice"), "dx")
-    _max_pool_gather[_nd] = OpCaller(f"max_pool{_nd}d_gather", ("x", "indice"), "y")
+    _max_pool_grad[_nd] = OpCaller(f"max_pool{_nd}d_grad")
+    _max_pool_gather[_nd] = OpCaller(f"max_pool{_nd}d_gather")
     _mp, _avg, _ada = f"MaxPool{_nd}d", f"AvgPool{_nd}d", f"AdaptiveAvgPool{_nd}d"
     register_op_grad(f"max_pool{_nd}d")(type(_mp + "Grad", (_MaxPoolGrad,), {"name": _mp, "nd": _nd}))
     register_op_grad(f"max_pool{_nd}d_grad")(
@@ -213,14 +213,14 @@ for _nd in (1, 2, 3):
         type(_mp + "GatherGrad", (_MaxPoolGatherGrad,), {"name": _mp + "Gather", "nd": _nd}))
     register_op_grad(f"avg_pool{_nd}d")(type(_avg + "Grad", (_LinearGrad,), {
         "name": _avg, "nd": _nd, "keys": _AVG_KEYS,
-        "adjoint": OpCaller(f"avg_pool{_nd}d_grad", ("dy",), "dx")}))
+        "adjoint": OpCaller(f"avg_pool{_nd}d_grad")}))
     register_op_grad(f"avg_pool{_nd}d_grad")(type(_avg + "GradGrad", (_AdjointGrad,), {
-        "name": _avg + "Grad", "nd": _nd, "keys": _AVG_KEYS, "forward": OpCaller(f"avg_pool{_nd}d", ("x",), "y")}))
+        "name": _avg + "Grad", "nd": _nd, "keys": _AVG_KEYS, "forward": OpCaller(f"avg_pool{_nd}d")}))
     register_op_grad(f"adaptive_avg_pool{_nd}d")(type(_ada + "Grad", (_LinearGrad,), {
-        "name": _ada, "nd": _nd, "adjoint": OpCaller(f"adaptive_avg_pool{_nd}d_grad", ("dy",), "dx")}))
+        "name": _ada, "nd": _nd, "adjoint": OpCaller(f"adaptive_avg_pool{_nd}d_grad")}))
     register_op_grad(f"adaptive_avg_pool{_nd}d_grad")(type(_ada + "GradGrad", (_AdjointGrad,), {
         "name": _ada + "Grad", "nd": _nd, "output_size": True,
-        "forward": OpCaller(f"adaptive_avg_pool{_nd}d", ("x",), "y")}))
+        "forward": OpCaller(f"adaptive_avg_pool{_nd}d")}))
 
 
 # ---- upsampling ----------------------------------------------------------------------------------
@@ -234,6 +234,6 @@ for _mode, _extra in (("nearest", "exact"), ("linear", "align_corners")):
     _keys = ("output_size", "scales", _extra)
     _cls = "Upsample" + _mode.capitalize()
     register_op_grad(f"upsample_{_mode}")(type(_cls + "Grad", (_UpsampleGrad,), {
-        "name": _cls, "keys": _keys, "adjoint": OpCaller(f"upsample_{_mode}_grad", ("dy",), "dx")}))
+        "name": _cls, "keys": _keys, "adjoint": OpCaller(f"upsample_{_mode}_grad")}))
     register_op_grad(f"upsample_{_mode}_grad")(type(_cls + "GradGrad", (_AdjointGrad,), {
-        "name": _cls + "Grad", "keys": _keys, "forward": OpCaller(f"upsample_{_mode}", ("x",), "y")}))
+        "name": _cls + "Grad", "keys": _keys, "forward": OpCaller(f"upsample_{_mode}")}))

@@ -26,9 +26,9 @@ _index_select = get_functor("IndexSelect")
 _index_add = get_functor("IndexAdd")
 _masked_fill = get_functor("MaskedFill")
 _sum = get_functor("ReduceSum")
-_slice_grad = OpCaller("slice_grad", ("dy",), "dx")
-_masked_select = OpCaller("masked_select", ("input", "mask"), "output")
-_masked_select_grad = OpCaller("masked_select_grad", ("dy", "mask"), "dx")
+_slice_grad = OpCaller("slice_grad")
+_masked_select = OpCaller("masked_select")
+_masked_select_grad = OpCaller("masked_select_grad")
 
 
 def _fit(g, shape):

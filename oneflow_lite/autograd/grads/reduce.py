@@ -47,11 +47,11 @@ _sum = get_functor("ReduceSum")
 _mean = get_functor("ReduceMean")
 _cumsum = get_functor("Cumsum")
 
-_select = OpCaller("select_along_dim", ("x", "index"), "y")
-_select_grad = OpCaller("select_along_dim_grad", ("dy", "index"), "dx")
-_prod_grad = OpCaller("reduce_prod_grad", ("dy", "x"), "dx")
-_cumprod_grad = OpCaller("cumprod_grad", ("dy", "x"), "dx")
-_norm_grad = OpCaller("vector_norm_grad", ("dy", "x", "y"), "dx")
+_select = OpCaller("select_along_dim")
+_select_grad = OpCaller("select_along_dim_grad")
+_prod_grad = OpCaller("reduce_prod_grad")
+_cumprod_grad = OpCaller("cumprod_grad")
+_norm_grad = OpCaller("vector_norm_grad")
 
 
 def sub(a, b):

@@ -6,8 +6,8 @@ from oneflow_lite.autograd.grad_function import OpExprGradFunction, register_op_
 from oneflow_lite.autograd.grads.util import OpCaller, reshape, slice_
 from oneflow_lite.framework.attr import AttrMap
 
-_permute = OpCaller("transpose", ("input",), "output")
-_slice_grad = OpCaller("slice_grad", ("dy",), "dx")
+_permute = OpCaller("transpose")
+_slice_grad = OpCaller("slice_grad")
 
 
 @register_op_grad("reshape")

@@ -22,8 +22,8 @@ _flip = get_functor("Flip")
 _roll = get_functor("Roll")
 _tril = get_functor("Tril")
 _triu = get_functor("Triu")
-_pad = OpCaller("pad", ("x",), "y")
-_pad_grad = OpCaller("pad_grad", ("dy",), "dx")
+_pad = OpCaller("pad")
+_pad_grad = OpCaller("pad_grad")
 
 
 class _ReshapeBack(OpExprGradFunction):

@@ -117,7 +117,7 @@ for _op, _name in (("sign", "Sign"), ("floor", "Floor"), ("ceil", "Ceil"), ("rou
 
 # ---- clamp -----------------------------------------------------------------------------------------
 _CLIP_NAMES = tuple(CLIP_ATTRS)
-_clip_by_scalar_grad = OpCaller("clip_by_scalar_grad", ("dy", "x"), "dx")
+_clip_by_scalar_grad = OpCaller("clip_by_scalar_grad")
 _clip_attrs: dict = {}
 
 
@@ -311,7 +311,7 @@ class _ActivationGradGrad(_ActivationGrad):
 
 for _op, _second in _SECOND_DERIVATIVES.items():
     _names = tuple(ACTIVATION_ATTRS[_op])
-    _caller = OpCaller(_op + "_grad", ("dy", "x"), "dx")
+    _caller = OpCaller(_op + "_grad")
     register_op_grad(_op)(type(_NAMES[_op] + "Grad", (_ActivationGrad,),
                                {"name": _NAMES[_op], "names": _names, "grad_op": _caller}))
     register_op_grad(_op + "_grad")(type(_NAMES[_op] + "GradGrad", (_ActivationGradGrad,),
@@ -320,8 +320,8 @@ for _op, _second in _SECOND_DERIVATIVES.items():
 
 
 # ---- sigmoid and tanh: their grad ops take the output y ---------------------------------------------
-_sigmoid_grad = OpCaller("sigmoid_grad", ("dy", "y"), "dx")
-_tanh_grad = OpCaller("tanh_grad", ("dy", "y"), "dx")
+_sigmoid_grad = OpCaller("sigmoid_grad")
+_tanh_grad = OpCaller("tanh_grad")
 
 
 class _OutputGrad(OpExprGradFunction):

@@ -9,8 +9,11 @@ the functional API's overload resolution (a few microseconds per call).
 from __future__ import annotations
 
 from oneflow_lite.framework.attr import AttrMap
+from oneflow_lite.framework.calls import add_resolver, register_call
 from oneflow_lite.framework.op_builder import OpBuilder
+from oneflow_lite.framework.op_registry import find, lookup
 from oneflow_lite.functors.registry import get_functor
+from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 _add = get_functor("Add")
@@ -83,22 +86,46 @@ def copy(a, device):
 
 
 class OpCaller:
-    """Runs one op with a call-time ``AttrMap``: for backward formulas without a functional form
-    (a transpose by a whole permutation, ``slice_grad``, ``relu_grad``). Builds the op expr on first use."""
+    """Runs one op by type: ``caller(*inputs, attrs=None, **attr_values)`` with the inputs in the
+    definition's order (trailing optional ones may be left out); the result is the output tensor, or a
+    tuple for several outputs. For backward formulas without a functional form (``relu_grad``, a
+    transpose by a whole permutation, ``slice_grad``); ``F.<op_type>`` is one (Note [Calls by name]).
+    Builds its op exprs on first use, one per number of inputs given."""
 
-    def __init__(self, op_type, inputs, output):
-        self._spec = (op_type, inputs, output)
-        self._op = None
+    def __init__(self, op_type):
+        self.op_type = op_type
+        self._ops = {}
+        self._attrs = {}
 
-    def __call__(self, *inputs, attrs: AttrMap | None = None):
-        op = self._op
+    def _op(self, n):
+        op = self._ops.get(n)
         if op is None:
-            op_type, names, output = self._spec
-            builder = OpBuilder(op_type)
-            for name in names:
-                builder.input(name)
-            op = self._op = builder.output(output).build()
-        return dispatch(op, inputs, attrs)[0]
+            definition = lookup(self.op_type)
+            if any(a.variadic for a in definition.inputs + definition.outputs):
+                raise TypeError(f"F.{self.op_type}: an op with a variadic argument cannot be called by type")
+            if n > len(definition.inputs) or any(not a.optional for a in definition.inputs[n:]):
+                raise TypeError(f"F.{self.op_type}: {n} input(s) given; the op takes "
+                                f"{', '.join(a.name for a in definition.inputs)}")
+            builder = OpBuilder(self.op_type)
+            for a in definition.inputs[:n]:
+                builder.input(a.name)
+            for a in definition.outputs:
+                builder.output(a.name)
+            op = self._ops[n] = builder.build()
+        return op
+
+    def __call__(self, *inputs, attrs: AttrMap | None = None, **attr_values):
+        if attr_values:
+            attrs = cached_attrs(self._attrs, tuple(attr_values), tuple(attr_values.values()))
+        out = dispatch(self._op(len(inputs)), inputs, attrs)
+        return out[0] if len(out) == 1 else out
+
+
+def _op_caller(op_type):
+    return OpCaller(op_type) if find(op_type) is not None else None
+
+
+add_resolver("op", _op_caller)
 
 
 def reduce_to(g, shape):
@@ -139,3 +166,17 @@ def expand_reduced(g, kept_shape, shape):
 def scalar_operand(attrs):
     """The Python scalar of a ``scalar_*`` op (OneFlow's int_operand / float_operand attrs)."""
     return attrs["float_operand"] if attrs["has_float_operand"] else attrs["int_operand"]
+
+
+def zeros_of(meta):
+    """Zeros with ``meta``'s shape, dtype and device (the gradient of a piecewise-constant op)."""
+    return _zeros(tuple(meta.shape), meta.dtype, meta.device)
+
+
+# The fast helpers of backward formulas, as F.<name> (Note [Calls by name]): positional arguments, the
+# functors called directly.
+for _name, _fn in (("add", add), ("mul", mul), ("mul_scalar", mul_scalar), ("div", div), ("div_scalar", div_scalar),
+                   ("neg", neg), ("matmul", matmul), ("reshape", reshape), ("transpose", transpose),
+                   ("cast", cast), ("reduce_to", reduce_to), ("expand_reduced", expand_reduced),
+                   ("zeros_of", zeros_of)):
+    register_call(_name, _fn)

@@ -12,5 +12,4 @@ from oneflow_lite.kernels.cpu import index  # noqa: F401
 from oneflow_lite.kernels.cpu import reduce  # noqa: F401
 from oneflow_lite.kernels.cpu import conv  # noqa: F401
 from oneflow_lite.kernels.cpu import nn  # noqa: F401
-from oneflow_lite.kernels.cpu import grad_ops  # noqa: F401
 from oneflow_lite.kernels.cpu import model_update  # noqa: F401

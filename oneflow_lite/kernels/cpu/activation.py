@@ -20,6 +20,11 @@ from oneflow_lite.kernels.registration import cpu_kernel
 _maximum = np.maximum
 _minimum = np.minimum
 _where = np.where
+_empty = np.empty
+_greater = np.greater
+_copyto = np.copyto
+_negative = np.negative
+_bitwise_and = np.bitwise_and
 _exp = np.exp
 _errstate = np.errstate
 _F16 = np.dtype(np.float16)
@@ -184,3 +189,27 @@ def _gelu_grad(a, dy, x):
 
 _forward("gelu", _gelu)
 _backward("gelu_grad", _gelu_grad)
+
+
+_BITS = {np.dtype(f): np.dtype(i) for f, i in ((np.float16, np.int16), (np.float32, np.int32), (np.float64, np.int64))}
+# Note [relu_grad by bit masks]
+# relu_grad is ``dy`` where ``y > 0``, else +0 (NaN in dy kept where y > 0, dropped elsewhere), so it is
+# not ``dy * (y > 0)`` (NaN * 0 is NaN, -1 * 0 is -0). ``np.where(mask, dy, 0)`` is exact but slow on a
+# random mask (19 us on (64, 256) float32, against 6 us for the multiply); from this many elements the
+# kernel instead ANDs dy's bits with an all-ones / all-zeros integer mask made from ``y > 0`` (copy, negate,
+# and: 6 us, exact), written into the result's own buffer.
+_BITS_MIN_SIZE = 2048
+
+
+@cpu_kernel("relu_grad", dtype_in("dy", *FLOATING_DTYPES))
+def relu_grad_cpu(ctx, dy, y):
+    zero = RELU_ZEROS[dy.dtype]  # a shared 0-d zero: no conversion of a Python 0 per call
+    if dy.size < _BITS_MIN_SIZE:
+        return _where(_greater(y, zero), dy, zero)
+    ints = _BITS[dy.dtype]  # Note [relu_grad by bit masks]
+    dx = _empty(dy.shape, dy.dtype)
+    mask = dx.view(ints)
+    _copyto(mask, _greater(y, zero))
+    _negative(mask, out=mask)
+    _bitwise_and(dy.view(ints), mask, out=mask)
+    return dx

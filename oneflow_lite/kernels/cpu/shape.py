@@ -161,3 +161,12 @@ def pad_grad_cpu(ctx, dy):
             np.add.at(acc, _source_index(attrs["mode"], n, b, a), moved)
             g = np.moveaxis(acc, 0, d)
     return g.astype(m.np_dtype)  # a copy: never dy itself
+
+
+@cpu_kernel("slice_grad")
+def slice_grad_cpu(ctx, dy):
+    attrs = ctx.attrs
+    m = ctx.out_metas[0]
+    dx = np.zeros(m.shape, m.np_dtype)
+    dx[tuple(map(slice, attrs["start"], attrs["stop"], attrs["step"]))] = dy
+    return dx
