@@ -57,6 +57,11 @@ def _list_ops(out) -> int:
     for name, keys, kernels in rows:
         print(f"{name:<{widths[0]}}  {keys:<{widths[1]}}  {kernels}", file=out)
     print(f"{len(rows)} op types", file=out)
+    composites = DISPATCHER.composites()
+    print(f"\ncomposite functions (no op of their own; 'ops NAME' shows where each is defined): "
+          f"{len(composites)}", file=out)
+    if composites:
+        print("  " + " ".join(composites), file=out)
     _list_functions(out)
     return 0
 
@@ -77,8 +82,8 @@ def _show_op(op_type: str, registrations: bool, out, err) -> int:
     from oneflow_lite.dispatch.dispatcher import DISPATCHER
     from oneflow_lite.dispatch.introspection import dump, dump_table
 
-    if DISPATCHER.find_entry(op_type) is None:
-        known = DISPATCHER.op_types()
+    if DISPATCHER.find_entry(op_type) is None and DISPATCHER.composite(op_type) is None:
+        known = DISPATCHER.op_types() + DISPATCHER.composites()
         close = difflib.get_close_matches(op_type, known, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else "; run 'python -m oneflow_lite ops' to list them"
         print(f"error: unknown op type '{op_type}'{hint}", file=err)

@@ -2,12 +2,17 @@
 ``functors.functional_api.FUNCTIONAL_API``, with overload resolution."""
 
 from oneflow_lite import functors as _functors  # noqa: F401  (registers the functors)
+from oneflow_lite.dispatch.dispatcher import DISPATCHER as _DISPATCHER
 from oneflow_lite.framework.calls import add_resolver as _add_resolver
+from oneflow_lite.functors.registry import composite_location as _composite_location
 from oneflow_lite.functors.functional import FunctionalFunction as _FunctionalFunction
 from oneflow_lite.functors.functional_api import FUNCTIONAL_API as _API
 
 for _name, _sigs in _API.items():
-    globals()[_name] = _FunctionalFunction(_name, _sigs).function
+    globals()[_name] = _fn = _FunctionalFunction(_name, _sigs).function
+    for _sig in _fn.signatures:  # Note [Composite ops] in functors/registry.py
+        if _composite_location(_sig.functor_name) is not None:
+            _DISPATCHER.register_composite(_name, _sig.functor_name, _composite_location(_sig.functor_name))
 
 __all__ = sorted(_API)
 

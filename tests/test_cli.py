@@ -18,7 +18,11 @@ def _run(*args):
 def test_ops_lists_registered_ops_with_their_keys():
     r = _run("ops")
     assert r.returncode == 0, r.stderr
-    ops_part, functions_part = r.stdout.split("\n\n")
+    ops_part, composites_part, functions_part = r.stdout.split("\n\n")
+    heading, names = composites_part.splitlines()
+    assert re.fullmatch(r"composite functions \(no op of their own; 'ops NAME' shows where each is defined\): \d+",
+                        heading)
+    assert "relu6" in names.split() and "expand_as" in names.split()
     lines = ops_part.splitlines()
     assert re.fullmatch(r"op type +keys with a handler +kernels \(device:count\)", lines[0])
     relu = [line for line in lines if line.split()[0] == "relu"]
@@ -30,6 +34,14 @@ def test_ops_lists_registered_ops_with_their_keys():
     functions = functions_part.splitlines()
     assert re.fullmatch(r"functional API \(flow\._C\.<name>, also flow\.<name>\): \d+ functions", functions[0])
     assert re.fullmatch(r"add +=> Add, ScalarAdd, ScalarAddLeft", next(f for f in functions if f.startswith("add ")))
+
+
+def test_ops_of_a_composite_says_where_it_is_defined():
+    r = _run("ops", "relu6")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "dispatch table of 'relu6':\n" + dump_table("relu6")
+    assert re.search(r"relu6: composite \(CompositeImplicitAutograd\)\n  => Relu6 defined at "
+                     r"oneflow_lite/functors/activation.py:\d+\n", r.stdout)
 
 
 def test_ops_relu_prints_its_dispatch_table():
@@ -50,7 +62,7 @@ def test_ops_relu_registrations():
 def test_unknown_op_is_an_error():
     r = _run("ops", "rleu")
     assert r.returncode == 1 and r.stdout == ""
-    assert r.stderr == "error: unknown op type 'rleu'; did you mean relu?\n"
+    assert r.stderr == "error: unknown op type 'rleu'; did you mean relu, relu6?\n"
     r = _run("ops", "zzzzzz")
     assert r.returncode == 1
     assert r.stderr == "error: unknown op type 'zzzzzz'; run 'python -m oneflow_lite ops' to list them\n"

@@ -38,12 +38,12 @@ class _Layout:
         arg = (self.in_arg if side == "input" else self.out_arg)[name]
         if self.static:
             return f"{seq}[{(self.in_pos if side == 'input' else self.out_pos)[name]}]"
-        sl = "isl" if side == "input" else "osl"
+        sl = f"{'isl' if side == 'input' else 'osl'}.get({name!r}, ABSENT)"
         if arg.variadic:
-            return f"{seq}[{sl}[{name!r}][0]:{sl}[{name!r}][0] + {sl}[{name!r}][1]]"
+            return f"{seq}[{sl}[0]:{sl}[0] + {sl}[1]]"
         if arg.optional:
-            return f"({seq}[{sl}[{name!r}][0]] if {sl}[{name!r}][1] else None)"
-        return f"{seq}[{sl}[{name!r}][0]]"
+            return f"({seq}[{sl}[0]] if {sl}[1] else None)"
+        return f"{seq}[{sl}[0]]"
 
     def meta(self, side, name, seq):
         v = self.value(side, name, seq)
@@ -59,11 +59,12 @@ class _Layout:
         if self.static:
             return f"needs[{self.in_pos[name]}]"
         arg = self.in_arg[name]
+        sl = f"isl.get({name!r}, ABSENT)"
         if arg.variadic:
-            return f"any(needs[isl[{name!r}][0]:isl[{name!r}][0] + isl[{name!r}][1]])"
+            return f"any(needs[{sl}[0]:{sl}[0] + {sl}[1]])"
         if arg.optional:
-            return f"(isl[{name!r}][1] and needs[isl[{name!r}][0]])"
-        return f"needs[isl[{name!r}][0]]"
+            return f"({sl}[1] and needs[{sl}[0]])"
+        return f"needs[{sl}[0]]"
 
 
 def _generate(rows: GradRows) -> str:
@@ -99,24 +100,24 @@ def _generate(rows: GradRows) -> str:
         cap.append("    state.slices = (isl, osl)")
     for i in range(len(entries)):
         cap.append(f"    r{i} = {row_needs(i)}")
-    cap.append("    if not (" + " or ".join(f"r{i}" for i in range(len(entries))) + "):")
+    cap.append("    if not " + (" or ".join(f"r{i}" for i in range(len(entries))) if len(entries) == 1
+                                else "(" + " or ".join(f"r{i}" for i in range(len(entries))) + ")") + ":")
     cap.append("        return")
+    variadic_saved = [(k, n) for k, n in saved if (layout.in_arg if k == "input" else layout.out_arg)[n].variadic]
     if saved:
         parts = []
         for (kind, name), users in saved.items():
-            seq = "inputs" if kind == "input" else "outputs"
+            v = layout.value(kind, name, "inputs" if kind == "input" else "outputs")
             cond = " or ".join(f"r{i}" for i in users)
-            v = layout.value(kind, name, seq)
-            arg = (layout.in_arg if kind == "input" else layout.out_arg)[name]
-            if arg.variadic:
-                parts.append(f"*({v} if ({cond}) else (None,) * len({v}))")
+            if (kind, name) in variadic_saved:
+                parts.append(f"*({v} if {cond} else (None,) * len({v}))")
             else:
-                parts.append(f"({v} if ({cond}) else None)")
+                parts.append(v if len(entries) == 1 else f"({v} if {cond} else None)")
         cap.append(f"    state.save_for_backward({', '.join(parts)})")
-        cap.append("    state.saved_lens = (" + "".join(
-            f"len({layout.value(k, n, 'inputs' if k == 'input' else 'outputs')}), "
-            if (layout.in_arg if k == "input" else layout.out_arg)[n].variadic else "1, "
-            for k, n in saved) + ")")
+    if variadic_saved:
+        lens = ", ".join(f"len({layout.value(k, n, 'inputs' if k == 'input' else 'outputs')})"
+                         for k, n in variadic_saved)
+        cap.append(f"    state.saved_lens = ({lens},)")
     for j, (_, side, name) in enumerate(metas):
         cap.append(f"    state.m{j} = {layout.meta(side, name, 'inputs' if side == 'input' else 'outputs')}")
     for j, name in enumerate(attrs):
@@ -127,14 +128,19 @@ def _generate(rows: GradRows) -> str:
         app.append("    isl, osl = state.slices")
     for i in range(len(entries)):
         app.append(f"    r{i} = {row_needs(i)}")
-    if saved:
+    nothing = f"(None,) * {n_inputs}" if layout.static else "(None,) * len(needs)"
+    app.append("    if not " + (" or ".join(f"r{i}" for i in range(len(entries))) if len(entries) == 1
+                                else "(" + " or ".join(f"r{i}" for i in range(len(entries))) + ")") + ":")
+    app.append(f"        return {nothing}")
+    if saved and not variadic_saved:
+        app.append("    " + "".join(f"s{j}, " for j in range(len(saved))) + "= state.saved_tensors")
+    elif saved:
         app.append("    t = state.saved_tensors")
         app.append("    k = 0")
-        for j, ((kind, name), _) in enumerate(saved.items()):
-            arg = (layout.in_arg if kind == "input" else layout.out_arg)[name]
-            if arg.variadic:
-                app.append(f"    s{j} = t[k:k + state.saved_lens[{j}]]")
-                app.append(f"    k += state.saved_lens[{j}]")
+        for j, src in enumerate(saved):
+            if src in variadic_saved:
+                app.append(f"    s{j} = t[k:k + state.saved_lens[{variadic_saved.index(src)}]]")
+                app.append(f"    k += state.saved_lens[{variadic_saved.index(src)}]")
             else:
                 app.append(f"    s{j} = t[k]")
                 app.append("    k += 1")
@@ -162,7 +168,7 @@ def _generate(rows: GradRows) -> str:
         call = f"row{i}(" + ", ".join(arg_expr(s) for s in row.sources) + ")"
         app.append(f"    g{i} = {call} if r{i} else None")
     if rows.joint is not None:
-        app.append(f"    return tuple(g0) if g0 is not None else (None,) * {n_inputs if layout.static else 'len(needs)'}")
+        app.append(f"    return tuple(g0) if g0 is not None else {nothing}")
     elif layout.static:
         pos = {name: i for i, (name, _) in enumerate(entries)}
         app.append("    return (" + "".join(f"g{pos[a.name]}, " if a.name in pos else "None, "
@@ -171,14 +177,15 @@ def _generate(rows: GradRows) -> str:
         app.append("    res = [None] * len(needs)")
         for i, (name, _) in enumerate(entries):
             arg = layout.in_arg[name]
+            sl = f"isl.get({name!r}, ABSENT)"
             if arg.variadic:
                 app.append(f"    if g{i} is not None:")
-                app.append(f"        res[isl[{name!r}][0]:isl[{name!r}][0] + isl[{name!r}][1]] = g{i}")
+                app.append(f"        res[{sl}[0]:{sl}[0] + {sl}[1]] = g{i}")
             elif arg.optional:
-                app.append(f"    if isl[{name!r}][1]:")
-                app.append(f"        res[isl[{name!r}][0]] = g{i}")
+                app.append(f"    if {sl}[1]:")
+                app.append(f"        res[{sl}[0]] = g{i}")
             else:
-                app.append(f"    res[isl[{name!r}][0]] = g{i}")
+                app.append(f"    res[{sl}[0]] = g{i}")
         app.append("    return tuple(res)")
     return "\n".join(cap) + "\n\n\n" + "\n".join(app) + "\n"
 
@@ -192,6 +199,7 @@ class RowsGradFunction:
         self.source = _generate(rows)
         entries = [rows.joint] if rows.joint is not None else list(rows.rows.values())
         namespace = {f"row{i}": row.fn for i, row in enumerate(entries)}
+        namespace["ABSENT"] = (0, 0)  # the slice of an optional input not given
         code = compile(self.source, f"<gradient rows of {rows.op_type}, {rows.location}>", "exec")
         exec(code, namespace)  # noqa: S102 - our own generated source, see Note [Compiled rows]
         self.capture = namespace["capture"].__get__(self)

@@ -163,6 +163,7 @@ class Dispatcher:
         self._lock = threading.RLock()
         self._entries: dict[str, OperatorEntry] = {}
         self._fallbacks: dict[DispatchKey, list[Registration]] = {}
+        self._composites: dict[str, dict[str, str]] = {}  # function name -> {functor: file:line}
         self._seq = 0
 
     # ---- lookup -------------------------------------------------------------------------------
@@ -189,6 +190,21 @@ class Dispatcher:
             e = self._entries.get(op_type)
             return e if e is not None and e.has_registrations() else None
         return self.entry(op_type)
+
+    def register_composite(self, name: str, functor: str, location: str) -> None:
+        """Record that the functional function ``name`` runs the composite functor ``functor``, defined at
+        ``location`` (Note [Composite ops] in functors/registry.py). Composites have no entry: they are never
+        dispatched; the ops they call are."""
+        with self._lock:
+            self._composites.setdefault(name, {})[functor] = location
+
+    def composite(self, name: str) -> dict[str, str] | None:
+        """``{functor: file:line}`` of the composite overloads of function ``name``, or None."""
+        found = self._composites.get(name)
+        return dict(found) if found else None
+
+    def composites(self) -> list[str]:
+        return sorted(self._composites)
 
     def fallbacks(self) -> dict[DispatchKey, list[Registration]]:
         return {k: list(v) for k, v in self._fallbacks.items()}

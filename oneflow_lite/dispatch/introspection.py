@@ -17,12 +17,26 @@ def _device_types_of(key: DispatchKey) -> list[str]:
 def _entry(op_type: str, what: str):
     entry = DISPATCHER.find_entry(op_type) if isinstance(op_type, str) else None
     if entry is None:
-        raise RuntimeError(f"{what}: no op type {op_type!r} is defined or has registrations")
+        raise RuntimeError(f"{what}: no op type {op_type!r} is defined or has registrations, and no function "
+                           f"of that name is a composite")
     return entry
 
 
+def _composite_text(name: str, found: dict) -> str:
+    lines = [f"{name}: composite (CompositeImplicitAutograd)"]
+    for functor, location in found.items():
+        lines.append(f"  => {functor} defined at {location}")
+    lines.append("  no op conf, kernel or gradient of its own: every dispatch key (autograd, lazy capture, "
+                 "the backends) sees the ops it calls")
+    return "\n".join(lines) + "\n"
+
+
 def dump(op_type: str) -> str:
-    """Every registration for ``op_type``, one line each, with its ``file:line``."""
+    """Every registration for ``op_type``, one line each, with its ``file:line``; for a composite function,
+    where it is defined."""
+    found = DISPATCHER.composite(op_type) if isinstance(op_type, str) else None
+    if found and DISPATCHER.find_entry(op_type) is None:
+        return _composite_text(op_type, found)
     entry = _entry(op_type, "dump")
     d = entry.definition
     lines = [f"name: {op_type}",
@@ -40,7 +54,11 @@ def dump(op_type: str) -> str:
 
 def dump_table(op_type: str) -> str:
     """The computed handler of every runtime key with its provenance, and under each
-    backend key the kernels the eager interpreter would choose from."""
+    backend key the kernels the eager interpreter would choose from; for a composite function
+    (Note [Composite ops] in functors/registry.py), that it is one and where it is defined."""
+    found = DISPATCHER.composite(op_type) if isinstance(op_type, str) else None
+    if found and DISPATCHER.find_entry(op_type) is None:
+        return _composite_text(op_type, found)
     entry = _entry(op_type, "dump_table")
     lines = []
     for key in RUNTIME_KEYS:

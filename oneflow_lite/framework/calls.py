@@ -71,6 +71,16 @@ class Calls:
 F = Calls()
 
 
+def functional(name: str) -> Callable:
+    """The functional API's function ``name`` (``flow._C.<name>``), skipping the registered helpers."""
+    for what, resolve in _resolvers:
+        if what == "functional":
+            fn = resolve(name)
+            if fn is not None:
+                return fn
+    raise AttributeError(f"no functional function '{name}'")
+
+
 def register_call(name: str, fn: Callable) -> None:
     """Make ``F.<name>`` call ``fn`` (ahead of the functional API and op types)."""
     if not callable(fn):

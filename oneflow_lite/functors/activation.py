@@ -9,9 +9,10 @@ the bounds truncated to integers); the others take floating tensors only
 
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
+from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.functors.promotion import floating
-from oneflow_lite.functors.registry import functor, get_functor
+from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.functors.unary import unary_functor, unary_op
 from oneflow_lite.interpreters.op_interp_util import dispatch
@@ -87,15 +88,10 @@ class HardtanhFunctor(_Activation):
         return self.clamp(x, lo, hi, inplace)
 
 
-@functor("Relu6")
-class Relu6Functor:
+@composite("Relu6")
+def relu6(x, inplace=False):
     """``relu6(input, inplace=False)``: ``hardtanh(input, 0, 6)``."""
-
-    def __init__(self):
-        self.hardtanh = get_functor("Hardtanh")
-
-    def __call__(self, x, inplace=False):
-        return self.hardtanh(x, 0.0, 6.0, inplace)
+    return F.hardtanh(x, 0.0, 6.0, inplace)
 
 
 @functor("LeakyRelu")

@@ -26,6 +26,7 @@ tuple (about 70 ns of a 1.5 us ``flow.add``).
 from __future__ import annotations
 
 import inspect
+from types import FunctionType
 
 from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.functors.registry import get_functor
@@ -158,7 +159,7 @@ class FunctionalFunction:
         for a, v in zip(args, values):
             if a is not v or not (isinstance(a, Tensor) or type(a) in _PLAIN):
                 return
-        call = fn.__call__  # a bound method: cheaper to call than the functor object
+        call = fn if isinstance(fn, FunctionType) else fn.__call__  # cheaper to call than a functor object
         if kwargs:
             slots = []
             for spec, v in zip(sig.args[n:], values[n:]):

@@ -2,11 +2,31 @@
 ``functional_api.yaml`` form. ``oneflow_lite.functional`` is generated from this
 table; each signature's ``=> Name`` is a functor registered in ``functors/``.
 Overloads are tried in the order listed; the first that binds wins.
+
+An entry made with ``method(...)`` is also a Tensor method (PyTorch's ``variants:
+function, method``): ``x.<name>(...)`` calls the function with ``x`` first;
+``inplace=True`` adds ``x.<name>_(...)``, the call with ``inplace=True``; ``also``
+names more methods of the same call (``__abs__``).
 """
+
+
+class Entry(list):
+    """The signatures of a function that is also a Tensor method (see the module docstring)."""
+
+    def __init__(self, signatures, inplace=False, also=()):
+        super().__init__(signatures)
+        self.inplace = inplace
+        self.also = also
+
+
+def method(*signatures: str, inplace: bool = False, also: tuple = ()) -> Entry:
+    """A functional entry that is also a Tensor method (and ``<name>_`` when ``inplace``)."""
+    return Entry(signatures, inplace, also)
+
 
 FUNCTIONAL_API: dict[str, list[str]] = {
     # ---- activations
-    "relu": ["Tensor (Tensor input, Bool inplace=False) => Relu"],
+    "relu": method("Tensor (Tensor input, Bool inplace=False) => Relu", inplace=True),
     "relu6": ["Tensor (Tensor input, Bool inplace=False) => Relu6"],
     "leaky_relu": ["Tensor (Tensor input, Float negative_slope=0.01, Bool inplace=False) => LeakyRelu"],
     "elu": ["Tensor (Tensor input, Float alpha=1.0, Bool inplace=False) => Elu"],
@@ -18,114 +38,104 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "hardtanh": ["Tensor (Tensor input, Float min_val=-1.0, Float max_val=1.0, Bool inplace=False) => Hardtanh"],
     "hardsigmoid": ["Tensor (Tensor input, Bool inplace=False) => Hardsigmoid"],
     "hardswish": ["Tensor (Tensor input, Bool inplace=False) => Hardswish"],
-    "sigmoid": ["Tensor (Tensor input, *, Bool inplace=False) => Sigmoid"],
-    "tanh": ["Tensor (Tensor input, *, Bool inplace=False) => Tanh"],
+    "sigmoid": method("Tensor (Tensor input, *, Bool inplace=False) => Sigmoid", inplace=True),
+    "tanh": method("Tensor (Tensor input, *, Bool inplace=False) => Tanh", inplace=True),
     # ---- elementwise unary math (functors/unary.py; inplace=True is the Tensor's ``<name>_``)
-    "abs": ["Tensor (Tensor input, *, Bool inplace=False) => Abs"],
-    "expm1": ["Tensor (Tensor input, *, Bool inplace=False) => Expm1"],
-    "log": ["Tensor (Tensor input, *, Bool inplace=False) => Log"],
-    "log1p": ["Tensor (Tensor input, *, Bool inplace=False) => Log1p"],
-    "log2": ["Tensor (Tensor input, *, Bool inplace=False) => Log2"],
-    "sqrt": ["Tensor (Tensor input, *, Bool inplace=False) => Sqrt"],
-    "rsqrt": ["Tensor (Tensor input, *, Bool inplace=False) => Rsqrt"],
-    "square": ["Tensor (Tensor input, *, Bool inplace=False) => Square"],
-    "sin": ["Tensor (Tensor input, *, Bool inplace=False) => Sin"],
-    "cos": ["Tensor (Tensor input, *, Bool inplace=False) => Cos"],
-    "tan": ["Tensor (Tensor input, *, Bool inplace=False) => Tan"],
-    "sign": ["Tensor (Tensor input, *, Bool inplace=False) => Sign"],
-    "floor": ["Tensor (Tensor input, *, Bool inplace=False) => Floor"],
-    "ceil": ["Tensor (Tensor input, *, Bool inplace=False) => Ceil"],
-    "round": ["Tensor (Tensor input, *, Int decimals=0, Bool inplace=False) => Round"],
-    "trunc": ["Tensor (Tensor input, *, Bool inplace=False) => Trunc"],
-    "reciprocal": ["Tensor (Tensor input, *, Bool inplace=False) => Reciprocal"],
-    "erf": ["Tensor (Tensor input, *, Bool inplace=False) => Erf"],
-    "logical_not": ["Tensor (Tensor input, *, Bool inplace=False) => LogicalNot"],
-    "isnan": ["Tensor (Tensor input) => IsNan"],
-    "isinf": ["Tensor (Tensor input) => IsInf"],
-    "isfinite": ["Tensor (Tensor input) => IsFinite"],
-    "nan_to_num": [("Tensor (Tensor input, Float nan=0.0, Float posinf=None, Float neginf=None, *, "
-                    "Bool inplace=False) => NanToNum")],
-    "clamp": ["Tensor (Tensor input, Scalar min=None, Scalar max=None, *, Bool inplace=False) => Clamp",
-              "Tensor (Tensor input, Tensor min=None, Tensor max=None, *, Bool inplace=False) => ClampTensor"],
-    "clip": ["Tensor (Tensor input, Scalar min=None, Scalar max=None, *, Bool inplace=False) => Clamp",
-             "Tensor (Tensor input, Tensor min=None, Tensor max=None, *, Bool inplace=False) => ClampTensor"],
+    "abs": method("Tensor (Tensor input, *, Bool inplace=False) => Abs", inplace=True, also=("__abs__",)),
+    "expm1": method("Tensor (Tensor input, *, Bool inplace=False) => Expm1", inplace=True),
+    "log": method("Tensor (Tensor input, *, Bool inplace=False) => Log", inplace=True),
+    "log1p": method("Tensor (Tensor input, *, Bool inplace=False) => Log1p", inplace=True),
+    "log2": method("Tensor (Tensor input, *, Bool inplace=False) => Log2", inplace=True),
+    "sqrt": method("Tensor (Tensor input, *, Bool inplace=False) => Sqrt", inplace=True),
+    "rsqrt": method("Tensor (Tensor input, *, Bool inplace=False) => Rsqrt", inplace=True),
+    "square": method("Tensor (Tensor input, *, Bool inplace=False) => Square", inplace=True),
+    "sin": method("Tensor (Tensor input, *, Bool inplace=False) => Sin", inplace=True),
+    "cos": method("Tensor (Tensor input, *, Bool inplace=False) => Cos", inplace=True),
+    "tan": method("Tensor (Tensor input, *, Bool inplace=False) => Tan", inplace=True),
+    "sign": method("Tensor (Tensor input, *, Bool inplace=False) => Sign", inplace=True),
+    "floor": method("Tensor (Tensor input, *, Bool inplace=False) => Floor", inplace=True),
+    "ceil": method("Tensor (Tensor input, *, Bool inplace=False) => Ceil", inplace=True),
+    "round": method("Tensor (Tensor input, *, Int decimals=0, Bool inplace=False) => Round", inplace=True),
+    "trunc": method("Tensor (Tensor input, *, Bool inplace=False) => Trunc", inplace=True),
+    "reciprocal": method("Tensor (Tensor input, *, Bool inplace=False) => Reciprocal", inplace=True),
+    "erf": method("Tensor (Tensor input, *, Bool inplace=False) => Erf", inplace=True),
+    "logical_not": method("Tensor (Tensor input, *, Bool inplace=False) => LogicalNot", inplace=True),
+    "isnan": method("Tensor (Tensor input) => IsNan"),
+    "isinf": method("Tensor (Tensor input) => IsInf"),
+    "isfinite": method("Tensor (Tensor input) => IsFinite"),
+    "nan_to_num": method(("Tensor (Tensor input, Float nan=0.0, Float posinf=None, Float neginf=None, *, "
+                    "Bool inplace=False) => NanToNum"), inplace=True),
+    "clamp": method("Tensor (Tensor input, Scalar min=None, Scalar max=None, *, Bool inplace=False) => Clamp",
+              "Tensor (Tensor input, Tensor min=None, Tensor max=None, *, Bool inplace=False) => ClampTensor", inplace=True),
+    "clip": method("Tensor (Tensor input, Scalar min=None, Scalar max=None, *, Bool inplace=False) => Clamp",
+             "Tensor (Tensor input, Tensor min=None, Tensor max=None, *, Bool inplace=False) => ClampTensor", inplace=True),
     # ---- elementwise arithmetic (broadcasting, PyTorch type promotion)
-    "add": [
+    "add": method(
         "Tensor (Tensor input, Tensor other, *, Scalar alpha=1, Bool inplace=False) => Add",
         "Tensor (Tensor input, Scalar other, *, Scalar alpha=1, Bool inplace=False) => ScalarAdd",
-        "Tensor (Scalar input, Tensor other, *, Scalar alpha=1) => ScalarAddLeft",
-    ],
-    "sub": [
+        "Tensor (Scalar input, Tensor other, *, Scalar alpha=1) => ScalarAddLeft", inplace=True),
+    "sub": method(
         "Tensor (Tensor input, Tensor other, *, Scalar alpha=1, Bool inplace=False) => Sub",
         "Tensor (Tensor input, Scalar other, *, Scalar alpha=1, Bool inplace=False) => ScalarSub",
-        "Tensor (Scalar input, Tensor other, *, Scalar alpha=1) => ScalarSubLeft",
-    ],
-    "mul": [
+        "Tensor (Scalar input, Tensor other, *, Scalar alpha=1) => ScalarSubLeft", inplace=True),
+    "mul": method(
         "Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Mul",
         "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarMul",
-        "Tensor (Scalar input, Tensor other) => ScalarMulLeft",
-    ],
-    "div": [  # rounding_mode after inplace: the functors take the arguments in this order
+        "Tensor (Scalar input, Tensor other) => ScalarMulLeft", inplace=True),
+    "div": method(  # rounding_mode after inplace: the functors take the arguments in this order
         "Tensor (Tensor input, Tensor other, *, Bool inplace=False, String rounding_mode=None) => Div",
         "Tensor (Tensor input, Scalar other, *, Bool inplace=False, String rounding_mode=None) => ScalarDiv",
-        "Tensor (Scalar input, Tensor other, *, String rounding_mode=None) => ScalarDivLeft",
-    ],
-    "neg": ["Tensor (Tensor input) => Neg"],
-    "exp": ["Tensor (Tensor input) => Exp"],
+        "Tensor (Scalar input, Tensor other, *, String rounding_mode=None) => ScalarDivLeft", inplace=True),
+    "neg": method("Tensor (Tensor input) => Neg"),
+    "exp": method("Tensor (Tensor input) => Exp"),
     # ---- comparisons (bool results; in place: cast to the input's dtype)
-    "eq": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Equal",
-           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarEqual"],
-    "ne": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => NotEqual",
-           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarNotEqual"],
-    "lt": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Less",
-           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarLess"],
-    "le": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => LessEqual",
-           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarLessEqual"],
-    "gt": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Greater",
-           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarGreater"],
-    "ge": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => GreaterEqual",
-           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarGreaterEqual"],
+    "eq": method("Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Equal",
+           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarEqual", inplace=True),
+    "ne": method("Tensor (Tensor input, Tensor other, *, Bool inplace=False) => NotEqual",
+           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarNotEqual", inplace=True),
+    "lt": method("Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Less",
+           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarLess", inplace=True),
+    "le": method("Tensor (Tensor input, Tensor other, *, Bool inplace=False) => LessEqual",
+           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarLessEqual", inplace=True),
+    "gt": method("Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Greater",
+           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarGreater", inplace=True),
+    "ge": method("Tensor (Tensor input, Tensor other, *, Bool inplace=False) => GreaterEqual",
+           "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarGreaterEqual", inplace=True),
     # ---- more elementwise binary and ternary ops (functors/binary.py)
-    "floor_divide": [
+    "floor_divide": method(
         "Tensor (Tensor input, Tensor other, *, Bool inplace=False) => FloorDivide",
         "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarFloorDivide",
-        "Tensor (Scalar input, Tensor other) => ScalarFloorDivideLeft",
-    ],
-    "pow": [
+        "Tensor (Scalar input, Tensor other) => ScalarFloorDivideLeft", inplace=True),
+    "pow": method(
         "Tensor (Tensor input, Tensor exponent, *, Bool inplace=False) => Pow",
         "Tensor (Tensor input, Scalar exponent, *, Bool inplace=False) => ScalarPow",
-        "Tensor (Scalar input, Tensor exponent) => ScalarReversePow",
-    ],
-    "maximum": ["Tensor (Tensor input, Tensor other) => Maximum"],
-    "minimum": ["Tensor (Tensor input, Tensor other) => Minimum"],
-    "fmod": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Fmod",
-             "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarFmod"],
-    "remainder": [
+        "Tensor (Scalar input, Tensor exponent) => ScalarReversePow", inplace=True),
+    "maximum": method("Tensor (Tensor input, Tensor other) => Maximum"),
+    "minimum": method("Tensor (Tensor input, Tensor other) => Minimum"),
+    "fmod": method("Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Fmod",
+             "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarFmod", inplace=True),
+    "remainder": method(
         "Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Remainder",
         "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarRemainder",
-        "Tensor (Scalar input, Tensor other) => ScalarRemainderLeft",
-    ],
-    "atan2": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Atan2"],
-    "arctan2": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Atan2"],
-    "logical_and": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => LogicalAnd"],
-    "logical_or": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => LogicalOr"],
-    "logical_xor": ["Tensor (Tensor input, Tensor other, *, Bool inplace=False) => LogicalXor"],
-    "bitwise_and": [
+        "Tensor (Scalar input, Tensor other) => ScalarRemainderLeft", inplace=True),
+    "atan2": method("Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Atan2", inplace=True),
+    "arctan2": method("Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Atan2", inplace=True),
+    "logical_and": method("Tensor (Tensor input, Tensor other, *, Bool inplace=False) => LogicalAnd", inplace=True),
+    "logical_or": method("Tensor (Tensor input, Tensor other, *, Bool inplace=False) => LogicalOr", inplace=True),
+    "logical_xor": method("Tensor (Tensor input, Tensor other, *, Bool inplace=False) => LogicalXor", inplace=True),
+    "bitwise_and": method(
         "Tensor (Tensor input, Tensor other, *, Bool inplace=False) => BitwiseAnd",
         "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarBitwiseAnd",
-        "Tensor (Scalar input, Tensor other) => ScalarBitwiseAndLeft",
-    ],
-    "bitwise_or": [
+        "Tensor (Scalar input, Tensor other) => ScalarBitwiseAndLeft", inplace=True),
+    "bitwise_or": method(
         "Tensor (Tensor input, Tensor other, *, Bool inplace=False) => BitwiseOr",
         "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarBitwiseOr",
-        "Tensor (Scalar input, Tensor other) => ScalarBitwiseOrLeft",
-    ],
-    "bitwise_xor": [
+        "Tensor (Scalar input, Tensor other) => ScalarBitwiseOrLeft", inplace=True),
+    "bitwise_xor": method(
         "Tensor (Tensor input, Tensor other, *, Bool inplace=False) => BitwiseXor",
         "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarBitwiseXor",
-        "Tensor (Scalar input, Tensor other) => ScalarBitwiseXorLeft",
-    ],
-    "bitwise_not": ["Tensor (Tensor input, *, Bool inplace=False) => BitwiseNot"],
+        "Tensor (Scalar input, Tensor other) => ScalarBitwiseXorLeft", inplace=True),
+    "bitwise_not": method("Tensor (Tensor input, *, Bool inplace=False) => BitwiseNot", inplace=True),
     "where": [
         "Tensor (Tensor condition, Tensor input, Tensor other) => Where",
         "Tensor (Tensor condition, Scalar input, Tensor other) => WhereScalarX",
@@ -133,56 +143,50 @@ FUNCTIONAL_API: dict[str, list[str]] = {
         "Tensor (Tensor condition, Scalar input, Scalar other) => WhereScalarXY",
         "TensorTuple (Tensor condition) => WhereNonzero",
     ],
-    "lerp": [
+    "lerp": method(
         "Tensor (Tensor input, Tensor end, Tensor weight, *, Bool inplace=False) => Lerp",
-        "Tensor (Tensor input, Tensor end, Scalar weight, *, Bool inplace=False) => ScalarLerp",
-    ],
-    "addcmul": [("Tensor (Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Bool inplace=False) "
-                 "=> Addcmul")],
-    "addcdiv": [("Tensor (Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Bool inplace=False) "
-                 "=> Addcdiv")],
+        "Tensor (Tensor input, Tensor end, Scalar weight, *, Bool inplace=False) => ScalarLerp", inplace=True),
+    "addcmul": method(("Tensor (Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Bool inplace=False) "
+                 "=> Addcmul"), inplace=True),
+    "addcdiv": method(("Tensor (Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Bool inplace=False) "
+                 "=> Addcdiv"), inplace=True),
     # ---- linear algebra and reductions
-    "matmul": ["Tensor (Tensor input, Tensor other) => MatMul"],
-    "sum": ["Tensor (Tensor input, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => ReduceSum"],
+    "matmul": method("Tensor (Tensor input, Tensor other) => MatMul"),
+    "sum": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => ReduceSum"),
     # ---- reductions, scans and sorting (functors/reduce.py)
-    "mean": ["Tensor (Tensor input, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => ReduceMean"],
-    "prod": ["Tensor (Tensor input, Int dim=None, Bool keepdim=False, *, DataType dtype=None) => ReduceProd"],
-    "max": [
+    "mean": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => ReduceMean"),
+    "prod": method("Tensor (Tensor input, Int dim=None, Bool keepdim=False, *, DataType dtype=None) => ReduceProd"),
+    "max": method(
         "Tensor (Tensor input) => Max",
         "TensorTuple (Tensor input, Int dim, Bool keepdim=False) => MaxDim",
-        "Tensor (Tensor input, Tensor other) => Maximum",
-    ],
-    "min": [
+        "Tensor (Tensor input, Tensor other) => Maximum"),
+    "min": method(
         "Tensor (Tensor input) => Min",
         "TensorTuple (Tensor input, Int dim, Bool keepdim=False) => MinDim",
-        "Tensor (Tensor input, Tensor other) => Minimum",
-    ],
-    "amax": ["Tensor (Tensor input, IntList dim=[], Bool keepdim=False) => Amax"],
-    "amin": ["Tensor (Tensor input, IntList dim=[], Bool keepdim=False) => Amin"],
-    "argmax": ["Tensor (Tensor input, Int dim=None, Bool keepdim=False) => ArgMax"],
-    "argmin": ["Tensor (Tensor input, Int dim=None, Bool keepdim=False) => ArgMin"],
-    "var": [
+        "Tensor (Tensor input, Tensor other) => Minimum"),
+    "amax": method("Tensor (Tensor input, IntList dim=[], Bool keepdim=False) => Amax"),
+    "amin": method("Tensor (Tensor input, IntList dim=[], Bool keepdim=False) => Amin"),
+    "argmax": method("Tensor (Tensor input, Int dim=None, Bool keepdim=False) => ArgMax"),
+    "argmin": method("Tensor (Tensor input, Int dim=None, Bool keepdim=False) => ArgMin"),
+    "var": method(
         ("Tensor (Tensor input, IntList dim=None, Bool unbiased=None, Bool keepdim=False, *, Scalar correction=None) "
          "=> Var"),
-        "Tensor (Tensor input, Bool unbiased) => VarUnbiased",
-    ],
-    "std": [
+        "Tensor (Tensor input, Bool unbiased) => VarUnbiased"),
+    "std": method(
         ("Tensor (Tensor input, IntList dim=None, Bool unbiased=None, Bool keepdim=False, *, Scalar correction=None) "
          "=> Std"),
-        "Tensor (Tensor input, Bool unbiased) => StdUnbiased",
-    ],
-    "logsumexp": ["Tensor (Tensor input, IntList dim, Bool keepdim=False) => LogSumExp"],
-    "norm": [
+        "Tensor (Tensor input, Bool unbiased) => StdUnbiased"),
+    "logsumexp": method("Tensor (Tensor input, IntList dim, Bool keepdim=False) => LogSumExp"),
+    "norm": method(
         "Tensor (Tensor input, Scalar p=None, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => Norm",
-        "Tensor (Tensor input, String p, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => Norm",
-    ],
-    "all": ["Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => ReduceAll"],
-    "any": ["Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => ReduceAny"],
-    "cumsum": ["Tensor (Tensor input, Int dim, *, DataType dtype=None) => Cumsum"],
-    "cumprod": ["Tensor (Tensor input, Int dim, *, DataType dtype=None) => Cumprod"],
-    "sort": ["TensorTuple (Tensor input, Int dim=-1, Bool descending=False, *, Bool stable=False) => Sort"],
-    "argsort": ["Tensor (Tensor input, Int dim=-1, Bool descending=False, *, Bool stable=False) => ArgSort"],
-    "topk": ["TensorTuple (Tensor input, Int k, Int dim=-1, Bool largest=True, Bool sorted=True) => TopK"],
+        "Tensor (Tensor input, String p, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => Norm"),
+    "all": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => ReduceAll"),
+    "any": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => ReduceAny"),
+    "cumsum": method("Tensor (Tensor input, Int dim, *, DataType dtype=None) => Cumsum"),
+    "cumprod": method("Tensor (Tensor input, Int dim, *, DataType dtype=None) => Cumprod"),
+    "sort": method("TensorTuple (Tensor input, Int dim=-1, Bool descending=False, *, Bool stable=False) => Sort"),
+    "argsort": method("Tensor (Tensor input, Int dim=-1, Bool descending=False, *, Bool stable=False) => ArgSort"),
+    "topk": method("TensorTuple (Tensor input, Int k, Int dim=-1, Bool largest=True, Bool sorted=True) => TopK"),
     # ---- convolution, pooling, interpolate (functors/conv.py); padding may also be "valid" or "same"
     "conv1d": [
         ("Tensor (Tensor input, Tensor weight, Tensor bias=None, IntList[1] stride=1, IntList[1] padding=0, "
@@ -230,8 +234,8 @@ FUNCTIONAL_API: dict[str, list[str]] = {
                      "Bool align_corners=None, Bool recompute_scale_factor=None, Bool antialias=False) "
                      "=> Interpolate")],
     # ---- neural network: softmax, losses, dropout, normalisation, embedding, attention
-    "softmax": ["Tensor (Tensor input, Int dim=None, *, DataType dtype=None, Int _stacklevel=3) => Softmax"],
-    "log_softmax": ["Tensor (Tensor input, Int dim=None, *, DataType dtype=None, Int _stacklevel=3) => LogSoftmax"],
+    "softmax": method("Tensor (Tensor input, Int dim=None, *, DataType dtype=None, Int _stacklevel=3) => Softmax"),
+    "log_softmax": method("Tensor (Tensor input, Int dim=None, *, DataType dtype=None, Int _stacklevel=3) => LogSoftmax"),
     "cross_entropy": [("Tensor (Tensor input, Tensor target, Tensor weight=None, Bool size_average=None, "
                        "Int ignore_index=-100, Bool reduce=None, String reduction=\"mean\", Float label_smoothing=0.0) "
                        "=> CrossEntropy")],
@@ -266,44 +270,44 @@ FUNCTIONAL_API: dict[str, list[str]] = {
                                       "Float dropout_p=0.0, Bool is_causal=False, *, Float scale=None, "
                                       "Bool enable_gqa=False) => ScaledDotProductAttention")],
     # ---- shape
-    "reshape": ["Tensor (Tensor input, Shape shape) => Reshape"],
-    "transpose": ["Tensor (Tensor input, Int dim0, Int dim1) => Transpose"],
+    "reshape": method("Tensor (Tensor input, Shape shape) => Reshape"),
+    "transpose": method("Tensor (Tensor input, Int dim0, Int dim1) => Transpose"),
     # ---- shape and joining (functors/shape.py)
-    "view": ["Tensor (Tensor input, Shape shape) => Reshape"],
-    "permute": ["Tensor (Tensor input, IntList dims) => Permute"],
-    "t": ["Tensor (Tensor input) => T"],
-    "flatten": ["Tensor (Tensor input, Int start_dim=0, Int end_dim=-1) => Flatten"],
-    "unflatten": ["Tensor (Tensor input, Int dim, Shape sizes) => Unflatten"],
-    "squeeze": ["Tensor (Tensor input, IntList dim=None) => Squeeze"],
-    "unsqueeze": ["Tensor (Tensor input, Int dim) => Unsqueeze"],
-    "expand": ["Tensor (Tensor input, Shape size) => Expand"],
-    "broadcast_to": ["Tensor (Tensor input, Shape size) => Expand"],
-    "expand_as": ["Tensor (Tensor input, Tensor other) => ExpandAs"],
-    "repeat": ["Tensor (Tensor input, Shape repeats) => Repeat"],
-    "tile": ["Tensor (Tensor input, Shape dims) => Tile"],
+    "view": method("Tensor (Tensor input, Shape shape) => Reshape"),
+    "permute": method("Tensor (Tensor input, IntList dims) => Permute"),
+    "t": method("Tensor (Tensor input) => T"),
+    "flatten": method("Tensor (Tensor input, Int start_dim=0, Int end_dim=-1) => Flatten"),
+    "unflatten": method("Tensor (Tensor input, Int dim, Shape sizes) => Unflatten"),
+    "squeeze": method("Tensor (Tensor input, IntList dim=None) => Squeeze"),
+    "unsqueeze": method("Tensor (Tensor input, Int dim) => Unsqueeze"),
+    "expand": method("Tensor (Tensor input, Shape size) => Expand"),
+    "broadcast_to": method("Tensor (Tensor input, Shape size) => Expand"),
+    "expand_as": method("Tensor (Tensor input, Tensor other) => ExpandAs"),
+    "repeat": method("Tensor (Tensor input, Shape repeats) => Repeat"),
+    "tile": method("Tensor (Tensor input, Shape dims) => Tile"),
     "cat": ["Tensor (TensorTuple tensors, Int dim=0) => Cat"],
     "concat": ["Tensor (TensorTuple tensors, Int dim=0) => Cat"],
     "stack": ["Tensor (TensorTuple tensors, Int dim=0) => Stack"],
-    "split": ["TensorTuple (Tensor input, Int split_size_or_sections, Int dim=0) => Split",
-              "TensorTuple (Tensor input, IntList split_size_or_sections, Int dim=0) => SplitWithSizes"],
-    "chunk": ["TensorTuple (Tensor input, Int chunks, Int dim=0) => Chunk"],
-    "unbind": ["TensorTuple (Tensor input, Int dim=0) => Unbind"],
-    "narrow": ["Tensor (Tensor input, Int dim, Int start, Int length) => Narrow"],
-    "flip": ["Tensor (Tensor input, IntList dims) => Flip"],
-    "roll": ["Tensor (Tensor input, IntList shifts, IntList dims=None) => Roll"],
-    "tril": ["Tensor (Tensor input, Int diagonal=0, *, Bool inplace=False) => Tril"],
-    "triu": ["Tensor (Tensor input, Int diagonal=0, *, Bool inplace=False) => Triu"],
+    "split": method("TensorTuple (Tensor input, Int split_size_or_sections, Int dim=0) => Split",
+              "TensorTuple (Tensor input, IntList split_size_or_sections, Int dim=0) => SplitWithSizes"),
+    "chunk": method("TensorTuple (Tensor input, Int chunks, Int dim=0) => Chunk"),
+    "unbind": method("TensorTuple (Tensor input, Int dim=0) => Unbind"),
+    "narrow": method("Tensor (Tensor input, Int dim, Int start, Int length) => Narrow"),
+    "flip": method("Tensor (Tensor input, IntList dims) => Flip"),
+    "roll": method("Tensor (Tensor input, IntList shifts, IntList dims=None) => Roll"),
+    "tril": method("Tensor (Tensor input, Int diagonal=0, *, Bool inplace=False) => Tril", inplace=True),
+    "triu": method("Tensor (Tensor input, Int diagonal=0, *, Bool inplace=False) => Triu", inplace=True),
     "pad": ['Tensor (Tensor input, IntList pad, String mode="constant", Float value=None) => Pad'],
-    "contiguous": ["Tensor (Tensor input) => Contiguous"],
-    "clone": ["Tensor (Tensor input) => Clone"],
+    "contiguous": method("Tensor (Tensor input) => Contiguous"),
+    "clone": method("Tensor (Tensor input) => Clone"),
     # ---- linear algebra (functors/linalg.py)
-    "mm": ["Tensor (Tensor input, Tensor mat2) => Mm"],
-    "bmm": ["Tensor (Tensor input, Tensor mat2) => Bmm"],
-    "dot": ["Tensor (Tensor input, Tensor tensor) => Dot"],
-    "outer": ["Tensor (Tensor input, Tensor vec2) => Outer"],
+    "mm": method("Tensor (Tensor input, Tensor mat2) => Mm"),
+    "bmm": method("Tensor (Tensor input, Tensor mat2) => Bmm"),
+    "dot": method("Tensor (Tensor input, Tensor tensor) => Dot"),
+    "outer": method("Tensor (Tensor input, Tensor vec2) => Outer"),
     "linear": ["Tensor (Tensor input, Tensor weight, Tensor bias=None) => Linear"],
-    "baddbmm": [("Tensor (Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) "
-                 "=> Baddbmm")],
+    "baddbmm": method(("Tensor (Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) "
+                 "=> Baddbmm")),
     "einsum": ["Tensor (String equation, TensorTuple operands) => Einsum"],
     # ---- conversion
     "cast": ["Tensor (Tensor input, DataType dtype) => Cast"],
@@ -357,24 +361,22 @@ FUNCTIONAL_API: dict[str, list[str]] = {
          "Device device=None, Bool requires_grad=False) => Normal"),
     ],
     # ---- indexing, scatter / gather
-    "gather": ["Tensor (Tensor input, Int dim, Tensor index, *, Bool sparse_grad=False) => DimGather"],
-    "scatter": [
+    "gather": method("Tensor (Tensor input, Int dim, Tensor index, *, Bool sparse_grad=False) => DimGather"),
+    "scatter": method(
         "Tensor (Tensor input, Int dim, Tensor index, Tensor src, *, String reduce=None, Bool inplace=False) "
         "=> DimScatter",
         "Tensor (Tensor input, Int dim, Tensor index, Scalar value, *, String reduce=None, Bool inplace=False) "
-        "=> DimScatterScalar",
-    ],
-    "scatter_add": ["Tensor (Tensor input, Int dim, Tensor index, Tensor src, *, Bool inplace=False) => DimScatterAdd"],
-    "index_select": ["Tensor (Tensor input, Int dim, Tensor index) => IndexSelect"],
-    "index_add": [("Tensor (Tensor input, Int dim, Tensor index, Tensor source, *, Scalar alpha=1, "
-                   "Bool inplace=False) => IndexAdd")],
-    "index_put": [("Tensor (Tensor input, TensorTuple indices, Tensor values, Bool accumulate=False, *, "
-                   "Bool inplace=False) => IndexPut")],
-    "masked_fill": [
+        "=> DimScatterScalar", inplace=True),
+    "scatter_add": method("Tensor (Tensor input, Int dim, Tensor index, Tensor src, *, Bool inplace=False) => DimScatterAdd", inplace=True),
+    "index_select": method("Tensor (Tensor input, Int dim, Tensor index) => IndexSelect"),
+    "index_add": method(("Tensor (Tensor input, Int dim, Tensor index, Tensor source, *, Scalar alpha=1, "
+                   "Bool inplace=False) => IndexAdd"), inplace=True),
+    "index_put": method(("Tensor (Tensor input, TensorTuple indices, Tensor values, Bool accumulate=False, *, "
+                   "Bool inplace=False) => IndexPut"), inplace=True),
+    "masked_fill": method(
         "Tensor (Tensor input, Tensor mask, Scalar value, *, Bool inplace=False) => MaskedFill",
-        "Tensor (Tensor input, Tensor mask, Tensor value, *, Bool inplace=False) => MaskedFillTensor",
-    ],
-    "masked_select": ["Tensor (Tensor input, Tensor mask) => MaskedSelect"],
-    "nonzero": ["Tensor (Tensor input, *, Bool as_tuple=False) => Nonzero"],
-    "count_nonzero": ["Tensor (Tensor input, IntList dim=None) => CountNonzero"],
+        "Tensor (Tensor input, Tensor mask, Tensor value, *, Bool inplace=False) => MaskedFillTensor", inplace=True),
+    "masked_select": method("Tensor (Tensor input, Tensor mask) => MaskedSelect"),
+    "nonzero": method("Tensor (Tensor input, *, Bool as_tuple=False) => Nonzero"),
+    "count_nonzero": method("Tensor (Tensor input, IntList dim=None) => CountNonzero"),
 }

@@ -20,10 +20,11 @@ import numpy as np
 
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
+from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import Tensor, _wrap_dim
 from oneflow_lite.functors.promotion import cast
-from oneflow_lite.functors.registry import functor, get_functor
+from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 _ATTR_CACHE_SIZE = 1024
@@ -280,15 +281,10 @@ class ExpandFunctor:
         return dispatch(self.op, (x,), cached_attrs(self._attrs, ("expand_shape",), (tuple(size),)))[0]
 
 
-@functor("ExpandAs")
-class ExpandAsFunctor:
+@composite("ExpandAs")
+def expand_as(x, other):
     """``expand_as(input, other)``: ``expand(input, other.shape)``."""
-
-    def __init__(self):
-        self.expand = get_functor("Expand")
-
-    def __call__(self, x, other):
-        return self.expand(x, other._meta.shape)
+    return F.expand(x, other._meta.shape)
 
 
 @functor("Repeat")

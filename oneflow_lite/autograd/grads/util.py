@@ -9,9 +9,10 @@ the functional API's overload resolution (a few microseconds per call).
 from __future__ import annotations
 
 from oneflow_lite.framework.attr import AttrMap
-from oneflow_lite.framework.calls import add_resolver, register_call
+from oneflow_lite.framework.calls import add_resolver, functional, register_call
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.op_registry import find, lookup
+from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.functors.registry import get_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
@@ -173,10 +174,25 @@ def zeros_of(meta):
     return _zeros(tuple(meta.shape), meta.dtype, meta.device)
 
 
-# The fast helpers of backward formulas, as F.<name> (Note [Calls by name]): positional arguments, the
-# functors called directly.
-for _name, _fn in (("add", add), ("mul", mul), ("mul_scalar", mul_scalar), ("div", div), ("div_scalar", div_scalar),
-                   ("neg", neg), ("matmul", matmul), ("reshape", reshape), ("transpose", transpose),
-                   ("cast", cast), ("reduce_to", reduce_to), ("expand_reduced", expand_reduced),
-                   ("zeros_of", zeros_of)):
+def _tensor_pair_fast(name, fast):
+    """``F.<name>``: ``fast(a, b)`` for two tensors, else the functional function (same results, fewer layers)."""
+    slow = None
+
+    def call(a, b, *rest, **kwargs):
+        if type(a) is Tensor and type(b) is Tensor and not rest and not kwargs:
+            return fast(a, b)
+        nonlocal slow
+        if slow is None:
+            slow = functional(name)
+        return slow(a, b, *rest, **kwargs)
+    call.__name__ = name
+    return call
+
+
+# The fast helpers of backward formulas, as F.<name> (Note [Calls by name]): the functors called directly.
+# Those named like a functional function behave as it does.
+for _name, _fn in (("add", add), ("mul", mul), ("div", div)):
+    register_call(_name, _tensor_pair_fast(_name, _fn))
+for _name, _fn in (("mul_scalar", mul_scalar), ("div_scalar", div_scalar), ("reduce_to", reduce_to),
+                   ("expand_reduced", expand_reduced), ("zeros_of", zeros_of)):
     register_call(_name, _fn)
