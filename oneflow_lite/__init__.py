@@ -29,10 +29,15 @@ from oneflow_lite.functors.creation import as_tensor, from_numpy  # noqa: F401
 from oneflow_lite.functors.reduce import return_types  # noqa: F401  (named tuples of max, sort, topk)
 from oneflow_lite.functional import *  # noqa: F401,F403
 from oneflow_lite import autograd  # noqa: F401
-from oneflow_lite.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from oneflow_lite.autograd import (  # noqa: F401
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+)
 from oneflow_lite import optim  # noqa: F401,E402  (flow.optim: optimizers and lr schedulers)
 from oneflow_lite import utils  # noqa: F401  (flow.utils.data)
 from oneflow_lite.serialization import load, save  # noqa: F401
+from oneflow_lite import accelerator, amp, backends, cuda, distributed, onnx  # noqa: F401,E402  (environment)
+from oneflow_lite.compile import compile  # noqa: F401,E402
+from oneflow_lite import mock_torch  # noqa: F401,E402  (import torch as oneflow_lite)
 
 _C = functional
 

@@ -1,32 +1,50 @@
-"""``flow.save`` / ``flow.load``: tensors, state dicts and nested containers in a NumPy ``.npz`` archive.
+"""``flow.save`` / ``flow.load``: any picklable object, its tensors stored as arrays beside the pickle, and a
+loader that by default runs no code from the file (PyTorch 2.6's ``weights_only=True``).
+
+::
+
+    flow.save(model.state_dict(), "model.pt")
+    model.load_state_dict(flow.load("model.pt"))            # weights_only=True: tensors, containers, numbers
+    flow.save(model, "whole.pt")                             # a whole module, by reference to its class
+    model = flow.load("whole.pt", weights_only=False)       # only for files you trust: it may run code
+    with flow.serialization.safe_globals([MyConfig]):       # or allow one class for weights_only loads
+        cfg = flow.load("cfg.pt")
 
 Note [Save file format]
 A saved file is an uncompressed NumPy ``.npz`` archive (a ZIP file, readable by ``numpy.load``) holding
 
-- ``__manifest__``: a uint8 array, the UTF-8 bytes of a JSON object ``{"format": "oneflow_lite.save",
-  "version": 1, "root": <node>}`` describing the saved object;
-- ``0``, ``1``, ...: one array per saved tensor / NumPy value, in C order, named by the manifest.
+- ``__manifest__``: a uint8 array, the UTF-8 bytes of the JSON object ``{"format": "oneflow_lite.save",
+  "version": 2}``;
+- ``__pickle__``: a uint8 array, the object pickled (protocol 4) with every tensor, NumPy array and NumPy
+  scalar replaced by a *persistent id* (``pickle``'s mechanism for objects stored outside the pickle):
+  ``("tensor", k, array, dtype, shape, device, requires_grad, is_parameter)`` (``k`` numbers the tensor
+  objects), ``("ndarray", array)`` or ``("numpy_scalar", array)``, where ``array`` names an entry of the
+  archive (``None`` for a tensor on a device without storage, such as meta);
+- ``0``, ``1``, ...: one array per saved tensor / NumPy value, in C order.
 
-A node is plain JSON for ``None``, bools, ints, finite floats and strings, and otherwise an object with a
-``"type"``: ``{"type": "float", "value": "inf" | "-inf" | "nan"}``; ``"list"`` / ``"tuple"`` / ``"Size"``
-with ``"items"``; ``"dict"`` / ``"OrderedDict"`` with ``"items": [[key, value], ...]`` (keys are nodes of
-str, int, float, bool, None or tuples of them, so int keys and key order survive); ``{"type": "tensor",
-"id": 0, "array": "0", "dtype": "float32", "shape": [2, 3], "device": "cpu:0", "requires_grad": false,
-"parameter": false}`` (``id`` numbers the saved tensor objects; ``"array": null`` for a tensor on a device
-without storage, such as meta);
-``{"type": "ndarray", "array": "1"}`` and ``{"type": "numpy_scalar", "array": "2"}``; ``{"type": "dtype",
-"name": "float16"}``; ``{"type": "device", "name": "cpu:0"}``.
+Persistent ids are memoised on both sides: a tensor object that occurs several times loads as one object; distinct
+tensors that share memory (views) load as independent copies. A tensor's ``.grad`` and autograd history are
+not saved: it loads as a leaf with its ``requires_grad``. Files of version 1 (a JSON manifest, no pickle)
+still load.
 
-Nothing is pickled, so loading never runs code from the file. A tensor object that occurs several times is
-stored once and loads as one object; distinct tensors that share memory (views) load as independent copies.
-A tensor's ``.grad`` and autograd history are not saved: it loads as a leaf with its ``requires_grad``.
+Note [Weights-only loading]
+``flow.load`` unpickles with a restricted unpickler unless ``weights_only=False``: the only globals it
+resolves are the containers pickle needs (``collections.OrderedDict``, ``set``, ``frozenset``, ``complex``,
+``slice``), oneflow_lite's ``dtype``, ``device`` and ``Size``, and what ``add_safe_globals`` /
+``safe_globals`` allowed. Any other global (a class, a function) is refused before it is looked up, with
+PyTorch's message naming it and the call that would allow it, so a file from an untrusted source cannot run
+code. ``weights_only=False`` is the plain unpickler (PyTorch's ``torch.load`` before 2.6).
 """
 
 from __future__ import annotations
 
+import contextlib
+import copyreg
+import io
 import json
 import math
 import os
+import pickle
 import threading
 import zipfile
 from collections import OrderedDict
@@ -41,122 +59,108 @@ from oneflow_lite.framework.tensor_meta import Size
 from oneflow_lite.functors.creation import from_numpy
 from oneflow_lite.nn.parameter import Parameter
 
+__all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load", "safe_globals", "save"]
+
 _FORMAT = "oneflow_lite.save"
-_VERSION = 1
+_VERSION = 2
 _MANIFEST = "__manifest__"
+_PICKLE = "__pickle__"
+_PROTOCOL = 4
 _ZIP_MAGIC = b"PK\x03\x04"
 _DTYPES = {d.name: d for d in dtypes.ALL_DTYPES}
-_SUPPORTED = ("tensors, NumPy arrays and scalars, None, bool, int, float, str, flow.dtype, flow.device, flow.Size, "
-              "and lists, tuples, dicts and OrderedDicts of them")
-_KEY_TYPES = "str, int, float, bool, None or tuples of them"
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 
-def _where(path: list) -> str:
-    return "obj" + "".join(f"[{p!r}]" for p in path)
+# ---- pickling tensors and flow objects ------------------------------------------------------------------
+def _c_order(array: np.ndarray) -> np.ndarray:
+    """``array``, copied to C order when it is not (0-d arrays stay 0-d, unlike ``np.ascontiguousarray``)."""
+    return array if array.flags.c_contiguous else array.copy(order="C")
 
 
-class _Encoder:
-    """Turns an object into a manifest node, collecting its arrays (see Note [Save file format])."""
+def _rebuild_tensor(array, requires_grad):
+    t = from_numpy(array)
+    return t.requires_grad_(True) if requires_grad else t
 
-    def __init__(self):
+
+def _reduce_tensor(t: Tensor):
+    """``pickle`` / ``copy`` of a plain Tensor: its values (a C-ordered copy; views are copied) and
+    ``requires_grad``; it comes back as a leaf on cpu."""
+    if t._key_set & LAZY_KEY_SET:
+        raise RuntimeError(f"cannot pickle a lazy tensor ({t._array.describe()}): it has no value")
+    return _rebuild_tensor, (_c_order(t.detach().cpu().numpy()), t.requires_grad)
+
+
+def _dtype_from_name(name):
+    return _DTYPES[name]
+
+
+def _device_from_name(name):
+    return Device(name)
+
+
+copyreg.pickle(Tensor, _reduce_tensor)
+copyreg.pickle(dtypes.dtype, lambda d: (_dtype_from_name, (d.name,)))
+copyreg.pickle(Device, lambda d: (_device_from_name, (str(d),)))
+
+
+class _Pickler(pickle.Pickler):
+    """Stores tensors and NumPy values as archive arrays (Note [Save file format])."""
+
+    def __init__(self, file):
+        super().__init__(file, protocol=_PROTOCOL)
         self.arrays: dict[str, np.ndarray] = {}
-        self.memo: dict[int, dict] = {}  # id(tensor or ndarray) -> its node, for objects seen twice
-        self.keep_alive: list = []  # the memoised objects, so their ids stay unique during the walk
-        self.num_tensors = 0
-        self.path: list = []
-        self.open: set[int] = set()  # ids of the containers being walked (to detect cycles)
-
-    def error(self, exc_type, why: str):
-        return exc_type(f"flow.save: {_where(self.path)} {why}")
+        self.ids: dict[int, tuple] = {}  # id(tensor or ndarray) -> its persistent id: one object stays one
+        self.keep_alive: list = []  # the objects of self.ids, so that their ids stay unique during the dump
 
     def add_array(self, array: np.ndarray) -> str:
         name = str(len(self.arrays))
-        self.arrays[name] = array if array.flags.c_contiguous else array.copy(order="C")
+        self.arrays[name] = _c_order(array)
         return name
 
-    def node(self, obj):
+    def persistent_id(self, obj):
         t = type(obj)
-        if obj is None or t is bool or t is int or t is str:
-            return obj
-        if t is float:
-            return obj if math.isfinite(obj) else {"type": "float", "value": repr(obj)}
-        if isinstance(obj, Tensor):
-            return self.memoised(obj, self.tensor)
-        if t is np.ndarray:
-            return self.memoised(obj, self.ndarray)
+        if t is Tensor or t is Parameter or t is np.ndarray:
+            pid = self.ids.get(id(obj))
+            if pid is None:
+                if t is np.ndarray:
+                    if obj.dtype.hasobject:
+                        raise pickle.PicklingError("a NumPy array of dtype object cannot be saved")
+                    pid = ("ndarray", self.add_array(obj))
+                else:
+                    pid = self.tensor_id(obj)
+                self.ids[id(obj)] = pid
+                self.keep_alive.append(obj)
+            return pid
         if isinstance(obj, np.generic):
             if obj.dtype.hasobject:
-                raise self.error(TypeError, "is a NumPy scalar of dtype object, which cannot be saved")
-            return {"type": "numpy_scalar", "array": self.add_array(np.asarray(obj))}
-        if t is dtypes.dtype:
-            return {"type": "dtype", "name": obj.name}
-        if t is Device:
-            return {"type": "device", "name": str(obj)}
-        if t in (list, tuple, Size, dict, OrderedDict):
-            if id(obj) in self.open:
-                raise self.error(ValueError, "contains itself (a reference cycle), which cannot be saved")
-            self.open.add(id(obj))
-            try:
-                if t is dict or t is OrderedDict:
-                    return {"type": t.__name__, "items": [[self.key(k), self.child(k, v)] for k, v in obj.items()]}
-                return {"type": t.__name__, "items": [self.child(i, v) for i, v in enumerate(obj)]}
-            finally:
-                self.open.discard(id(obj))
-        hint = " (save its state_dict() instead)" if hasattr(obj, "state_dict") else ""
-        raise self.error(TypeError, f"has type {t.__module__}.{t.__qualname__}, which flow.save does not store"
-                                    f"{hint}; it saves {_SUPPORTED}")
+                raise pickle.PicklingError("a NumPy scalar of dtype object cannot be saved")
+            return ("numpy_scalar", self.add_array(np.asarray(obj)))
+        return None
 
-    def child(self, key, value):
-        self.path.append(key)
-        node = self.node(value)
-        self.path.pop()
-        return node
-
-    def key(self, k):
-        t = type(k)
-        if t is tuple:
-            return {"type": "tuple", "items": [self.key(x) for x in k]}
-        if k is None or t in (bool, int, str, float):
-            return self.node(k)
-        raise self.error(TypeError, f"is a dict with a key of type {t.__qualname__}; keys may be {_KEY_TYPES}")
-
-    def memoised(self, obj, encode):
-        node = self.memo.get(id(obj))
-        if node is None:
-            node = self.memo[id(obj)] = encode(obj)
-            self.keep_alive.append(obj)
-        return node
-
-    def tensor(self, t: Tensor) -> dict:
+    def tensor_id(self, t: Tensor):
         meta = t._meta
         if t._key_set & LAZY_KEY_SET:
-            raise self.error(RuntimeError, f"is a lazy tensor ({t._array.describe()}) of a graph being captured; "
-                                           f"only eager tensors have values to save")
-        if meta.device.device_type.has_storage:
-            array = self.add_array(t.detach().cpu().numpy())
-        else:
-            array = None
-        self.num_tensors += 1
-        return {"type": "tensor", "id": self.num_tensors - 1, "array": array, "dtype": meta.dtype.name,
-                "shape": list(meta.shape), "device": str(meta.device), "requires_grad": t.requires_grad,
-                "parameter": isinstance(t, Parameter)}
-
-    def ndarray(self, a: np.ndarray) -> dict:
-        if a.dtype.hasobject:
-            raise self.error(TypeError, "is a NumPy array of dtype object, which cannot be saved without pickle")
-        return {"type": "ndarray", "array": self.add_array(a)}
+            raise RuntimeError(f"flow.save: a lazy tensor ({t._array.describe()}) of a graph being captured cannot "
+                               f"be saved; only eager tensors have values to save")
+        array = self.add_array(t.detach().cpu().numpy()) if meta.device.device_type.has_storage else None
+        return ("tensor", len(self.ids), array, meta.dtype.name, tuple(meta.shape), str(meta.device),
+                t.requires_grad, type(t) is Parameter)
 
 
 def save(obj, f) -> None:
-    """Save ``obj`` (a tensor, a state dict, or nested lists / tuples / dicts of tensors, NumPy values, numbers,
-    strings and None) to ``f``, a path or a writable binary file object, in the format of Note [Save file
-    format]. Unsupported objects raise a TypeError naming where they are, before anything is written; a path
-    is written atomically (a failed save leaves an existing file unchanged)."""
-    encoder = _Encoder()
-    root = encoder.node(obj)
-    manifest = json.dumps({"format": _FORMAT, "version": _VERSION, "root": root}, allow_nan=False)
-    arrays = {_MANIFEST: np.frombuffer(manifest.encode(), np.uint8), **encoder.arrays}
+    """Save ``obj`` (any picklable object: a tensor, a state dict, a whole module, an optimizer's state, ...) to
+    ``f``, a path or a writable binary file object, in the format of Note [Save file format]. An object that
+    cannot be pickled raises before anything is written; a path is written atomically (a failed save leaves
+    an existing file unchanged)."""
+    buf = io.BytesIO()
+    pickler = _Pickler(buf)
+    try:
+        pickler.dump(obj)
+    except (pickle.PicklingError, TypeError, AttributeError) as e:
+        raise TypeError(f"flow.save: the object cannot be pickled ({type(e).__name__}: {e})") from None
+    manifest = json.dumps({"format": _FORMAT, "version": _VERSION})
+    arrays = {_MANIFEST: np.frombuffer(manifest.encode(), np.uint8),
+              _PICKLE: np.frombuffer(buf.getvalue(), np.uint8), **pickler.arrays}
     if hasattr(f, "write"):
         np.savez(f, **arrays)
         return
@@ -171,8 +175,177 @@ def save(obj, f) -> None:
             os.remove(tmp)
 
 
-class _Decoder:
-    """Rebuilds an object from its manifest node and arrays."""
+# ---- safe globals (Note [Weights-only loading]) --------------------------------------------------------
+_DEFAULT_SAFE = {
+    ("collections", "OrderedDict"): OrderedDict, ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
+    ("builtins", "complex"): complex, ("builtins", "slice"): slice,
+    (__name__, "_dtype_from_name"): _dtype_from_name, (__name__, "_device_from_name"): _device_from_name,
+    (__name__, "_rebuild_tensor"): _rebuild_tensor,
+    ("oneflow_lite.framework.tensor_meta", "Size"): Size,
+    ("oneflow_lite.nn.parameter", "_rebuild_parameter"): None,  # filled below: Parameter pickles through it
+}
+_safe_lock = threading.Lock()
+_user_safe: dict[tuple[str, str], object] = {}
+_scoped = threading.local()
+
+
+def _qualified(obj) -> tuple[str, str]:
+    if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[1], str):  # (obj, "module.name") as in PyTorch
+        name = obj[1]
+        module, _, qualname = name.rpartition(".")
+        return module, qualname
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if not (isinstance(module, str) and isinstance(qualname, str)):
+        raise TypeError(f"add_safe_globals: expected classes or functions (or (obj, 'module.name') pairs), got "
+                        f"{obj!r}")
+    return module, qualname
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Allow the classes / functions in ``safe_globals`` in ``weights_only`` loads from now on."""
+    entries = {_qualified(g): (g[0] if isinstance(g, tuple) else g) for g in safe_globals}
+    with _safe_lock:
+        _user_safe.update(entries)
+
+
+def get_safe_globals() -> list:
+    """The globals allowed by :func:`add_safe_globals` (not those of an open ``safe_globals`` block)."""
+    with _safe_lock:
+        return list(_user_safe.values())
+
+
+def clear_safe_globals() -> None:
+    with _safe_lock:
+        _user_safe.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(safe_globals: list):
+    """Allow ``safe_globals`` in ``weights_only`` loads inside the block (this thread only)."""
+    entries = {_qualified(g): (g[0] if isinstance(g, tuple) else g) for g in safe_globals}
+    stack = getattr(_scoped, "stack", None)
+    if stack is None:
+        stack = _scoped.stack = []
+    stack.append(entries)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def _allowed(module: str, name: str):
+    key = (module, name)
+    if key in _DEFAULT_SAFE:
+        return True, _DEFAULT_SAFE[key]
+    for entries in reversed(getattr(_scoped, "stack", ())):
+        if key in entries:
+            return True, entries[key]
+    with _safe_lock:
+        if key in _user_safe:
+            return True, _user_safe[key]
+    return False, None
+
+
+def _weights_only_message(module: str, name: str) -> str:
+    short = name.rpartition(".")[2]
+    return ("Weights only load failed. This file can still be loaded, to do so you have two options, do those "
+            "steps only if you trust the source of the checkpoint. (1) Re-running `flow.load` with `weights_only` "
+            "set to `False` will likely succeed, but it can result in arbitrary code execution. Do it only if you "
+            "got the file from a trusted source. (2) Alternatively, to load with `weights_only=True` please check "
+            "the recommended steps in the following error message.\n"
+            f"WeightsUnpickler error: Unsupported global: GLOBAL {module}.{name} was not an allowed global by "
+            f"default. Please use `flow.serialization.add_safe_globals([{short}])` or the "
+            f"`flow.serialization.safe_globals([{short}])` context manager to allowlist this global if you trust "
+            f"this class/function.")
+
+
+class _Unpickler(pickle.Unpickler):
+    """Resolves persistent ids to tensors and arrays; restricted to safe globals when ``weights_only``."""
+
+    def __init__(self, file, arrays, name, map_location, weights_only):
+        super().__init__(file)
+        self.arrays = arrays
+        self.name = name
+        self.map_location = map_location
+        self.weights_only = weights_only
+        self.loaded = {}  # persistent id -> the object loaded for it (one object stays one)
+
+    def find_class(self, module, name):
+        if not self.weights_only:
+            return super().find_class(module, name)
+        ok, value = _allowed(module, name)
+        if not ok:
+            raise pickle.UnpicklingError(_weights_only_message(module, name))
+        return value if value is not None else super().find_class(module, name)
+
+    def array(self, key) -> np.ndarray:
+        a = self.arrays.get(key) if isinstance(key, str) and not key.startswith("__") else None
+        if a is None:
+            raise _corrupt(self.name, f"the pickle names an array {key!r} that the archive does not hold")
+        return a
+
+    def persistent_load(self, pid):
+        if not isinstance(pid, tuple) or not pid or pid[0] not in ("tensor", "ndarray", "numpy_scalar"):
+            raise _corrupt(self.name, f"unknown persistent id {pid!r:.80}")
+        if pid[0] == "numpy_scalar":
+            return self.array(pid[1])[()]
+        try:
+            obj = self.loaded.get(pid)
+        except TypeError:
+            raise _corrupt(self.name, f"bad record {pid!r:.120}") from None
+        if obj is None:
+            obj = self.loaded[pid] = self.array(pid[1]).copy() if pid[0] == "ndarray" else self.tensor(pid)
+        return obj
+
+    def tensor(self, pid) -> Tensor:
+        try:
+            _, _, key, dtype_name, shape, device, requires_grad, is_parameter = pid
+            dtype = _DTYPES[dtype_name]
+            shape = tuple(int(d) for d in shape)
+        except (ValueError, KeyError, TypeError):
+            raise _corrupt(self.name, f"bad tensor record {pid!r:.120}") from None
+        return _make_tensor(self.name, key, None if key is None else self.array(key), dtype, shape, device,
+                            _target_device(self.name, self.map_location, device), requires_grad, is_parameter,
+                            "its tensor record")
+
+
+def _corrupt(name: str, why: str) -> RuntimeError:
+    return RuntimeError(f"flow.load: '{name}' is corrupt: {why}")
+
+
+def _target_device(name: str, map_location, saved: str) -> Device:
+    loc = map_location
+    if isinstance(loc, dict):
+        loc = loc.get(saved, saved)
+    target = saved if loc is None else loc
+    try:
+        return Device(target)
+    except (RuntimeError, ValueError, TypeError) as e:
+        raise RuntimeError(f"flow.load: '{name}': a tensor saved on '{saved}' cannot be placed on {target!r} ({e}); "
+                           f"pass map_location='cpu' to load it on cpu") from None
+
+
+def _make_tensor(name, key, array, dtype, shape, saved_device, device, requires_grad, is_parameter,
+                 record="the manifest") -> Tensor:
+    """The tensor of archive array ``key`` (``array``; None for a tensor saved without data), checked against
+    the dtype and shape its ``record`` gives."""
+    if array is None:
+        if device.device_type.has_storage:
+            raise RuntimeError(f"flow.load: '{name}': a tensor saved on '{saved_device}' holds no data and cannot be "
+                               f"loaded onto '{device}'")
+        t = F.empty(shape, dtype=dtype, device=device)
+    else:
+        if array.dtype != dtype.np_dtype or array.shape != shape:
+            raise _corrupt(name, f"array {key!r} is {array.dtype}{list(array.shape)} but {record} says "
+                                 f"{dtype.name}{list(shape)}")
+        t = from_numpy(array).to(device)
+    if is_parameter:
+        return Parameter(t, requires_grad=bool(requires_grad))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+class _V1Decoder:
+    """Rebuilds an object from a version-1 file: a JSON manifest node and the arrays (no pickle)."""
 
     def __init__(self, name: str, arrays: dict, map_location):
         self.name = name
@@ -180,14 +353,11 @@ class _Decoder:
         self.map_location = map_location
         self.memo: dict = {}  # ("tensor", id) or an ndarray's array name -> the loaded object
 
-    def corrupt(self, why: str):
-        return RuntimeError(f"flow.load: '{self.name}' is corrupt: {why}")
-
     def node(self, n):
         if n is None or isinstance(n, (bool, int, float, str)):
             return n
         if not isinstance(n, dict) or not isinstance(n.get("type"), str):
-            raise self.corrupt(f"unexpected manifest entry {n!r:.80}")
+            raise _corrupt(self.name, f"unexpected manifest entry {n!r:.80}")
         kind = n["type"]
         try:
             if kind in ("list", "tuple", "Size"):
@@ -212,44 +382,20 @@ class _Decoder:
             if kind == "device":
                 return Device(n["name"])
         except (KeyError, TypeError, ValueError) as e:
-            raise self.corrupt(f"bad {kind!r} entry {n!r:.120} ({type(e).__name__}: {e})") from None
-        raise self.corrupt(f"unknown entry type {kind!r}")
+            raise _corrupt(self.name, f"bad {kind!r} entry {n!r:.120} ({type(e).__name__}: {e})") from None
+        raise _corrupt(self.name, f"unknown entry type {kind!r}")
 
     def array(self, name) -> np.ndarray:
         a = self.arrays.get(name)
         if a is None:
-            raise self.corrupt(f"the manifest names an array {name!r} that the archive does not hold")
+            raise _corrupt(self.name, f"the manifest names an array {name!r} that the archive does not hold")
         return a
 
-    def target_device(self, saved: str) -> Device:
-        loc = self.map_location
-        if isinstance(loc, dict):
-            loc = loc.get(saved, saved)
-        target = saved if loc is None else loc
-        try:
-            return Device(target)
-        except (RuntimeError, ValueError, TypeError) as e:
-            raise RuntimeError(f"flow.load: '{self.name}': a tensor saved on '{saved}' cannot be placed on "
-                               f"{target!r} ({e}); pass map_location='cpu' to load it on cpu") from None
-
     def tensor(self, n: dict) -> Tensor:
-        dtype = _DTYPES[n["dtype"]]
-        shape = tuple(n["shape"])
-        device = self.target_device(n["device"])
-        if n["array"] is None:
-            if device.device_type.has_storage:
-                raise RuntimeError(f"flow.load: '{self.name}': a tensor saved on '{n['device']}' holds no data and "
-                                   f"cannot be loaded onto '{device}'")
-            t = F.empty(shape, dtype=dtype, device=device)
-        else:
-            a = self.array(n["array"])
-            if a.dtype != dtype.np_dtype or a.shape != shape:
-                raise self.corrupt(f"array {n['array']!r} is {a.dtype}{list(a.shape)} but the manifest says "
-                                   f"{dtype.name}{list(shape)}")
-            t = from_numpy(a).to(device)
-        if n["parameter"]:
-            return Parameter(t, requires_grad=n["requires_grad"])
-        return t.requires_grad_(True) if n["requires_grad"] else t
+        array = None if n["array"] is None else self.array(n["array"])
+        return _make_tensor(self.name, n["array"], array, _DTYPES[n["dtype"]], tuple(n["shape"]), n["device"],
+                            _target_device(self.name, self.map_location, n["device"]), n["requires_grad"],
+                            n["parameter"])
 
 
 def _path(f, op: str, mode: str) -> str:
@@ -286,13 +432,16 @@ def _read_archive(f, name: str) -> dict:
         raise RuntimeError(f"flow.load: '{name}' is truncated or corrupt ({type(e).__name__}: {e})") from None
 
 
-def load(f, map_location=None, *, weights_only=None):
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
     """Load an object saved by :func:`save` from ``f`` (a path or a readable, seekable binary file object).
 
     ``map_location`` places the tensors: None keeps each tensor's saved device, a device or device string
-    moves them all there, a dict maps saved device strings (``"cpu:0"``) to devices. ``weights_only`` is
-    accepted for PyTorch compatibility; the format never runs code, so both values load the same. A file
-    that is not a flow.save file, or is truncated or corrupt, raises a RuntimeError naming it.
+    moves them all there, a dict maps saved device strings (``"cpu:0"``) to devices. ``weights_only`` (None
+    means True, as in PyTorch 2.6) loads with the restricted unpickler of Note [Weights-only loading];
+    ``weights_only=False`` unpickles anything, running the code a pickle names: only for trusted files.
+    ``pickle_module`` and ``mmap`` are accepted for PyTorch compatibility (the file holds its arrays
+    uncompressed; they are read into memory). A file that is not a flow.save file, or is truncated or
+    corrupt, raises a RuntimeError naming it.
     """
     if weights_only is not None and not isinstance(weights_only, bool):
         raise TypeError(f"flow.load: weights_only must be a bool or None, got {type(weights_only).__name__}")
@@ -308,15 +457,28 @@ def load(f, map_location=None, *, weights_only=None):
         name = _path(f, "load", "readable")
         with open(name, "rb") as fh:
             arrays = _read_archive(fh, name)
-    decoder = _Decoder(name, arrays, map_location)
     try:
         manifest = json.loads(arrays[_MANIFEST].tobytes().decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
-        raise decoder.corrupt(f"its manifest is not valid JSON ({e})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT or "root" not in manifest:
+        raise _corrupt(name, f"its manifest is not valid JSON ({e})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT:
         raise RuntimeError(f"flow.load: '{name}' is not a file written by flow.save (its manifest does not "
                            f"say format '{_FORMAT}')")
-    if manifest.get("version") != _VERSION:
-        raise RuntimeError(f"flow.load: '{name}' has format version {manifest.get('version')!r}; this version of "
-                           f"oneflow_lite reads version {_VERSION}")
-    return decoder.node(manifest["root"])
+    version = manifest.get("version")
+    if version == 1 and "root" in manifest:
+        return _V1Decoder(name, arrays, map_location).node(manifest["root"])
+    if version != _VERSION:
+        raise RuntimeError(f"flow.load: '{name}' has format version {version!r}; this version of oneflow_lite "
+                           f"reads versions 1 and {_VERSION}")
+    if _PICKLE not in arrays:
+        raise _corrupt(name, f"it has no '{_PICKLE}' entry")
+    unpickler = _Unpickler(io.BytesIO(arrays[_PICKLE].tobytes()), arrays, name, map_location,
+                           weights_only is not False)
+    try:
+        return unpickler.load()
+    except pickle.UnpicklingError as e:
+        if "Weights only load failed" in str(e):
+            raise
+        raise _corrupt(name, f"its pickle cannot be read (UnpicklingError: {e})") from None
+    except (EOFError, ValueError, IndexError, KeyError) as e:
+        raise _corrupt(name, f"its pickle cannot be read ({type(e).__name__}: {e})") from None

@@ -699,3 +699,17 @@ def test_flow_utils_data_is_reachable_from_the_package():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         list(DataLoader(_tensor_dataset(2)))
+
+
+def test_random_sampler_with_replacement_draws_lazily_for_a_huge_num_samples():
+    import itertools
+
+    flow.manual_seed(0)
+    sampler = flow.utils.data.RandomSampler(range(10), replacement=True, num_samples=10**10)
+    assert len(sampler) == 10**10
+    first = list(itertools.islice(iter(sampler), 100))  # an up-front draw would need 74.5 GiB
+    assert len(first) == 100 and all(0 <= i < 10 for i in first) and len(set(first)) > 1
+    flow.manual_seed(0)
+    again = list(itertools.islice(iter(sampler), 100))
+    assert again == first
+    assert len(list(flow.utils.data.RandomSampler(range(5), replacement=True, num_samples=70))) == 70  # 2*32 + 6

@@ -12,7 +12,9 @@ import importlib
 
 from oneflow_lite.autograd.function import Function, FunctionCtx
 from oneflow_lite.autograd.grad_function import OpExprGradFunction, register_op_grad
-from oneflow_lite.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from oneflow_lite.autograd.grad_mode import (
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+)
 
 # The engine and the checks call the functional API, which is built after the interpreters
 # (which import this package): they are resolved on first access (PEP 562).
@@ -20,7 +22,7 @@ _LAZY = {"backward": "engine", "grad": "engine", "gradcheck": "grad_check", "gra
          "GradcheckError": "grad_check"}
 
 __all__ = ["Function", "FunctionCtx", "GradcheckError", "OpExprGradFunction", "backward", "enable_grad", "grad",
-           "gradcheck", "gradgradcheck", "is_grad_enabled", "no_grad", "register_op_grad", "set_grad_enabled"]
+           "gradcheck", "gradgradcheck", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "register_op_grad", "set_grad_enabled"]
 
 
 def __getattr__(name):

@@ -151,3 +151,40 @@ class _ModeGuard(_GradModeGuard):
     def clone(self):
         return _ModeGuard(self._mode)
 
+
+
+class inference_mode(_GradModeGuard):
+    """``with flow.inference_mode(): ...`` or ``@flow.inference_mode()`` (also bare ``@flow.inference_mode``):
+    no gradient recording, as ``no_grad``; ``inference_mode(False)`` changes nothing. Tensors made inside are
+    ordinary tensors (PyTorch's restrictions on inference tensors are not enforced)."""
+
+    __slots__ = ("_on",)
+    _mode = False
+
+    def __new__(cls, mode=True):
+        self = object.__new__(cls)
+        if callable(mode) and not isinstance(mode, bool):  # bare decorator: @inference_mode
+            self._on = True
+            return self(mode)
+        return self
+
+    def __init__(self, mode: bool = True):
+        if callable(mode) and not isinstance(mode, bool):
+            return
+        if not isinstance(mode, bool):
+            raise TypeError(f"inference_mode(): argument 'mode' must be bool, not {type(mode).__name__}")
+        self._on = mode
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        if self._on:
+            _set_enabled(False)
+        return self
+
+    def clone(self):
+        return inference_mode(self._on)
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether an ``inference_mode`` block is active: reported as grad mode being off."""
+    return not is_grad_enabled()

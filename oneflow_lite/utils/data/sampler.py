@@ -46,6 +46,9 @@ class SequentialSampler(Sampler[int]):
         return len(self.data_source)
 
 
+_CHUNK = 32  # indices drawn at a time with replacement (PyTorch's chunk)
+
+
 class RandomSampler(Sampler[int]):
     """Random indices of ``data_source``: a fresh permutation per pass (``replacement=False``; more than
     ``len(data_source)`` samples chain several permutations), or ``num_samples`` independent uniform draws.
@@ -76,8 +79,12 @@ class RandomSampler(Sampler[int]):
         generator = self.generator
         if generator is None:
             generator = Generator().manual_seed(int(F.randint(0, 2**63 - 1, ()).item()))
-        if self.replacement:
-            yield from F.randint(0, n, (self.num_samples,), generator=generator).tolist()
+        if self.replacement:  # drawn lazily, a chunk at a time: num_samples may be huge (an "infinite" loader)
+            full, rest = divmod(self.num_samples, _CHUNK)
+            for _ in range(full):
+                yield from F.randint(0, n, (_CHUNK,), generator=generator).tolist()
+            if rest:
+                yield from F.randint(0, n, (rest,), generator=generator).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from F.randperm(n, generator=generator).tolist()

@@ -1,0 +1,111 @@
+"""flow.mock_torch: `import torch` resolves to oneflow_lite while enabled, to PyTorch (or nothing) after."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import oneflow_lite as flow
+
+
+@pytest.fixture
+def mocked():
+    with flow.mock_torch.enable():
+        yield
+    assert not flow.mock_torch.is_enabled()
+
+
+def test_torch_and_its_submodules_are_oneflow_lite(mocked):
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader
+
+    assert torch.Tensor is flow.Tensor and nn.Linear is flow.nn.Linear and F.relu is flow.nn.functional.relu
+    assert DataLoader is flow.utils.data.DataLoader
+    assert torch.nn.functional is F and torch.optim.lr_scheduler.StepLR is flow.optim.lr_scheduler.StepLR
+    x = torch.tensor([1.0, -2.0])
+    assert isinstance(x, torch.Tensor) and F.relu(x).tolist() == [1.0, 0.0]
+    assert torch.__version__.startswith(flow.mock_torch.TORCH_API_VERSION + "+")
+
+
+def test_missing_names_say_they_are_not_provided(mocked):
+    import torch
+
+    with pytest.raises(AttributeError, match="module 'torch' has no attribute 'no_such_fn': torch.no_such_fn is not "
+                                             "provided by oneflow_lite"):
+        torch.no_such_fn
+    assert not hasattr(torch.nn, "NoSuchLayer")
+    with pytest.raises(ModuleNotFoundError, match="No module named 'torch.no_such_mod': torch.no_such_mod is not "
+                                                  "provided by oneflow_lite"):
+        import torch.no_such_mod  # noqa: F401
+
+
+def test_writes_reach_the_real_module_and_imports_do_not_corrupt_it(mocked):
+    import torch
+    import torch.backends.cudnn
+
+    torch.backends.cudnn.benchmark = True
+    try:
+        assert flow.backends.cudnn.benchmark is True
+    finally:
+        flow.backends.cudnn.benchmark = False
+    assert flow.nn.__name__ == "oneflow_lite.nn"  # `import torch.nn` set torch.nn on the proxy, not on flow
+
+
+def test_disable_restores_real_torch_modules():
+    real = sys.modules.get("torch")
+    with flow.mock_torch.enable():
+        import torch
+        assert torch.Tensor is flow.Tensor
+    assert sys.modules.get("torch") is real
+
+
+def test_the_environment_plumbing_real_scripts_touch(mocked):
+    import torch
+    from torch.distributed import destroy_process_group, init_process_group
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    import torch.onnx  # noqa: F401
+
+    assert not torch.cuda.is_available() and torch.cuda.device_count() == 0 and not torch.cuda.is_bf16_supported()
+    assert not torch.accelerator.is_available()
+    torch.cuda.manual_seed_all(3)
+    a = torch.rand(3)
+    torch.manual_seed(3)
+    assert torch.rand(3).tolist() == a.tolist()  # the cuda seeding functions seed the CPU generator
+    scaler = torch.cuda.amp.GradScaler(enabled=False)
+    assert not scaler.is_enabled() and scaler.scale(a) is a
+    init_process_group(backend="gloo")
+    try:
+        model = DDP(torch.nn.Linear(2, 3))
+        assert list(model.state_dict()) == ["module.weight", "module.bias"]
+        assert torch.distributed.get_rank() == 0 and torch.distributed.get_world_size() == 1
+    finally:
+        destroy_process_group()
+    assert torch.compile(model) is model
+
+
+def test_run_command_runs_an_unmodified_script(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x, y = torch.randn(16, 3), torch.randn(16, 1)
+        for _ in range(20):
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+        print(type(torch.tensor(1.0)).__module__, sys.argv[1:], f"{loss.item():.4f}", sep="|")
+    """))
+    r = subprocess.run([sys.executable, "-m", "oneflow_lite.mock_torch", "run", str(script), "--lr", "3"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    module, args, loss = r.stdout.strip().split("|")
+    assert module == "oneflow_lite.framework.tensor" and args == "['--lr', '3']"
+    assert 0.0 < float(loss) < 2.0
