@@ -6,3 +6,4 @@ from oneflow_lite.nn import functional, init, parallel, utils  # noqa: F401
 from oneflow_lite.nn.module import Module  # noqa: F401
 from oneflow_lite.nn.modules import *
 from oneflow_lite.nn.parameter import Parameter  # noqa: F401
+from oneflow_lite.nn.parallel import DataParallel  # noqa: F401,E402  (torch.nn.DataParallel)
