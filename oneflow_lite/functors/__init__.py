@@ -1,6 +1,6 @@
 """Functors and the functional API built from them.
 
-Importing this package registers every functor class.
+Importing this package registers every functor (classes, rule instances and composites).
 """
 
 from oneflow_lite.functors import activation  # noqa: F401

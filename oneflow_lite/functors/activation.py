@@ -7,14 +7,16 @@ the bounds truncated to integers); the others take floating tensors only
 (OpKernelNotFoundError otherwise, PyTorch's "not implemented for 'Long'").
 """
 
+from functools import partial
+
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.functors.promotion import floating
-from oneflow_lite.functors.registry import composite, functor, get_functor
+from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
-from oneflow_lite.functors.unary import unary_functor, unary_op
+from oneflow_lite.functors.unary import Unary, unary_op
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 _bool = dt.bool_
@@ -32,8 +34,8 @@ class ReluFunctor:
         return dispatch(self.op, (x,))[0]
 
 
-unary_functor("Sigmoid", "sigmoid", compute=floating)
-unary_functor("Tanh", "tanh", compute=floating)
+register_functor("Sigmoid", partial(Unary, "sigmoid", floating))
+register_functor("Tanh", partial(Unary, "tanh", floating))
 
 
 class _Activation:
@@ -51,17 +53,20 @@ class _Activation:
         return dispatch(self.op, (x,), attrs)[0]
 
 
-def _simple(functor_name, op_type):
-    """A functor ``(input, inplace=False)`` of an activation without attrs."""
+class _PlainActivation(_Activation):
+    """An activation without attrs: ``(input, inplace=False)``; one instance per op."""
+
+    def __init__(self, op_type):
+        self.op_type = op_type
+        super().__init__()
+
     def __call__(self, x, inplace=False):
         return self._run(x, None, inplace)
-    return functor(functor_name)(type(functor_name + "Functor", (_Activation,),
-                                      {"op_type": op_type, "__call__": __call__}))
 
 
 for _functor, _op in (("Selu", "selu"), ("Silu", "silu"), ("Mish", "mish"), ("Hardsigmoid", "hardsigmoid"),
                       ("Hardswish", "hardswish")):
-    _simple(_functor, _op)
+    register_functor(_functor, partial(_PlainActivation, _op))
 
 
 @functor("Hardtanh")

@@ -10,8 +10,10 @@ dtype, PyTorch's wrapped number (``wrap_scalar``).
 from __future__ import annotations
 
 import warnings
+from functools import partial
 
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.functors.math import Binary, ScalarBinary, ScalarOp, binary_op, check_int64, run
 from oneflow_lite.functors.promotion import (
@@ -23,7 +25,7 @@ from oneflow_lite.functors.promotion import (
     tensors_dtype,
     wrap_scalar,
 )
-from oneflow_lite.functors.registry import functor, get_functor
+from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
@@ -32,17 +34,11 @@ _uint8 = dt.uint8
 _result_type = dt.result_type
 
 
-class _ScalarLeft:
-    """``op(s, x)``: ``s`` wrapped as a 0-d tensor of the common dtype, then the tensor functor ``base``."""
-
-    base = ""
-
-    def __init__(self):
-        self.op = get_functor(self.base)
-
-    def __call__(self, value, x):
-        check_int64(self.op.name, value)
-        return self.op(wrap_scalar(value, scalar_dtype(x._meta.dtype, value), x._meta.device), x)
+def _scalar_left(name, value, x):
+    """``op(s, x)`` for the functional function ``name``: ``s`` wrapped as a 0-d tensor of the common dtype,
+    then ``name(s, x)``."""
+    check_int64(name, value)
+    return getattr(F, name)(wrap_scalar(value, scalar_dtype(x._meta.dtype, value), x._meta.device), x)
 
 
 # ---- floor_divide ----------------------------------------------------------------------------------
@@ -58,9 +54,7 @@ class ScalarFloorDivideFunctor(ScalarBinary):
     name, op_type, divides = "floor_divide", "scalar_floordiv", True
 
 
-@functor("ScalarFloorDivideLeft")
-class ScalarFloorDivideLeftFunctor(_ScalarLeft):
-    base = "FloorDivide"
+composite("ScalarFloorDivideLeft")(partial(_scalar_left, "floor_divide"))
 
 
 # ---- pow ---------------------------------------------------------------------------------------------
@@ -138,55 +132,35 @@ class ScalarRemainderFunctor(ScalarBinary):
     name, op_type, divides = "remainder", "scalar_floor_mod", True
 
 
-@functor("ScalarRemainderLeft")
-class ScalarRemainderLeftFunctor(_ScalarLeft):
-    base = "Remainder"
+composite("ScalarRemainderLeft")(partial(_scalar_left, "remainder"))
 
 
 # ---- logical and bitwise ops -------------------------------------------------------------------------
 class _Logical:
     """A logical op on tensors of any dtypes (truthiness); the result is bool (in place: cast to ``x``'s)."""
 
-    name = op_type = ""
-
-    def __init__(self):
-        self.op = binary_op(self.op_type)
+    def __init__(self, name):
+        self.name = name
+        self.op = binary_op("broadcast_" + name)
 
     def __call__(self, x, y, inplace=False):
         return run(self.op, (x, y), None, self.name, x if inplace else None, _bool)
 
 
-class _ScalarBitwise:
-    """``op(x, s)`` with ``s`` wrapped as a 0-d tensor of the common dtype."""
-
-    base = ""
-
-    def __init__(self):
-        self.op = get_functor(self.base)
-
-    def __call__(self, x, value, inplace=False):
-        op = self.op
-        check_int64(op.name, value)
-        d = scalar_dtype(x._meta.dtype, value)
-        return op._apply(op.op, d, x, wrap_scalar(value, d, x._meta.device), inplace)
-
-
-class _ScalarBitwiseLeft(_ScalarBitwise):
-    """``op(s, x)``: the bitwise ops commute."""
-
-    def __call__(self, value, x):
-        return _ScalarBitwise.__call__(self, x, value)
+def _scalar_bitwise(name, x, value, inplace=False):
+    """``op(x, s)`` for the functional function ``name``: ``s`` wrapped as a 0-d tensor of the common dtype
+    (the bitwise ops have no scalar op)."""
+    check_int64(name, value)
+    d = scalar_dtype(x._meta.dtype, value)
+    return getattr(F, name)(x, wrap_scalar(value, d, x._meta.device), inplace=inplace)
 
 
 for _name in ("And", "Or", "Xor"):
-    _lower = _name.lower()
-    functor("Logical" + _name)(type(f"Logical{_name}Functor", (_Logical,),
-                                    {"name": "logical_" + _lower, "op_type": "broadcast_logical_" + _lower}))
-    functor("Bitwise" + _name)(type(f"Bitwise{_name}Functor", (Binary,),
-                                    {"name": "bitwise_" + _lower, "op_type": "broadcast_bitwise_" + _lower}))
-    for _suffix, _base in (("", _ScalarBitwise), ("Left", _ScalarBitwiseLeft)):
-        _fname = f"ScalarBitwise{_name}{_suffix}"
-        functor(_fname)(type(_fname + "Functor", (_base,), {"base": "Bitwise" + _name}))
+    _logical, _bitwise = "logical_" + _name.lower(), "bitwise_" + _name.lower()
+    register_functor("Logical" + _name, partial(_Logical, _logical))
+    register_functor("Bitwise" + _name, partial(Binary, _bitwise, "broadcast_" + _bitwise))
+    composite(f"ScalarBitwise{_name}")(partial(_scalar_bitwise, _bitwise))
+    composite(f"ScalarBitwise{_name}Left")(partial(_scalar_left, _bitwise))
 
 
 @functor("BitwiseNot")
@@ -222,15 +196,10 @@ class WhereFunctor:
         return dispatch(self.op, (condition, x, y))[0]
 
 
-@functor("WhereNonzero")
-class WhereNonzeroFunctor:
+@composite("WhereNonzero")
+def where_nonzero(condition):
     """``where(condition)``: ``nonzero(condition, as_tuple=True)``."""
-
-    def __init__(self):
-        self.nonzero = get_functor("Nonzero")
-
-    def __call__(self, condition):
-        return self.nonzero(condition, True)
+    return F.nonzero(condition, as_tuple=True)
 
 
 @functor("WhereScalarX")

@@ -16,13 +16,14 @@ import warnings
 import numpy as np
 
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.device import device as Device
 from oneflow_lite.framework.generator import using_generator
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.functors.conversion import convert
-from oneflow_lite.functors.registry import functor, get_functor
+from oneflow_lite.functors.registry import composite, functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
@@ -92,12 +93,10 @@ class ArangeFunctor:
                               requires_grad)
 
 
-@functor("ArangeEnd")
-class ArangeEndFunctor:
+@composite("ArangeEnd")
+def arange_end(end, dtype, device, requires_grad=False):
     """``arange(end)``: ``arange(0, end, 1)``."""
-
-    def __call__(self, end, dtype, device, requires_grad=False):
-        return get_functor("Arange")(0, end, 1, dtype, device, requires_grad)
+    return F.arange(0, end, 1, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 class _RandomFunctor:
@@ -263,34 +262,25 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
 
 
 # ---- *_like, empty, eye, linspace / logspace -----------------------------------------------------
-class _LikeFunctor:
-    """``zeros_like`` and friends: ``input``'s shape, and its dtype and device unless given."""
-
-    def __init__(self):
-        self.fill = get_functor("Full")
-
-
-@functor("ZerosLike")
-class ZerosLikeFunctor(_LikeFunctor):
-    def __call__(self, x, dtype, device, requires_grad=False):
-        m = x._meta
-        return self.fill(m.shape, 0, dtype or m.dtype, device or m.device, requires_grad)
+@composite("FullLike")
+def full_like(x, fill_value, dtype, device, requires_grad=False):
+    """``full_like(input, fill_value)``: ``full`` of ``input``'s shape, and its dtype (not the fill value's)
+    and device unless given."""
+    m = x._meta
+    return F.full(m.shape, fill_value, dtype=dtype or m.dtype, device=device or m.device,
+                  requires_grad=requires_grad)
 
 
-@functor("OnesLike")
-class OnesLikeFunctor(_LikeFunctor):
-    def __call__(self, x, dtype, device, requires_grad=False):
-        m = x._meta
-        return self.fill(m.shape, 1, dtype or m.dtype, device or m.device, requires_grad)
+@composite("ZerosLike")
+def zeros_like(x, dtype, device, requires_grad=False):
+    """``zeros_like(input)``: ``full_like(input, 0)``."""
+    return full_like(x, 0, dtype, device, requires_grad)
 
 
-@functor("FullLike")
-class FullLikeFunctor(_LikeFunctor):
-    """``full_like(input, fill_value)``: ``input``'s dtype (not the fill value's) unless ``dtype`` is given."""
-
-    def __call__(self, x, fill_value, dtype, device, requires_grad=False):
-        m = x._meta
-        return self.fill(m.shape, fill_value, dtype or m.dtype, device or m.device, requires_grad)
+@composite("OnesLike")
+def ones_like(x, dtype, device, requires_grad=False):
+    """``ones_like(input)``: ``full_like(input, 1)``."""
+    return full_like(x, 1, dtype, device, requires_grad)
 
 
 @functor("Empty")
@@ -301,9 +291,10 @@ class EmptyFunctor(_ConstantFunctor):
         return _requires_grad(self._fill(size, 0, dtype or _get_default_dtype(), device), requires_grad)
 
 
-@functor("EmptyLike")
-class EmptyLikeFunctor(ZerosLikeFunctor):
+@composite("EmptyLike")
+def empty_like(x, dtype, device, requires_grad=False):
     """``empty_like(input)``: as ``zeros_like`` (see ``empty``)."""
+    return full_like(x, 0, dtype, device, requires_grad)
 
 
 @functor("Eye")
@@ -385,12 +376,10 @@ class RandintLowFunctor:
         return _requires_grad(_random(self.op, (), attrs, generator, device, "randint"), requires_grad)
 
 
-@functor("Randint")
-class RandintFunctor:
+@composite("Randint")
+def randint(high, size, generator, dtype, device, requires_grad=False):
     """``randint(high, size)``: ``randint(0, high, size)``."""
-
-    def __call__(self, high, size, generator, dtype, device, requires_grad=False):
-        return get_functor("RandintLow")(0, high, size, generator, dtype, device, requires_grad)
+    return F.randint(0, high, size, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 @functor("Randperm")
@@ -423,22 +412,20 @@ class NormalTensorTensorFunctor:
         return _random(self.op, (mean, std), None, generator, mean._meta.device, "normal")
 
 
-@functor("NormalTensorFloat")
-class NormalTensorFloatFunctor:
-    def __call__(self, mean, std, generator):
-        if std < 0:
-            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-        m = mean._meta
-        std = get_functor("Full")((), std, m.dtype, m.device)
-        return get_functor("NormalTensorTensor")(mean, std, generator)
+@composite("NormalTensorFloat")
+def normal_tensor_float(mean, std, generator):
+    """``normal(mean, std)``: a tensor mean, a number std (see Note [normal with tensor parameters])."""
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    m = mean._meta
+    return F.normal(mean, F.full((), std, dtype=m.dtype, device=m.device), generator=generator)
 
 
-@functor("NormalFloatTensor")
-class NormalFloatTensorFunctor:
-    def __call__(self, mean, std, generator):
-        m = std._meta
-        mean = get_functor("Full")((), mean, m.dtype, m.device)
-        return get_functor("NormalTensorTensor")(mean, std, generator)
+@composite("NormalFloatTensor")
+def normal_float_tensor(mean, std, generator):
+    """``normal(mean, std)``: a number mean, a tensor std (see Note [normal with tensor parameters])."""
+    m = std._meta
+    return F.normal(F.full((), mean, dtype=m.dtype, device=m.device), std, generator=generator)
 
 
 @functor("Normal")
@@ -458,22 +445,18 @@ class NormalFunctor:
         return _requires_grad(_random(self.op, (), attrs, generator, device, "normal"), requires_grad)
 
 
-@functor("RandLike")
-class RandLikeFunctor:
+@composite("RandLike")
+def rand_like(x, dtype, device, requires_grad=False):
     """``rand_like(input)``: uniform samples in [0, 1) of ``input``'s shape (and dtype / device unless given)."""
-
-    functor_name = "Rand"
-
-    def __call__(self, x, dtype, device, requires_grad=False):
-        m = x._meta
-        return get_functor(self.functor_name)(m.shape, None, dtype or m.dtype, device or m.device, requires_grad)
+    m = x._meta
+    return F.rand(m.shape, dtype=dtype or m.dtype, device=device or m.device, requires_grad=requires_grad)
 
 
-@functor("RandnLike")
-class RandnLikeFunctor(RandLikeFunctor):
+@composite("RandnLike")
+def randn_like(x, dtype, device, requires_grad=False):
     """``randn_like(input)``: standard normal samples of ``input``'s shape (and dtype / device unless given)."""
-
-    functor_name = "Randn"
+    m = x._meta
+    return F.randn(m.shape, dtype=dtype or m.dtype, device=device or m.device, requires_grad=requires_grad)
 
 
 # ---- in-place initialisers --------------------------------------------------------------------------
@@ -542,14 +525,13 @@ def normal_(self, *args, generator=None, **kwargs):
 
 
 # ---- Tensor.new_* ----------------------------------------------------------------------------------
-def _new(name, functor_name, with_value=False):
+def _new(name, function_name, with_value=False):
     def method(self, *args, dtype=None, device=None, requires_grad=False, **kwargs):
         m = self._meta
-        from oneflow_lite import functional as F
-        return getattr(F, functor_name)(*args, dtype=dtype or m.dtype, device=device or m.device,
-                                        requires_grad=requires_grad, **kwargs)
+        return getattr(F, function_name)(*args, dtype=dtype or m.dtype, device=device or m.device,
+                                         requires_grad=requires_grad, **kwargs)
     method.__name__ = method.__qualname__ = name
-    what = "filled with fill_value" if with_value else f"of {functor_name}"
+    what = "filled with fill_value" if with_value else f"of {function_name}"
     method.__doc__ = (f"``{name}(size{', fill_value' if with_value else ''}, *, dtype=None, device=None)``: a new "
                       f"tensor {what}, with this tensor's dtype and device unless given.")
     return method

@@ -86,7 +86,7 @@ FUNCTIONAL_API: dict[str, list[str]] = {
         "Tensor (Tensor input, Tensor other, *, Bool inplace=False, String rounding_mode=None) => Div",
         "Tensor (Tensor input, Scalar other, *, Bool inplace=False, String rounding_mode=None) => ScalarDiv",
         "Tensor (Scalar input, Tensor other, *, String rounding_mode=None) => ScalarDivLeft", inplace=True),
-    "neg": method("Tensor (Tensor input) => Neg"),
+    "neg": method("Tensor (Tensor input) => Neg", also=("__neg__",)),
     "exp": method("Tensor (Tensor input) => Exp"),
     # ---- comparisons (bool results; in place: cast to the input's dtype)
     "eq": method("Tensor (Tensor input, Tensor other, *, Bool inplace=False) => Equal",
@@ -135,7 +135,8 @@ FUNCTIONAL_API: dict[str, list[str]] = {
         "Tensor (Tensor input, Tensor other, *, Bool inplace=False) => BitwiseXor",
         "Tensor (Tensor input, Scalar other, *, Bool inplace=False) => ScalarBitwiseXor",
         "Tensor (Scalar input, Tensor other) => ScalarBitwiseXorLeft", inplace=True),
-    "bitwise_not": method("Tensor (Tensor input, *, Bool inplace=False) => BitwiseNot", inplace=True),
+    "bitwise_not": method("Tensor (Tensor input, *, Bool inplace=False) => BitwiseNot", inplace=True,
+                          also=("__invert__",)),
     "where": [
         "Tensor (Tensor condition, Tensor input, Tensor other) => Where",
         "Tensor (Tensor condition, Scalar input, Tensor other) => WhereScalarX",

@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import _wrap_dim
 from oneflow_lite.functors.conversion import convert
 from oneflow_lite.functors.indexing import _index_tensor, scalar_key, write
 from oneflow_lite.functors.promotion import TORCH_NAMES, check_inplace_shape
-from oneflow_lite.functors.registry import functor, get_functor
+from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
 from oneflow_lite.ops.common import broadcast_shapes
@@ -109,19 +110,14 @@ class DimScatterScalarFunctor:
                     x if inplace else None)
 
 
-@functor("DimScatterAdd")
-class DimScatterAddFunctor:
+@composite("DimScatterAdd")
+def scatter_add(x, dim, index, src, inplace=False):
     """``scatter_add(input, dim, index, src)``: ``out[index[i][j]][j] += src[i][j]`` (dim 0)."""
-
-    def __init__(self):
-        self.scatter = get_functor("DimScatter")
-
-    def __call__(self, x, dim, index, src, inplace=False):
-        if src._meta.dtype is not x._meta.dtype:
-            raise RuntimeError(f"scatter_add(): Expected self.dtype to be equal to src.dtype, got "
-                               f"{x._meta.dtype.name} and {src._meta.dtype.name}")
-        _check_index_dtype("scatter_add", index)
-        return self.scatter(x, dim, index, src, "add", inplace)
+    if src._meta.dtype is not x._meta.dtype:
+        raise RuntimeError(f"scatter_add(): Expected self.dtype to be equal to src.dtype, got "
+                           f"{x._meta.dtype.name} and {src._meta.dtype.name}")
+    _check_index_dtype("scatter_add", index)
+    return F.scatter(x, dim, index, src, reduce="add", inplace=inplace)
 
 
 # ---- index_select / index_add -------------------------------------------------------------------------

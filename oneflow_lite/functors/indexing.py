@@ -122,14 +122,19 @@ def _parse(x, index, encode):
     of ``x``, the shape after the basic part, whether that part is the identity, its encoding (when
     ``encode``; Note [Advanced indexing ops]) and ``adv``, a list of (dim of the view, index tensor).
     """
-    items = _as_tuple(index)
+    return _lay_out(_index_items(x, index), x._meta.shape, encode)
+
+
+def _index_items(x, index) -> list:
+    """The items of ``index``, one per dim they index or add: the Ellipsis expanded to full slices, Python
+    bools as ``_NewDim``, sequences as index tensors on ``x``'s device; errors for too many indices."""
     shape = x._meta.shape
     device = x._meta.device
     ndim = len(shape)
     consumed = 0
     ellipsis_at = -1
     parsed = []
-    for item in items:
+    for item in _as_tuple(index):
         if item is None or isinstance(item, slice):
             consumed += item is not None
         elif item is Ellipsis:
@@ -160,18 +165,33 @@ def _parse(x, index, encode):
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     if ellipsis_at >= 0:
         parsed[ellipsis_at:ellipsis_at] = [slice(None)] * (ndim - consumed)
+    return parsed
+
+
+def _slice_of(item, size, dim):
+    """``(start, stop, step, keeps_dim)`` of an int or slice ``item`` indexing dim ``dim`` of size ``size``;
+    an int selects ``i:i+1`` and drops the dim."""
+    if isinstance(item, slice):
+        if item.step is not None and operator.index(item.step) <= 0:
+            raise ValueError("step must be greater than zero")
+        return (*item.indices(size), True)
+    i = operator.index(item)
+    if not -size <= i < size:
+        raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+    start = i + size if i < 0 else i
+    return start, start + 1, 1, False
+
+
+def _lay_out(parsed, shape, encode):
+    """``_parse``'s result from the items of ``_index_items`` indexing a tensor of ``shape``."""
     starts, stops, steps, out_shape, adv = [], [], [], [], []
     kinds, values = ([], []) if encode else (None, None)
     identity = True
     dim = 0
     for item in parsed:
-        if item is None:
-            out_shape.append(1)
-            if encode:
-                kinds.append(2)
-            continue
-        if type(item) is _NewDim:
-            adv.append((len(out_shape), item.index))
+        if item is None or type(item) is _NewDim:
+            if item is not None:
+                adv.append((len(out_shape), item.index))
             out_shape.append(1)
             if encode:
                 kinds.append(2)
@@ -194,21 +214,14 @@ def _parse(x, index, encode):
             dim += k
             continue
         size = shape[dim]
-        if isinstance(item, slice):
-            if item.step is not None and operator.index(item.step) <= 0:
-                raise ValueError("step must be greater than zero")
-            start, stop, step = item.indices(size)
+        start, stop, step, keeps_dim = _slice_of(item, size, dim)
+        if keeps_dim:
             out_shape.append(len(range(start, stop, step)))
             identity = identity and start == 0 and stop == size and step == 1
             if encode:
                 kinds.append(1)
                 values.extend((start, stop, step))
         else:
-            i = operator.index(item)
-            if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
-            start = i + size if i < 0 else i
-            stop, step = start + 1, 1
             identity = False
             if encode:
                 kinds.append(0)

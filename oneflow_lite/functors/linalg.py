@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from string import ascii_letters
 
+from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.functors.promotion import TORCH_NAMES
-from oneflow_lite.functors.registry import functor, get_functor
+from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import VariadicOp, cached, cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
@@ -83,19 +84,13 @@ class DotFunctor:
         return dispatch(self.op, (a, b))[0]
 
 
-@functor("Outer")
-class OuterFunctor:
+@composite("Outer")
+def outer(a, b):
     """``outer(input, vec2)``: ``input[:, None] * vec2`` for 1-d tensors (promoting like ``mul``)."""
-
-    def __init__(self):
-        self.reshape = get_functor("Reshape")
-        self.mul = get_functor("Mul")
-
-    def __call__(self, a, b):
-        for name, t in (("self", a), ("vec2", b)):
-            if t._meta.ndim != 1:
-                raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t._meta.ndim}-D")
-        return self.mul(self.reshape(a, (a._meta.shape[0], 1)), b, False)
+    for name, t in (("self", a), ("vec2", b)):
+        if t._meta.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t._meta.ndim}-D")
+    return F.mul(F.reshape(a, (a._meta.shape[0], 1)), b)
 
 
 @functor("Linear")

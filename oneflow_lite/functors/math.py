@@ -9,8 +9,11 @@ The ``Binary`` / ``ScalarBinary`` bases also serve the ops of functors/binary.py
 
 from __future__ import annotations
 
+from functools import partial
+
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
+from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import _wrap_dim
 from oneflow_lite.functors.promotion import (
@@ -23,7 +26,7 @@ from oneflow_lite.functors.promotion import (
     tensors_dtype,
     wrap_scalar,
 )
-from oneflow_lite.functors.registry import functor, get_functor
+from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
@@ -194,12 +197,18 @@ class SubFunctor(_AddSub):
 
 
 class Binary:
-    """``op(x, y)`` in the common dtype (``result`` adjusts it, e.g. true division gives a float)."""
+    """``op(x, y)`` in the common dtype (``result`` adjusts it, e.g. true division gives a float).
+
+    A subclass sets ``name`` and ``op_type``; an instance registered by name passes them instead
+    (``register_functor("BitwiseAnd", partial(Binary, "bitwise_and", "broadcast_bitwise_and"))``).
+    """
 
     name = op_type = ""
     result = staticmethod(lambda d: d)
 
-    def __init__(self):
+    def __init__(self, name=None, op_type=None):
+        if name is not None:
+            self.name, self.op_type = name, op_type
         self.op = binary_op(self.op_type)
 
     def __call__(self, x, y, inplace=False):
@@ -253,10 +262,9 @@ class DivFunctor(Binary):
 class _Compare:
     """A comparison of two tensors in their common dtype; the result is bool (in place: cast to ``x``'s)."""
 
-    name = op_type = ""
-
-    def __init__(self):
-        self.op = binary_op(self.op_type)
+    def __init__(self, name, op_type):
+        self.name = name
+        self.op = binary_op(op_type)
 
     def __call__(self, x, y, inplace=False):
         d = tensors_dtype(x, y)
@@ -357,10 +365,11 @@ class ScalarDivFunctor(ScalarBinary):
 
 
 class _ScalarCompare:
-    name = op_type = ""
+    """A comparison of a tensor and a Python scalar in their common dtype; the result is bool."""
 
-    def __init__(self):
-        self.op = ScalarOp(self.op_type)
+    def __init__(self, name, op_type):
+        self.name = name
+        self.op = ScalarOp(op_type)
 
     def __call__(self, x, value, inplace=False):
         check_int64(self.name, value)
@@ -376,9 +385,8 @@ for _name, _fname, _binary, _scalar in (
         ("LessEqual", "le", "broadcast_less_equal", "scalar_logical_less_equal"),
         ("Greater", "gt", "broadcast_greater", "scalar_logical_greater"),
         ("GreaterEqual", "ge", "broadcast_greater_equal", "scalar_logical_greater_equal")):
-    functor(_name)(type(_name + "Functor", (_Compare,), {"name": _fname, "op_type": _binary}))
-    functor("Scalar" + _name)(type("Scalar" + _name + "Functor", (_ScalarCompare,),
-                                   {"name": _fname, "op_type": _scalar}))
+    register_functor(_name, partial(_Compare, _fname, _binary))
+    register_functor("Scalar" + _name, partial(_ScalarCompare, _fname, _scalar))
 
 
 # ---- scalar op tensor ----------------------------------------------------------------------------
@@ -423,15 +431,10 @@ class ScalarSubLeftFunctor:
         return self.add(x, value)
 
 
-@functor("ScalarMulLeft")
-class ScalarMulLeftFunctor:
-    """``s * x``."""
-
-    def __init__(self):
-        self.mul = ScalarMulFunctor()
-
-    def __call__(self, value, x):
-        return self.mul(x, value)
+@composite("ScalarMulLeft")
+def scalar_mul_left(value, x):
+    """``s * x``: ``mul(x, s)``."""
+    return F.mul(x, value)
 
 
 @functor("ScalarDivLeft")

@@ -16,12 +16,13 @@ import warnings
 
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
+from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.generator import using_generator
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import _wrap_dim
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast, tensors_dtype
-from oneflow_lite.functors.registry import functor, get_functor
+from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
@@ -475,36 +476,32 @@ class LayerNormFunctor:
         return self.layer_norm(x, len(shape) - k, weight, bias, eps)
 
 
-@functor("GroupNorm")
-class GroupNormFunctor:
+@composite("GroupNorm")
+def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalise each group of ``C / num_groups`` channels (and all spatial positions) of each sample,
     then scale and shift per channel: ``layer_norm`` over the input viewed as (N, G, -1)."""
-
-    def __init__(self):
-        self.layer_norm = _LayerNormOps()
-
-    def __call__(self, x, num_groups, weight=None, bias=None, eps=1e-5):
-        shape = x._meta.shape
-        if len(shape) < 2:
-            raise RuntimeError(f"group_norm: Expected at least 2 dimensions for input tensor but received "
-                               f"{len(shape)}")
-        n, c = shape[0], shape[1]
-        if num_groups <= 0 or c % num_groups:
-            raise RuntimeError(f"group_norm: Expected number of channels in input to be divisible by num_groups, but "
-                               f"got input of shape {_dims(shape)} and num_groups={num_groups}")
-        for name, t in (("weight", weight), ("bias", bias)):
-            if t is not None and tuple(t._meta.shape) != (c,):
-                raise RuntimeError(f"group_norm: Expected {name} to be a vector of size equal to the number of "
-                                   f"channels in input, but got {name} of shape {_dims(t.shape)} and input of "
-                                   f"shape {_dims(shape)}")
-        grouped = _reshape(x, (n, num_groups, math.prod(shape[1:]) // num_groups))
-        y = _reshape(self.layer_norm(grouped, 2, None, None, eps), shape)
-        channel = (c,) + (1,) * (len(shape) - 2)
-        if weight is not None:
-            y = _mul(y, _reshape(weight, channel))
-        if bias is not None:
-            y = _fn.Add(y, _reshape(bias, channel), 1, False)
-        return y
+    shape = x._meta.shape
+    if len(shape) < 2:
+        raise RuntimeError(f"group_norm: Expected at least 2 dimensions for input tensor but received "
+                           f"{len(shape)}")
+    n, c = shape[0], shape[1]
+    if num_groups <= 0 or c % num_groups:
+        raise RuntimeError(f"group_norm: Expected number of channels in input to be divisible by num_groups, but "
+                           f"got input of shape {_dims(shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t._meta.shape) != (c,):
+            raise RuntimeError(f"group_norm: Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {_dims(t.shape)} and input of "
+                               f"shape {_dims(shape)}")
+    group_size = math.prod(shape[1:]) // num_groups
+    grouped = F.reshape(x, (n, num_groups, group_size))
+    y = F.reshape(F.layer_norm(grouped, (group_size,), None, None, eps), shape)
+    channel = (c,) + (1,) * (len(shape) - 2)
+    if weight is not None:
+        y = F.mul(y, F.reshape(weight, channel))
+    if bias is not None:
+        y = F.add(y, F.reshape(bias, channel))
+    return y
 
 
 @functor("BatchNorm")

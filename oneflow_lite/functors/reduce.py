@@ -23,10 +23,11 @@ import collections
 
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
+from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import _wrap_dim
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast, get_default_dtype
-from oneflow_lite.functors.registry import functor, get_functor
+from oneflow_lite.functors.registry import composite, functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
@@ -271,26 +272,16 @@ class StdFunctor(_VarStd):
     name, op_type = "std", "reduce_std"
 
 
-@functor("VarUnbiased")
-class VarUnbiasedFunctor:
+@composite("VarUnbiased")
+def var_unbiased(x, unbiased):
     """``var(input, unbiased)``: over every dim."""
-
-    def __init__(self):
-        self.var = get_functor("Var")
-
-    def __call__(self, x, unbiased):
-        return self.var(x, None, unbiased, False, None)
+    return F.var(x, None, unbiased)
 
 
-@functor("StdUnbiased")
-class StdUnbiasedFunctor:
+@composite("StdUnbiased")
+def std_unbiased(x, unbiased):
     """``std(input, unbiased)``: over every dim."""
-
-    def __init__(self):
-        self.std = get_functor("Std")
-
-    def __call__(self, x, unbiased):
-        return self.std(x, None, unbiased, False, None)
+    return F.std(x, None, unbiased)
 
 
 @functor("LogSumExp")

@@ -1,8 +1,11 @@
-"""The functor library: functor classes registered by name, built once on first use.
+"""The functor library: functors registered by name, each made once on first use.
 
 A signature's ``=> Add`` names the functor that runs it. Functors build their
 op exprs in ``__init__``, so construction is deferred until the first call, as
-OneFlow's ``FunctionLibrary`` does.
+OneFlow's ``FunctionLibrary`` does. A functor is registered as a zero-argument
+factory: a class (``@functor("Relu")``), or one rule class with its parameters
+bound (``register_functor("Abs", partial(Unary, "abs"))``), so a family of ops
+shares one class instead of a class built per op at run time.
 
 Note [Composite ops]
 ``@composite("Softsign")`` registers a plain function as a functor that is a
@@ -17,14 +20,31 @@ show it as composite with the ``file:line`` of its definition.
 from __future__ import annotations
 
 import threading
+from typing import Callable
 
 from oneflow_lite.framework.errors import RegistrationError
 from oneflow_lite.framework.source_location import caller_location
 
-_classes: dict[str, tuple[type, str]] = {}
+_factories: dict[str, tuple[Callable[[], object], str]] = {}  # name -> (factory, file:line)
 _instances: dict[str, object] = {}
 _composites: dict[str, str] = {}  # composite functor name -> file:line (Note [Composite ops])
 _lock = threading.RLock()  # a functor may get other functors in its __init__
+
+
+def _register(name: str, factory: Callable[[], object], location: str) -> None:
+    with _lock:
+        if name in _factories:
+            raise RegistrationError(f"functor '{name}' is already registered at {_factories[name][1]}; "
+                                    f"duplicate at {location}")
+        _factories[name] = (factory, location)
+
+
+def register_functor(name: str, factory: Callable[[], object]) -> None:
+    """Register the functor ``name``: ``factory()`` (a class, or a ``functools.partial`` of one binding the
+    op's parameters) makes it on first use."""
+    if not callable(factory):
+        raise RegistrationError(f"register_functor('{name}'): expected a zero-argument factory, got {factory!r}")
+    _register(name, factory, caller_location())
 
 
 def functor(name: str):
@@ -32,27 +52,21 @@ def functor(name: str):
     location = caller_location()
 
     def register(cls):
-        with _lock:
-            if name in _classes:
-                raise RegistrationError(f"functor '{name}' is already registered at {_classes[name][1]}; "
-                                        f"duplicate at {location}")
-            _classes[name] = (cls, location)
+        _register(name, cls, location)
         return cls
     return register
 
 
 def composite(name: str):
-    """Decorator: register the function ``fn`` as the composite functor ``name`` (Note [Composite ops])."""
+    """Decorator: register the function ``fn`` as the composite functor ``name`` (Note [Composite ops]).
+    ``composite(name)(partial(fn, ...))`` registers ``fn`` with some arguments bound."""
     location = caller_location()
 
     def register(fn):
         if not callable(fn) or isinstance(fn, type):
             raise RegistrationError(f"composite('{name}'): expected a function, got {fn!r}")
         with _lock:
-            if name in _classes:
-                raise RegistrationError(f"functor '{name}' is already registered at {_classes[name][1]}; "
-                                        f"duplicate at {location}")
-            _classes[name] = (lambda: fn, location)
+            _register(name, lambda: fn, location)
             _composites[name] = location
         return fn
     return register
@@ -70,13 +84,13 @@ def get_functor(name: str):
         with _lock:
             inst = _instances.get(name)
             if inst is None:
-                entry = _classes.get(name)
+                entry = _factories.get(name)
                 if entry is None:
                     raise RegistrationError(f"Functor '{name}' was not found; registered functors: "
-                                            f"{', '.join(sorted(_classes))}")
+                                            f"{', '.join(sorted(_factories))}")
                 inst = _instances[name] = entry[0]()
     return inst
 
 
 def functor_names() -> list[str]:
-    return sorted(_classes)
+    return sorted(_factories)

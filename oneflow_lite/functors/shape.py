@@ -211,28 +211,23 @@ class FlattenFunctor:
         return x if attrs is None else dispatch(self.op, (x,), attrs)[0]
 
 
-@functor("Unflatten")
-class UnflattenFunctor:
+@composite("Unflatten")
+def unflatten(x, dim, sizes):
     """``unflatten(input, dim, sizes)``: dim ``dim`` becomes ``sizes`` (one may be -1); a view when possible."""
-
-    def __init__(self):
-        self.reshape = get_functor("Reshape")
-
-    def __call__(self, x, dim, sizes):
-        shape = x._meta.shape
-        d = _wrap(dim, len(shape), "unflatten")
-        if not sizes:
-            raise RuntimeError("unflatten: sizes must be non-empty")
-        size = shape[d] if shape else 1
-        if sizes.count(-1) > 1:
-            raise RuntimeError("unflatten: only one dimension can be inferred")
-        known = prod(s for s in sizes if s != -1)
-        if -1 in sizes and known and size % known == 0:
-            sizes = tuple(size // known if s == -1 else s for s in sizes)
-        if -1 in sizes or any(s < 0 for s in sizes) or prod(sizes) != size:
-            raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
-                               f"({size}) in the input tensor")
-        return self.reshape(x, (*shape[:d], *sizes, *shape[d + 1:]))
+    shape = x._meta.shape
+    d = _wrap(dim, len(shape), "unflatten")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    size = shape[d] if shape else 1
+    if sizes.count(-1) > 1:
+        raise RuntimeError("unflatten: only one dimension can be inferred")
+    known = prod(s for s in sizes if s != -1)
+    if -1 in sizes and known and size % known == 0:
+        sizes = tuple(size // known if s == -1 else s for s in sizes)
+    if -1 in sizes or any(s < 0 for s in sizes) or prod(sizes) != size:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f"({size}) in the input tensor")
+    return F.reshape(x, (*shape[:d], *sizes, *shape[d + 1:]))
 
 
 @functor("Squeeze")
@@ -300,16 +295,11 @@ class RepeatFunctor:
         return dispatch(self.op, (x,), cached_attrs(self._attrs, ("repeats",), (tuple(repeats),)))[0]
 
 
-@functor("Tile")
-class TileFunctor:
+@composite("Tile")
+def tile(x, dims):
     """``tile(input, dims)``: ``repeat`` with ``dims`` padded by leading 1s to the input's ndim."""
-
-    def __init__(self):
-        self.repeat = get_functor("Repeat")
-
-    def __call__(self, x, dims):
-        lead = x._meta.ndim - len(dims)
-        return self.repeat(x, (1,) * lead + tuple(dims) if lead > 0 else dims)
+    lead = x._meta.ndim - len(dims)
+    return F.repeat(x, (1,) * lead + tuple(dims) if lead > 0 else dims)
 
 
 # ---- joining and splitting -------------------------------------------------------------------------
@@ -390,41 +380,31 @@ class SplitWithSizesFunctor:
         return self.raw(x, sizes, _split_axis(x, dim, "split"))
 
 
-@functor("Split")
-class SplitFunctor:
+@composite("Split")
+def split(x, split_size, dim=0):
     """``split(input, split_size, dim=0)``: pieces of ``split_size`` (the last may be smaller); views."""
-
-    def __init__(self):
-        self.split = get_functor("SplitWithSizes")
-
-    def __call__(self, x, split_size, dim=0):
-        axis = _split_axis(x, dim, "split")
-        size = x._meta.shape[axis]
-        if split_size < 0:
-            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
-        if split_size == 0 and size:
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
-        n = max(-(-size // split_size), 1) if split_size else 1
-        return self.split.raw(x, (split_size,) * (n - 1) + (size - split_size * (n - 1),), axis)
+    axis = _split_axis(x, dim, "split")
+    size = x._meta.shape[axis]
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
+    if split_size == 0 and size:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+    n = max(-(-size // split_size), 1) if split_size else 1
+    return F.split(x, (split_size,) * (n - 1) + (size - split_size * (n - 1),), axis)
 
 
-@functor("Chunk")
-class ChunkFunctor:
+@composite("Chunk")
+def chunk(x, chunks, dim=0):
     """``chunk(input, chunks, dim=0)``: ``split`` by ``ceil(size / chunks)`` (so maybe fewer than ``chunks``)."""
-
-    def __init__(self):
-        self.split = get_functor("SplitWithSizes")
-
-    def __call__(self, x, chunks, dim=0):
-        axis = _split_axis(x, dim, "chunk")
-        if chunks <= 0:
-            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-        size = x._meta.shape[axis]
-        if not size:  # PyTorch keeps the number of chunks here: that many empty pieces
-            return self.split.raw(x, (0,) * chunks, axis)
-        step = -(-size // chunks)
-        n = -(-size // step)
-        return self.split.raw(x, (step,) * (n - 1) + (size - step * (n - 1),), axis)
+    axis = _split_axis(x, dim, "chunk")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    size = x._meta.shape[axis]
+    if not size:  # PyTorch keeps the number of chunks here: that many empty pieces
+        return F.split(x, (0,) * chunks, axis)
+    step = -(-size // chunks)
+    n = -(-size // step)
+    return F.split(x, (step,) * (n - 1) + (size - step * (n - 1),), axis)
 
 
 @functor("Unbind")

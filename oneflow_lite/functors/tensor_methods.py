@@ -1,7 +1,9 @@
 """Tensor methods and operators, built from the functional API's functions.
 
-The methods are the entries of the functional API declared with ``method(...)``
-(functors/functional_api.py); the operators are listed here.
+The methods, and the unary operators ``__neg__`` / ``__invert__`` / ``__abs__``, are
+the entries of the functional API declared with ``method(...)``
+(functors/functional_api.py); the binary operators are listed here, and
+``x.where(condition, y)`` (which takes ``x`` second) is written here.
 
 ``x.relu()``, ``x + y``, ``x @ y``, ``x.sum(1)``, ... call the same
 functions as ``flow.relu`` and friends, so argument checking,
@@ -102,8 +104,6 @@ def _attach():
         setattr(Tensor, name, _operator(getattr(F, fname), reflected, name))
     for name, fname in INPLACE_OPERATORS.items():
         setattr(Tensor, name, _inplace_operator(getattr(F, fname), name))
-    Tensor.__neg__ = lambda self: F.neg(self)
-    Tensor.__invert__ = lambda self: F.bitwise_not(self)
     Tensor.where = lambda self, condition, y: F.where(condition, self, y)  # x.where(c, y) is where(c, x, y)
     Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise drop hashing
     # As torch.Tensor: NumPy scalars and arrays defer to the tensor's reflected operators, so

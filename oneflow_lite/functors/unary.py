@@ -12,6 +12,8 @@ which must be able to hold the result's dtype.
 
 from __future__ import annotations
 
+from functools import partial
+
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.op_builder import OpBuilder
@@ -23,7 +25,7 @@ from oneflow_lite.functors.promotion import (
     check_inplace_shape,
     floating,
 )
-from oneflow_lite.functors.registry import functor
+from oneflow_lite.functors.registry import functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
@@ -50,14 +52,14 @@ def write_inplace(op, x, attrs, name, d, out_d):
 
 
 class Unary:
-    """``op(x)`` computed in ``compute(x.dtype)`` (the input's dtype when ``compute`` is None)."""
+    """``op(x)`` computed in ``compute(x.dtype)`` (the input's dtype when ``compute`` is None); the result is
+    bool when ``bool_out``. One instance per op, registered by name with the op's parameters bound."""
 
-    name = op_type = ""
-    compute = None
-    bool_out = False
-
-    def __init__(self):
-        self.op = unary_op(self.op_type)
+    def __init__(self, name, compute=None, bool_out=False):
+        self.name = name
+        self.compute = compute
+        self.bool_out = bool_out
+        self.op = unary_op(name)
 
     def __call__(self, x, inplace=False):
         compute = self.compute
@@ -76,13 +78,6 @@ def _square_dtype(d):
     return _int64 if d is _bool else d
 
 
-def unary_functor(functor_name, name, op_type=None, compute=None, bool_out=False):
-    """Register a :class:`Unary` functor class named ``functor_name``."""
-    attrs = {"name": name, "op_type": op_type or name, "bool_out": bool_out,
-             "compute": None if compute is None else staticmethod(compute)}
-    return functor(functor_name)(type(functor_name + "Functor", (Unary,), attrs))
-
-
 for _functor, _name, _compute in (
         ("Abs", "abs", None), ("Sign", "sign", None), ("Square", "square", _square_dtype),
         ("Floor", "floor", None), ("Ceil", "ceil", None), ("Trunc", "trunc", None),
@@ -90,10 +85,10 @@ for _functor, _name, _compute in (
         ("Log2", "log2", floating), ("Sqrt", "sqrt", floating), ("Rsqrt", "rsqrt", floating),
         ("Sin", "sin", floating), ("Cos", "cos", floating), ("Tan", "tan", floating),
         ("Reciprocal", "reciprocal", floating), ("Erf", "erf", floating)):
-    unary_functor(_functor, _name, compute=_compute)
+    register_functor(_functor, partial(Unary, _name, _compute))
 for _functor, _name in (("LogicalNot", "logical_not"), ("IsNan", "isnan"), ("IsInf", "isinf"),
                         ("IsFinite", "isfinite")):
-    unary_functor(_functor, _name, bool_out=True)
+    register_functor(_functor, partial(Unary, _name, bool_out=True))
 
 
 @functor("Round")
