@@ -29,6 +29,7 @@ from oneflow_lite.functors.creation import as_tensor, from_numpy  # noqa: F401
 from oneflow_lite.functors.reduce import return_types  # noqa: F401  (named tuples of max, sort, topk)
 from oneflow_lite.functional import *  # noqa: F401,F403
 from oneflow_lite import autograd  # noqa: F401
+from oneflow_lite.autograd import engine as _autograd_engine  # noqa: F401  (registers Tensor.backward)
 from oneflow_lite.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from oneflow_lite import optim  # noqa: F401,E402  (flow.optim: optimizers and lr schedulers)
 from oneflow_lite import utils  # noqa: F401  (flow.utils.data)
