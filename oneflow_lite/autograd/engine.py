@@ -385,7 +385,8 @@ def _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_
                 hooks = node.hooks
                 if hooks is not None and hooks.post:
                     in_grads = _call_post_hooks(hooks.post, in_grads, grads)
-                for i, ((nxt, nr), g) in enumerate(zip(next_functions, in_grads)):
+                i = 0  # not enumerate(): a tuple per input costs more than the count (W6)
+                for (nxt, nr), g in zip(next_functions, in_grads):
                     if nxt is not None and g is not None:
                         meta = nxt.out_metas[nr]
                         if g._meta is not meta:
@@ -394,10 +395,9 @@ def _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_
                         if buf is None:
                             buf = buffers[nxt] = [None] * len(nxt.out_metas)
                             buf[nr] = g
-                        elif buf[nr] is None:
-                            buf[nr] = g
                         else:
-                            buf[nr] = add_tensors(buf[nr], g)
+                            buf[nr] = g if buf[nr] is None else add_tensors(buf[nr], g)
+                    i += 1
                 in_grads = g = buf = None  # the buffers alone hold the grads (Note [Stealing the gradient])
                 if not retain_graph:
                     if type(node) is not OpNode:
