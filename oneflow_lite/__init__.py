@@ -29,6 +29,7 @@ from oneflow_lite.functors.creation import as_tensor, from_numpy  # noqa: F401
 from oneflow_lite.functors.reduce import return_types  # noqa: F401  (named tuples of max, sort, topk)
 from oneflow_lite.functional import *  # noqa: F401,F403
 from oneflow_lite import autograd  # noqa: F401
+from oneflow_lite.autograd import engine as _autograd_engine  # noqa: F401  (registers Tensor.backward)
 from oneflow_lite.autograd import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )

@@ -210,41 +210,10 @@ def train(mode: str, args: argparse.Namespace, train_set, test_set, say) -> RunR
                  if args.schedule == "cosine" else None)
     test_x, test_y = test_set.tensors
     result = RunResult(mode, model, samples_per_epoch=steps * args.batch_size)
-
-    if mode == "graph":
-        step = result.graph = TrainGraph(model, loss_fn, optimizer, scheduler)
-        eval_graph = EvalGraph(model)
-
-        def predict(x):
-            return eval_graph(x)
-    else:
-        def step(x, y):
-            optimizer.zero_grad()
-            logits = model(x)
-            loss = loss_fn(logits, y)
-            loss.backward()
-            optimizer.step()
-            if scheduler is not None:
-                scheduler.step()
-            return loss, (logits.argmax(1) == y).sum()
-
-        def predict(x):
-            with flow.no_grad():
-                return model(x).argmax(1)
-
+    step, predict = _step_and_predict(mode, model, loss_fn, optimizer, scheduler, result)
     width = len(str(args.epochs))
     for epoch in range(1, args.epochs + 1):
-        model.train()
-        loss_sum = 0.0
-        correct = 0
-        start = time.perf_counter()
-        for x, y in loader:
-            loss, batch_correct = step(x, y)
-            if not result.first_step_seconds:
-                result.first_step_seconds = time.perf_counter() - start
-            loss_sum += loss.item()
-            correct += batch_correct.item()
-        seconds = time.perf_counter() - start
+        loss_sum, correct, seconds = _train_epoch(model, loader, step, result)
         model.eval()
         test_accuracy = _accuracy(predict(test_x), test_y)
         result.epoch_seconds.append(seconds)
@@ -255,6 +224,49 @@ def train(mode: str, args: argparse.Namespace, train_set, test_set, say) -> RunR
             f"train acc {100 * correct / result.samples_per_epoch:6.2f}%  test acc {100 * test_accuracy:6.2f}%  "
             f"{result.samples_per_epoch / seconds:>9,.0f} samples/s  ({seconds:.3f} s)")
     return result
+
+
+def _step_and_predict(mode: str, model, loss_fn, optimizer, scheduler, result: RunResult) -> tuple:
+    """``step(x, y) -> (loss, correct count)`` and ``predict(x) -> labels``: nn.Graphs in graph mode (the
+    training graph is kept in ``result.graph``), plain eager code otherwise."""
+    if mode == "graph":
+        step = result.graph = TrainGraph(model, loss_fn, optimizer, scheduler)
+        eval_graph = EvalGraph(model)
+
+        def predict(x):
+            return eval_graph(x)
+        return step, predict
+
+    def step(x, y):
+        optimizer.zero_grad()
+        logits = model(x)
+        loss = loss_fn(logits, y)
+        loss.backward()
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        return loss, (logits.argmax(1) == y).sum()
+
+    def predict(x):
+        with flow.no_grad():
+            return model(x).argmax(1)
+    return step, predict
+
+
+def _train_epoch(model, loader, step, result: RunResult) -> tuple:
+    """One pass over ``loader`` in training mode: ``(loss sum, correct count, seconds)``; the first step's
+    time goes into ``result.first_step_seconds``."""
+    model.train()
+    loss_sum = 0.0
+    correct = 0
+    start = time.perf_counter()
+    for x, y in loader:
+        loss, batch_correct = step(x, y)
+        if not result.first_step_seconds:
+            result.first_step_seconds = time.perf_counter() - start
+        loss_sum += loss.item()
+        correct += batch_correct.item()
+    return loss_sum, correct, time.perf_counter() - start
 
 
 def _layer_text(m) -> str:

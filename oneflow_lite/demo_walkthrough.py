@@ -55,18 +55,29 @@ def run_walkthrough(out=None) -> None:
 
     say("oneflow_lite eager walk-through of: y = flow.relu(flow.tensor([-1.0, 2.0]))")
     say()
-
-    # [1] the input
     values = [-1.0, 2.0]
+    x = _show_input(say, values)
+    fn = flow.relu
+    chosen = _show_overloads(say, fn, x)
+    expr = _show_functor(say, chosen)
+    entry = _show_dispatch(say, expr, x)
+    y, y2 = _show_eager_interpreter(say, fn, expr, entry, x)
+    _show_output(say, values, y, y2)
+
+
+def _show_input(say, values) -> flow.Tensor:
+    """[1] the input."""
     x = flow.tensor(values)
     say("[1] input: x = flow.tensor([-1.0, 2.0])")
     say(f"    {x!r}")
     say(f"    meta: {x._meta!r}")
     say(f"    key set of x: {format_key_set(x.key_set)}")
     say()
+    return x
 
-    # [2] the functional API: overloads tried in declaration order
-    fn = flow.relu
+
+def _show_overloads(say, fn, x):
+    """[2] the functional API: overloads tried in declaration order; returns the signature that binds."""
     say(f"[2] functional API: flow.relu is the function '{fn.__name__}' of oneflow_lite.functional "
         f"(flow._C.relu is flow.relu: {flow._C.relu is fn})")
     say("    signatures, tried in declaration order; the first that binds wins:")
@@ -84,8 +95,11 @@ def run_walkthrough(out=None) -> None:
         else:
             say(f"      {i}: {sig}    (would bind, but an earlier overload won)")
     say()
+    return chosen
 
-    # [3] the functor and the UserOpExpr it built once
+
+def _show_functor(say, chosen) -> UserOpExpr:
+    """[3] the functor and the UserOpExprs it built once; returns the first."""
     functor = get_functor(chosen.functor_name)
     say(f"[3] functor '{chosen.functor_name}': {type(functor).__module__}.{type(functor).__qualname__}, "
         f"built once; its __call__ calls OpInterpUtil.dispatch")
@@ -96,10 +110,12 @@ def run_walkthrough(out=None) -> None:
         say(f"      inputs: {e.indexed_ibns}   outputs: {e.indexed_obns}   base attrs: {e.base_attrs!r}")
         say("      UserOpConf:")
         say(_indent(text_format.MessageToString(e.proto), "        "))
-    expr = exprs[0][1]
     say()
+    return exprs[0][1]
 
-    # [4] dispatch: the key set and the handler at its highest key
+
+def _show_dispatch(say, expr: UserOpExpr, x):
+    """[4] dispatch: the key set and the handler at its highest key; returns the op's dispatcher entry."""
     entry = DISPATCHER.entry(expr.op_type_name)
     mask, table = entry.dispatch_state
     included, excluded = tls.included(), tls.excluded()
@@ -118,8 +134,11 @@ def run_walkthrough(out=None) -> None:
     say(f"    flow.dispatch.dump_table('{expr.op_type_name}'):")
     say(_indent(dump_table(expr.op_type_name)))
     say()
+    return entry
 
-    # [5] the eager interpreter: cached meta inference, then the kernel
+
+def _show_eager_interpreter(say, fn, expr: UserOpExpr, entry, x) -> tuple:
+    """[5] the eager interpreter: cached meta inference, then the kernel; returns the two calls' outputs."""
     metas = (x._meta,)
     expr.clear_infer_cache()
     say("[5] EagerLocalInterpreter (the handler at every backend key)")
@@ -142,8 +161,11 @@ def run_walkthrough(out=None) -> None:
     else:
         say(f"      {getattr(first.kernel, '__qualname__', first.kernel)}")
     say()
+    return y, y2
 
-    # [6] the output, checked against NumPy
+
+def _show_output(say, values, y, y2) -> None:
+    """[6] the output, checked against NumPy."""
     reference = np.maximum(np.array(values, dtype=np.float32), 0)
     say(f"[6] output: y = {y!r}")
     say(f"    NumPy reference np.maximum(x, 0) = {reference.tolist()}; equal: "

@@ -284,9 +284,23 @@ class AccumulateGrad(Node):
         return "AccumulateGrad"
 
     def apply(self, grads, create_graph):
-        from oneflow_lite.autograd.engine import accumulate_grad  # the engine runs it directly
-        accumulate_grad(self.variable, grads[0], create_graph)
+        accumulate = _accumulate_grad  # the engine runs it directly
+        if accumulate is None:
+            raise RuntimeError("AccumulateGrad.apply(): no gradient accumulation is registered; "
+                               "oneflow_lite.autograd.engine registers it when imported (see Note [Engine "
+                               "registration])")
+        accumulate(self.variable, grads[0], create_graph)
         return ()
+
+
+# ``accumulate_grad(t, g, create_graph)`` of the engine, registered by it at import (Note [Engine registration]).
+_accumulate_grad = None
+
+
+def register_accumulate_grad(fn) -> None:
+    """Make ``fn(tensor, grad, create_graph)`` what ``AccumulateGrad.apply`` runs (Note [Engine registration])."""
+    global _accumulate_grad
+    _accumulate_grad = fn
 
 
 def grad_accumulator(t: Tensor) -> AccumulateGrad:

@@ -150,6 +150,22 @@ _NON_LEAF_GRAD_WARNING = (
     "you access the leaf Tensor instead.")
 
 
+# Note [Engine registration]
+# ``Tensor.backward`` and the ``AccumulateGrad`` node run the autograd engine, which sits above
+# framework (it calls functors): neither imports it, which would close an import cycle
+# (framework.tensor -> autograd.engine -> autograd.graph -> framework.tensor). The engine registers
+# itself instead, when it is imported: its ``backward`` here, its ``accumulate_grad`` in
+# ``autograd/graph.py``. The package ``__init__`` imports it with the other registering modules.
+_backward_engine = None
+
+
+def register_backward_engine(fn) -> None:
+    """Make ``fn(tensors, grad_tensors, retain_graph, create_graph, inputs)`` what ``Tensor.backward`` runs
+    (Note [Engine registration])."""
+    global _backward_engine
+    _backward_engine = fn
+
+
 _new = object.__new__
 
 
@@ -402,8 +418,11 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
         """Accumulate the gradient of this tensor into the leaves' ``.grad`` (see ``flow.autograd.backward``)."""
-        from oneflow_lite.autograd import engine
-        engine.backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+        run = _backward_engine
+        if run is None:
+            raise RuntimeError("Tensor.backward(): no autograd engine is registered; oneflow_lite.autograd.engine "
+                               "registers it when imported (see Note [Engine registration])")
+        run((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
 
     def detach(self) -> Tensor:
         """A new tensor sharing this one's data (and version counter) that does not require grad."""

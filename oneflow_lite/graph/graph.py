@@ -664,73 +664,101 @@ def _to_dot(name: str, ir: JobIR) -> str:
 
 # ---- loading --------------------------------------------------------------------------------------
 def _load(path: str) -> Graph:
-    def bad(why):
-        return RuntimeError(f"flow.nn.Graph.load: '{path}' is not a valid saved graph: {why}")
-
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            files = {k: archive[k] for k in archive.files}
-    except FileNotFoundError:
-        raise
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zipfile.LargeZipFile) as e:
-        raise bad(f"cannot read it as a NumPy archive ({type(e).__name__}: {e})") from None
-    if "__meta__" not in files or "__job__" not in files:
-        raise bad("the archive has no '__meta__' and '__job__' entries")
-    try:
-        meta = json.loads(files.pop("__meta__").tobytes().decode())
-    except (UnicodeDecodeError, ValueError) as e:
-        raise bad(f"bad metadata ({e})") from None
-    if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
-        raise bad(f"it was not written by nn.Graph.save() (format {meta.get('format') if isinstance(meta, dict) else None!r})")
-    if meta.get("version") != _FORMAT_VERSION:
-        raise bad(f"format version {meta.get('version')!r}; this version reads version {_FORMAT_VERSION}")
-    job = job_pb2.Job()
-    try:
-        job.ParseFromString(files.pop("__job__").tobytes())
-    except DecodeError as e:
-        raise bad(f"the job proto does not parse ({e})") from None
+    """The graph saved by ``nn.Graph.save()`` at ``path``, compiled and ready to run."""
+    files = _read_archive(path)
+    meta, job = _read_header(path, files)
     name = meta.get("graph_name")
     if not isinstance(name, str) or name != job.job_conf.job_name:
-        raise bad(f"graph name {name!r} does not match the job's name {job.job_conf.job_name!r}")
-    try:
-        in_spec = (io.from_json(meta["args_spec"]), io.from_json(meta["kwargs_spec"]))
-        out_spec = io.from_json(meta["out_spec"])
-        var_names = meta["variables"]
-    except (KeyError, ValueError) as e:
-        raise bad(f"bad input / output structure ({e})") from None
-    if in_spec[0][0] != "tuple" or in_spec[1][0] != "dict":
-        raise bad("bad input structure")
+        raise _load_error(path, f"graph name {name!r} does not match the job's name {job.job_conf.job_name!r}")
+    in_spec, out_spec, var_names = _read_specs(path, meta)
     try:
         ir = JobIR.parse(job)
     except JobError as e:
-        raise bad(str(e)) from None
-    var_nodes = {n.name: n for n in ir.nodes if n.kind == "variable"}
-    if not isinstance(var_names, list) or sorted(var_names) != sorted(var_nodes):
-        raise bad(f"its variable values {var_names!r} do not match the job's variable ops {sorted(var_nodes)}")
-    variables = {}
-    for i, vname in enumerate(var_names):
-        a = files.get(f"var{i}")
-        m = ir.metas[var_nodes[vname].outputs[0]]
-        if a is None:
-            raise bad(f"no value for variable '{vname}'")
-        if a.shape != tuple(m.shape) or a.dtype != m.np_dtype:
-            raise bad(f"variable '{vname}' is declared {_meta_text(m)} but its value has shape {a.shape} and dtype "
-                      f"{a.dtype}")
-        variables[vname] = Tensor._make(np.ascontiguousarray(a), make_meta(a.shape, dtypes.from_numpy_dtype(a.dtype),
-                                                                          m.device))
+        raise _load_error(path, str(e)) from None
+    variables = _read_variables(path, files, ir, var_names)
     inputs = [n for n in ir.nodes if n.kind == "input"]
     in_metas = [ir.metas[n.outputs[0]] for n in inputs]
     n_in = _count_tensors(in_spec[0]) + _count_tensors(in_spec[1])
     if n_in != len(inputs) or _count_tensors(out_spec) != len(ir.nodes_of("output")):
-        raise bad("its input / output structure does not match the job's input and output ops")
+        raise _load_error(path, "its input / output structure does not match the job's input and output ops")
     graph = _LoadedGraph(name, path)
     entry = _Entry(job, in_spec, in_metas, out_spec, variables, graph.config)
     try:
         entry.compile()
     except JobError as e:
-        raise bad(str(e)) from None
+        raise _load_error(path, str(e)) from None
     graph._add(entry)
     return graph
+
+
+def _load_error(path: str, why: str) -> RuntimeError:
+    return RuntimeError(f"flow.nn.Graph.load: '{path}' is not a valid saved graph: {why}")
+
+
+def _read_archive(path: str) -> dict:
+    """The arrays of the NumPy archive at ``path``, by name."""
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {k: archive[k] for k in archive.files}
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zipfile.LargeZipFile) as e:
+        raise _load_error(path, f"cannot read it as a NumPy archive ({type(e).__name__}: {e})") from None
+
+
+def _read_header(path: str, files: dict) -> tuple:
+    """The metadata dict and the job proto, taken out of ``files`` and checked against the format."""
+    if "__meta__" not in files or "__job__" not in files:
+        raise _load_error(path, "the archive has no '__meta__' and '__job__' entries")
+    try:
+        meta = json.loads(files.pop("__meta__").tobytes().decode())
+    except (UnicodeDecodeError, ValueError) as e:
+        raise _load_error(path, f"bad metadata ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise _load_error(path, f"it was not written by nn.Graph.save() (format {found!r})")
+    if meta.get("version") != _FORMAT_VERSION:
+        raise _load_error(path, f"format version {meta.get('version')!r}; this version reads version "
+                                f"{_FORMAT_VERSION}")
+    job = job_pb2.Job()
+    try:
+        job.ParseFromString(files.pop("__job__").tobytes())
+    except DecodeError as e:
+        raise _load_error(path, f"the job proto does not parse ({e})") from None
+    return meta, job
+
+
+def _read_specs(path: str, meta: dict) -> tuple:
+    """The input structure (args, kwargs), the output structure and the variable names of the metadata."""
+    try:
+        in_spec = (io.from_json(meta["args_spec"]), io.from_json(meta["kwargs_spec"]))
+        out_spec = io.from_json(meta["out_spec"])
+        var_names = meta["variables"]
+    except (KeyError, ValueError) as e:
+        raise _load_error(path, f"bad input / output structure ({e})") from None
+    if in_spec[0][0] != "tuple" or in_spec[1][0] != "dict":
+        raise _load_error(path, "bad input structure")
+    return in_spec, out_spec, var_names
+
+
+def _read_variables(path: str, files: dict, ir: JobIR, var_names) -> dict:
+    """Variable op name -> its saved value as a tensor, checked against the job's variable ops."""
+    var_nodes = {n.name: n for n in ir.nodes if n.kind == "variable"}
+    if not isinstance(var_names, list) or sorted(var_names) != sorted(var_nodes):
+        raise _load_error(path, f"its variable values {var_names!r} do not match the job's variable ops "
+                                f"{sorted(var_nodes)}")
+    variables = {}
+    for i, vname in enumerate(var_names):
+        a = files.get(f"var{i}")
+        m = ir.metas[var_nodes[vname].outputs[0]]
+        if a is None:
+            raise _load_error(path, f"no value for variable '{vname}'")
+        if a.shape != tuple(m.shape) or a.dtype != m.np_dtype:
+            raise _load_error(path, f"variable '{vname}' is declared {_meta_text(m)} but its value has shape "
+                                    f"{a.shape} and dtype {a.dtype}")
+        variables[vname] = Tensor._make(np.ascontiguousarray(a), make_meta(a.shape, dtypes.from_numpy_dtype(a.dtype),
+                                                                          m.device))
+    return variables
 
 
 def _count_tensors(spec) -> int:

@@ -133,6 +133,21 @@ class _Binding:
             ag.grad_fn, ag.output_nr, ag.grad, ag.retains_grad = fields
 
 
+def _connect_blobs(user_conf, op_expr: UserOpExpr, name: str, lbns: list) -> None:
+    """Fill a user op conf's input blob names from ``lbns`` (in indexed order) and name its outputs
+    ``<op name>/<arg>_<i>``."""
+    k = 0
+    for arg, n in zip(op_expr.input_arg_tuple.names, op_expr.input_arg_tuple.counts):
+        blobs = user_conf.input[arg].s
+        for i in range(n):
+            blobs[i] = lbns[k]
+            k += 1
+    for arg, n in zip(op_expr.output_arg_tuple.names, op_expr.output_arg_tuple.counts):
+        blobs = user_conf.output[arg].s
+        for i in range(n):
+            blobs[i] = f"{name}/{arg}_{i}"
+
+
 def _shape_dtype(conf, meta):
     conf.shape.dim.extend(meta.shape)
     conf.data_type = meta.dtype.proto
@@ -249,20 +264,14 @@ class JobBuildAndInferCtx:
 
     # ---- user ops -----------------------------------------------------------------------------
     def add_user_op(self, op_expr: UserOpExpr, inputs, attrs, outputs):
+        """Append a user op on ``inputs`` (lazy tensors of this job, or eager ones, bound to variables) and
+        return its lazy outputs; for an in-place call, ``outputs`` rebound to the op's results."""
         op_type = op_expr.op_type_name
         name = self.new_op_name(op_type)
         ibns = op_expr.indexed_ibns
         lbns = [self._lbn_of(t, f"input {ibns[i]}", name) for i, t in enumerate(inputs)]
         metas = tuple([t._meta for t in inputs])
-        if metas:
-            dev = metas[0].device
-            for i, m in enumerate(metas):
-                if m.device is not dev:
-                    raise RuntimeError(
-                        f"{self._where(name, op_type)}: expected all tensors to be on the same device, but found at "
-                        f"least two devices: {dev} (input {ibns[0]}, position 0, {self._describe(inputs[0], lbns[0])}) "
-                        f"and {m.device} (input {ibns[i]}, position {i}, {self._describe(inputs[i], lbns[i])}). "
-                        f"Please use tensor.to() to move them to the same device.")
+        self._check_one_device(name, op_type, ibns, inputs, lbns, metas)
         if getattr(_generator._local, "gen", None) is not None:
             raise NotImplementedError(f"{self._where(name, op_type)}: an explicit generator= is not supported "
                                       f"inside a graph; random ops in a graph draw from the device's default "
@@ -274,37 +283,49 @@ class JobBuildAndInferCtx:
             raise
         out_metas = res.out_metas
         if outputs is not None:
-            if len(outputs) != len(out_metas):
-                raise RuntimeError(f"{self._where(name, op_type)}: {len(out_metas)} output tensor(s) expected for "
-                                   f"an in-place call, got {len(outputs)}")
-            for obn, t, m in zip(op_expr.indexed_obns, outputs, out_metas):
-                self._lbn_of(t, f"in-place output {obn}", name)
-                if t._meta is not m:
-                    raise RuntimeError(
-                        f"{self._where(name, op_type)}: in-place output '{obn}' has shape {tuple(t.shape)}, dtype "
-                        f"{t.dtype.name}, device {t.device} but the result has shape {tuple(m.shape)}, dtype "
-                        f"{m.dtype.name}, device {m.device}")
+            self._check_in_place_outputs(name, op_type, op_expr, outputs, out_metas)
         conf = op_expr.build_op_conf(attrs, device_tag=res.device.type)
         # Every check passed: from here on the job changes.
         for i, t in enumerate(inputs):
             if lbns[i] is None:
                 lbns[i] = self._bind(t).lbn
         conf.name = name
-        uc = conf.user_conf
-        k = 0
-        for arg, n in zip(op_expr.input_arg_tuple.names, op_expr.input_arg_tuple.counts):
-            blobs = uc.input[arg].s
-            for i in range(n):
-                blobs[i] = lbns[k]
-                k += 1
-        for arg, n in zip(op_expr.output_arg_tuple.names, op_expr.output_arg_tuple.counts):
-            blobs = uc.output[arg].s
-            for i in range(n):
-                blobs[i] = f"{name}/{arg}_{i}"
+        _connect_blobs(conf.user_conf, op_expr, name, lbns)
         self.add_op(conf)
         new_lbns = [f"{name}/{obn}" for obn in op_expr.indexed_obns]
         if outputs is None:
             return tuple([self.lazy_tensor(lbn, m) for lbn, m in zip(new_lbns, out_metas)])
+        self._rebind_in_place_outputs(outputs, new_lbns)
+        return tuple(outputs)
+
+    def _check_one_device(self, name, op_type, ibns, inputs, lbns, metas) -> None:
+        """All inputs of a user op must be on one device."""
+        if not metas:
+            return
+        dev = metas[0].device
+        for i, m in enumerate(metas):
+            if m.device is not dev:
+                raise RuntimeError(
+                    f"{self._where(name, op_type)}: expected all tensors to be on the same device, but found at "
+                    f"least two devices: {dev} (input {ibns[0]}, position 0, {self._describe(inputs[0], lbns[0])}) "
+                    f"and {m.device} (input {ibns[i]}, position {i}, {self._describe(inputs[i], lbns[i])}). "
+                    f"Please use tensor.to() to move them to the same device.")
+
+    def _check_in_place_outputs(self, name, op_type, op_expr, outputs, out_metas) -> None:
+        """The tensors an in-place call writes must be of this job and match the result's metas."""
+        if len(outputs) != len(out_metas):
+            raise RuntimeError(f"{self._where(name, op_type)}: {len(out_metas)} output tensor(s) expected for "
+                               f"an in-place call, got {len(outputs)}")
+        for obn, t, m in zip(op_expr.indexed_obns, outputs, out_metas):
+            self._lbn_of(t, f"in-place output {obn}", name)
+            if t._meta is not m:
+                raise RuntimeError(
+                    f"{self._where(name, op_type)}: in-place output '{obn}' has shape {tuple(t.shape)}, dtype "
+                    f"{t.dtype.name}, device {t.device} but the result has shape {tuple(m.shape)}, dtype "
+                    f"{m.dtype.name}, device {m.device}")
+
+    def _rebind_in_place_outputs(self, outputs, new_lbns) -> None:
+        """After an in-place op, its outputs name the op's results (a new version of their buffers)."""
         for t, lbn in zip(outputs, new_lbns):
             if t._key_set & LAZY_KEY_SET:
                 t._array = LazyBlob(lbn, self)
@@ -315,7 +336,6 @@ class JobBuildAndInferCtx:
                 t._vc = VersionCounter(1)
             else:
                 vc.version += 1
-        return tuple(outputs)
 
     def _describe(self, t, lbn) -> str:
         if lbn is not None:

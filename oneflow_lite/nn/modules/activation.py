@@ -301,13 +301,45 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if key_padding_mask is not None:
             key_padding_mask = F.unsqueeze(key_padding_mask, 0)
     tgt_len, bsz, embed_dim = query.shape
-    src_len = key.shape[0]
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
                                        None if attn_mask is None else attn_mask.dtype, "attn_mask", query.dtype)
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                            "method `generate_square_subsequent_mask` to create this mask.")
     attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
+    head_dim = _mha_head_dim(key, value, embed_dim, embed_dim_to_check, num_heads, use_separate_proj_weight)
+    q, k, v = _mha_in_projection(query, key, value, in_proj_weight, in_proj_bias, use_separate_proj_weight,
+                                 q_proj_weight, k_proj_weight, v_proj_weight)
+    if attn_mask is not None:
+        attn_mask = _mha_check_attn_mask(attn_mask, bsz * num_heads, tgt_len, key.shape[0])
+    if bias_k is not None and bias_v is not None:
+        k = F.cat([k, F.repeat(bias_k, (1, bsz, 1))])
+        v = F.cat([v, F.repeat(bias_v, (1, bsz, 1))])
+        attn_mask, key_padding_mask = _mha_pad_masks(attn_mask, key_padding_mask)
+    elif bias_k is not None or bias_v is not None:
+        raise AssertionError("bias_k and bias_v must both be given or both be None")
+    q, k, v = (_mha_split_heads(t, bsz * num_heads, head_dim) for t in (q, k, v))
+    if add_zero_attn:
+        zeros = F.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
+        k = F.cat([k, zeros], dim=1)
+        v = F.cat([v, zeros], dim=1)
+        attn_mask, key_padding_mask = _mha_pad_masks(attn_mask, key_padding_mask)
+    if key_padding_mask is not None:
+        attn_mask = _mha_merge_padding_mask(attn_mask, key_padding_mask, bsz, num_heads, k.shape[1])
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        out, weights = _mha_attention_with_weights(q, k, v, attn_mask, dropout_p, out_proj_weight, out_proj_bias,
+                                                   bsz, num_heads, average_attn_weights)
+        if not is_batched:
+            out, weights = F.squeeze(out, 1), F.squeeze(weights, 0)
+        return out, weights
+    out = _mha_fused_attention(q, k, v, attn_mask, dropout_p, out_proj_weight, out_proj_bias, bsz, num_heads)
+    return (out if is_batched else F.squeeze(out, 1)), None
+
+
+def _mha_head_dim(key, value, embed_dim, embed_dim_to_check, num_heads, use_separate_proj_weight) -> int:
+    """The dims per head, after checking the embedding dim and that key and value go together."""
     if embed_dim != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
     head_dim = embed_dim // num_heads
@@ -319,79 +351,84 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                  f"{tuple(value.shape[:2])}")
     elif key.shape != value.shape:
         raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    return head_dim
 
-    # in-projection: one matmul for self-attention, three otherwise
+
+def _mha_in_projection(query, key, value, in_proj_weight, in_proj_bias, use_separate_proj_weight,
+                       q_proj_weight, k_proj_weight, v_proj_weight) -> tuple:
+    """q, k, v: one matmul for self-attention, three otherwise."""
     if use_separate_proj_weight:
         b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else F.chunk(in_proj_bias, 3)
-        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, b_q, b_k, b_v)
-    elif query is key and key is value:
-        q, k, v = F.chunk(F.linear(query, in_proj_weight, in_proj_bias), 3, -1)
-    else:
-        w_q, w_k, w_v = F.chunk(in_proj_weight, 3)
-        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else F.chunk(in_proj_bias, 3)
-        q, k, v = _in_projection(query, key, value, w_q, w_k, w_v, b_q, b_k, b_v)
+        return _in_projection(query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, b_q, b_k, b_v)
+    if query is key and key is value:
+        return F.chunk(F.linear(query, in_proj_weight, in_proj_bias), 3, -1)
+    w_q, w_k, w_v = F.chunk(in_proj_weight, 3)
+    b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else F.chunk(in_proj_bias, 3)
+    return _in_projection(query, key, value, w_q, w_k, w_v, b_q, b_k, b_v)
 
-    if attn_mask is not None:
-        if attn_mask.ndim == 2:
-            if tuple(attn_mask.shape) != (tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
-                                   f"{(tgt_len, src_len)}.")
-            attn_mask = F.unsqueeze(attn_mask, 0)
-        elif attn_mask.ndim == 3:
-            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
-                                   f"{(bsz * num_heads, tgt_len, src_len)}.")
-        else:
-            raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
 
-    if bias_k is not None and bias_v is not None:
-        k = F.cat([k, F.repeat(bias_k, (1, bsz, 1))])
-        v = F.cat([v, F.repeat(bias_v, (1, bsz, 1))])
-        attn_mask = None if attn_mask is None else F.pad(attn_mask, (0, 1))
-        key_padding_mask = None if key_padding_mask is None else F.pad(key_padding_mask, (0, 1))
-    elif bias_k is not None or bias_v is not None:
-        raise AssertionError("bias_k and bias_v must both be given or both be None")
+def _mha_check_attn_mask(attn_mask, batch_heads, tgt_len, src_len):
+    """A 2-D (L, S) mask as (1, L, S), a 3-D one checked to be (N * H, L, S)."""
+    if attn_mask.ndim == 2:
+        if tuple(attn_mask.shape) != (tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
+                               f"{(tgt_len, src_len)}.")
+        return F.unsqueeze(attn_mask, 0)
+    if attn_mask.ndim == 3:
+        if tuple(attn_mask.shape) != (batch_heads, tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                               f"{(batch_heads, tgt_len, src_len)}.")
+        return attn_mask
+    raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
 
-    # (L, N, E) -> (N * H, L, head_dim)
-    q = F.transpose(F.reshape(q, (tgt_len, bsz * num_heads, head_dim)), 0, 1)
-    k = F.transpose(F.reshape(k, (k.shape[0], bsz * num_heads, head_dim)), 0, 1)
-    v = F.transpose(F.reshape(v, (v.shape[0], bsz * num_heads, head_dim)), 0, 1)
-    if add_zero_attn:
-        zeros = F.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
-        k = F.cat([k, zeros], dim=1)
-        v = F.cat([v, zeros], dim=1)
-        attn_mask = None if attn_mask is None else F.pad(attn_mask, (0, 1))
-        key_padding_mask = None if key_padding_mask is None else F.pad(key_padding_mask, (0, 1))
+
+def _mha_pad_masks(attn_mask, key_padding_mask) -> tuple:
+    """Both masks (either may be None) extended by one key position that is not masked."""
+    return (None if attn_mask is None else F.pad(attn_mask, (0, 1)),
+            None if key_padding_mask is None else F.pad(key_padding_mask, (0, 1)))
+
+
+def _mha_split_heads(t, batch_heads, head_dim):
+    """(L, N, E) -> (N * H, L, head_dim)."""
+    return F.transpose(F.reshape(t, (t.shape[0], batch_heads, head_dim)), 0, 1)
+
+
+def _mha_merge_padding_mask(attn_mask, key_padding_mask, bsz, num_heads, src_len):
+    """The (N, S) key padding mask broadcast to (N * H, 1, S) and added to ``attn_mask`` (when given)."""
+    if tuple(key_padding_mask.shape) != (bsz, src_len):
+        raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
+                             f"{key_padding_mask.shape}")
+    key_padding_mask = F.reshape(F.expand(F.reshape(key_padding_mask, (bsz, 1, 1, src_len)),
+                                          (bsz, num_heads, 1, src_len)), (bsz * num_heads, 1, src_len))
+    return key_padding_mask if attn_mask is None else F.add(attn_mask, key_padding_mask)
+
+
+def _mha_attention_with_weights(q, k, v, attn_mask, dropout_p, out_proj_weight, out_proj_bias, bsz, num_heads,
+                                average_attn_weights) -> tuple:
+    """Attention written out (softmax(q k^T / sqrt(d) + mask) v), so its weights can be returned:
+    ``(output (L, N, E_out), weights (N, L, S), or (N, H, L, S) when not averaged)``."""
+    _, tgt_len, head_dim = q.shape
     src_len = k.shape[1]
+    q_scaled = F.mul(q, math.sqrt(1.0 / float(head_dim)))
+    scores = F.bmm(q_scaled, F.transpose(k, -2, -1))
+    if attn_mask is not None:
+        scores = F.add(scores, attn_mask)
+    weights = F.softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, dropout_p)
+    out = F.bmm(weights, v)
+    out = F.reshape(F.transpose(out, 0, 1), (tgt_len * bsz, num_heads * head_dim))
+    out = F.reshape(F.linear(out, out_proj_weight, out_proj_bias), (tgt_len, bsz, out_proj_weight.shape[0]))
+    weights = F.reshape(weights, (bsz, num_heads, tgt_len, src_len))
+    if average_attn_weights:
+        weights = F.mean(weights, 1)
+    return out, weights
 
-    if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (bsz, src_len):
-            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
-                                 f"{key_padding_mask.shape}")
-        key_padding_mask = F.reshape(F.expand(F.reshape(key_padding_mask, (bsz, 1, 1, src_len)),
-                                              (bsz, num_heads, 1, src_len)), (bsz * num_heads, 1, src_len))
-        attn_mask = key_padding_mask if attn_mask is None else F.add(attn_mask, key_padding_mask)
-    if not training:
-        dropout_p = 0.0
 
-    if need_weights:
-        q_scaled = F.mul(q, math.sqrt(1.0 / float(head_dim)))
-        scores = F.bmm(q_scaled, F.transpose(k, -2, -1))
-        if attn_mask is not None:
-            scores = F.add(scores, attn_mask)
-        weights = F.softmax(scores, -1)
-        if dropout_p > 0.0:
-            weights = F.dropout(weights, dropout_p)
-        out = F.bmm(weights, v)
-        out = F.reshape(F.transpose(out, 0, 1), (tgt_len * bsz, embed_dim))
-        out = F.reshape(F.linear(out, out_proj_weight, out_proj_bias), (tgt_len, bsz, out_proj_weight.shape[0]))
-        weights = F.reshape(weights, (bsz, num_heads, tgt_len, src_len))
-        if average_attn_weights:
-            weights = F.mean(weights, 1)
-        if not is_batched:
-            out, weights = F.squeeze(out, 1), F.squeeze(weights, 0)
-        return out, weights
-
+def _mha_fused_attention(q, k, v, attn_mask, dropout_p, out_proj_weight, out_proj_bias, bsz, num_heads):
+    """Attention through ``scaled_dot_product_attention`` (no weights): the output (L, N, E_out)."""
+    _, tgt_len, head_dim = q.shape
+    src_len = k.shape[1]
     if attn_mask is not None:
         if attn_mask.shape[0] == 1:
             attn_mask = F.unsqueeze(attn_mask, 0)
@@ -401,9 +438,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     k = F.reshape(k, (bsz, num_heads, src_len, head_dim))
     v = F.reshape(v, (bsz, num_heads, src_len, head_dim))
     out = F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p)
-    out = F.reshape(F.permute(out, (2, 0, 1, 3)), (bsz * tgt_len, embed_dim))
-    out = F.reshape(F.linear(out, out_proj_weight, out_proj_bias), (tgt_len, bsz, out_proj_weight.shape[0]))
-    return (out if is_batched else F.squeeze(out, 1)), None
+    out = F.reshape(F.permute(out, (2, 0, 1, 3)), (bsz * tgt_len, num_heads * head_dim))
+    return F.reshape(F.linear(out, out_proj_weight, out_proj_bias), (tgt_len, bsz, out_proj_weight.shape[0]))
 
 
 class MultiheadAttention(Module):

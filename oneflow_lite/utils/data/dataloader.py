@@ -394,6 +394,82 @@ class _ThreadedIter:
         self._shutdown()
 
 
+# ---- the loader's options -------------------------------------------------------------------------
+def _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers, multiprocessing_context):
+    """Check the worker options; return ``prefetch_factor`` (2 by default with workers)."""
+    if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
+        raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
+                         "multiprocessing.")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
+        raise ValueError("timeout option should be non-negative")
+    if num_workers == 0 and prefetch_factor is not None:
+        raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
+                         "to enable multiprocessing, otherwise set prefetch_factor to None.")
+    if num_workers > 0 and prefetch_factor is None:
+        prefetch_factor = 2
+    if prefetch_factor is not None and (isinstance(prefetch_factor, bool) or not isinstance(prefetch_factor, int)
+                                        or prefetch_factor <= 0):
+        raise ValueError(f"prefetch_factor option should be a positive integer, got {prefetch_factor!r}")
+    if persistent_workers and num_workers == 0:
+        raise ValueError("persistent_workers option needs num_workers > 0")
+    if multiprocessing_context is not None and num_workers == 0:
+        raise ValueError("multiprocessing_context can only be used with multi-process loading (num_workers > 0), "
+                         f"but got num_workers={num_workers}")
+    return prefetch_factor
+
+
+def _check_option_types(*, shuffle, drop_last, pin_memory, persistent_workers, in_order, collate_fn,
+                        worker_init_fn, generator) -> None:
+    """The flags are bools (``shuffle`` may be None), the hooks callables, ``generator`` a Generator."""
+    for name, value in (("shuffle", shuffle), ("drop_last", drop_last), ("pin_memory", pin_memory),
+                        ("persistent_workers", persistent_workers), ("in_order", in_order)):
+        if not (isinstance(value, bool) or (name == "shuffle" and value is None)):
+            raise TypeError(f"DataLoader: {name} must be a bool, got {type(value).__name__}")
+    for name, value in (("collate_fn", collate_fn), ("worker_init_fn", worker_init_fn)):
+        if value is not None and not callable(value):
+            raise TypeError(f"DataLoader: {name} must be callable or None, got {type(value).__name__}")
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(f"DataLoader: generator must be a flow.Generator or None, got {type(generator).__name__}")
+
+
+def _check_stream_options(shuffle, sampler, batch_sampler) -> None:
+    """An IterableDataset is read as a stream: no shuffle, no sampler, no batch sampler."""
+    if shuffle not in (False, None):
+        raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
+                         f"shuffle={shuffle}")
+    if sampler is not None:
+        raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but got "
+                         f"sampler={sampler}")
+    if batch_sampler is not None:
+        raise ValueError(f"DataLoader with IterableDataset: expected unspecified batch_sampler option, but "
+                         f"got batch_sampler={batch_sampler}")
+
+
+def _samplers(dataset, iterable: bool, batch_size, shuffle: bool, sampler, batch_sampler, drop_last: bool,
+              generator) -> tuple:
+    """``(batch_size, sampler, batch_sampler)`` after the defaults: a sampler always, a batch sampler when
+    batching (``batch_size`` becomes None when a batch sampler is given)."""
+    if sampler is not None and shuffle:
+        raise ValueError("sampler option is mutually exclusive with shuffle")
+    if batch_sampler is not None:
+        if batch_size != 1 or shuffle or sampler is not None or drop_last:
+            raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
+                             "and drop_last")
+        batch_size = None
+    elif batch_size is None and drop_last:
+        raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
+    if sampler is None:
+        if iterable:
+            sampler = _InfiniteConstantSampler()
+        elif shuffle:
+            sampler = RandomSampler(dataset, generator=generator)
+        else:
+            sampler = SequentialSampler(dataset)
+    if batch_size is not None and batch_sampler is None:
+        batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+    return batch_size, sampler, batch_sampler
+
+
 # ---- the loader -----------------------------------------------------------------------------------
 class DataLoader(Generic[T_co]):
     """Iterate over ``dataset`` in batches, as PyTorch's ``DataLoader``.
@@ -412,64 +488,17 @@ class DataLoader(Generic[T_co]):
                  drop_last: bool = False, timeout: float = 0, worker_init_fn=None, multiprocessing_context=None,
                  generator=None, *, prefetch_factor: int | None = None, persistent_workers: bool = False,
                  pin_memory_device: str = "", in_order: bool = True):
-        if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
-            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
-                             "multiprocessing.")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
-            raise ValueError("timeout option should be non-negative")
-        if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
-                             "to enable multiprocessing, otherwise set prefetch_factor to None.")
-        if num_workers > 0 and prefetch_factor is None:
-            prefetch_factor = 2
-        if prefetch_factor is not None and (isinstance(prefetch_factor, bool) or not isinstance(prefetch_factor, int)
-                                            or prefetch_factor <= 0):
-            raise ValueError(f"prefetch_factor option should be a positive integer, got {prefetch_factor!r}")
-        if persistent_workers and num_workers == 0:
-            raise ValueError("persistent_workers option needs num_workers > 0")
-        if multiprocessing_context is not None and num_workers == 0:
-            raise ValueError("multiprocessing_context can only be used with multi-process loading (num_workers > 0), "
-                             f"but got num_workers={num_workers}")
-        for name, value in (("shuffle", shuffle), ("drop_last", drop_last), ("pin_memory", pin_memory),
-                            ("persistent_workers", persistent_workers), ("in_order", in_order)):
-            if not (isinstance(value, bool) or (name == "shuffle" and value is None)):
-                raise TypeError(f"DataLoader: {name} must be a bool, got {type(value).__name__}")
-        for name, value in (("collate_fn", collate_fn), ("worker_init_fn", worker_init_fn)):
-            if value is not None and not callable(value):
-                raise TypeError(f"DataLoader: {name} must be callable or None, got {type(value).__name__}")
-        if generator is not None and not isinstance(generator, Generator):
-            raise TypeError(f"DataLoader: generator must be a flow.Generator or None, got {type(generator).__name__}")
-
+        prefetch_factor = _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers,
+                                                multiprocessing_context)
+        _check_option_types(shuffle=shuffle, drop_last=drop_last, pin_memory=pin_memory,
+                            persistent_workers=persistent_workers, in_order=in_order, collate_fn=collate_fn,
+                            worker_init_fn=worker_init_fn, generator=generator)
         iterable = isinstance(dataset, IterableDataset)
         if iterable:
-            if shuffle not in (False, None):
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
-                                 f"shuffle={shuffle}")
-            if sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but got "
-                                 f"sampler={sampler}")
-            if batch_sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified batch_sampler option, but "
-                                 f"got batch_sampler={batch_sampler}")
+            _check_stream_options(shuffle, sampler, batch_sampler)
         shuffle = bool(shuffle)
-        if sampler is not None and shuffle:
-            raise ValueError("sampler option is mutually exclusive with shuffle")
-        if batch_sampler is not None:
-            if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
-                                 "and drop_last")
-            batch_size = None
-        elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
-        if sampler is None:
-            if iterable:
-                sampler = _InfiniteConstantSampler()
-            elif shuffle:
-                sampler = RandomSampler(dataset, generator=generator)
-            else:
-                sampler = SequentialSampler(dataset)
-        if batch_size is not None and batch_sampler is None:
-            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        batch_size, sampler, batch_sampler = _samplers(dataset, iterable, batch_size, shuffle, sampler, batch_sampler,
+                                                       drop_last, generator)
 
         self.dataset = dataset
         self.batch_size = batch_size
