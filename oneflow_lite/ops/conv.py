@@ -25,11 +25,19 @@ indices, and ``max_pool{n}d_gather(x, indice)`` (the gradient of that) picks the
 their forward ops and the other way round. ``upsample_nearest`` /
 ``upsample_linear`` (for ``interpolate``) take their ``output_size`` and the
 user's ``scales`` (0.0: not given), which PyTorch's index computation uses.
+Every backward op of the pooling and upsampling ops is linear in its gradient
+input, and its gradient row is the forward op or a gather, so double backward
+works throughout.
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.attr import AttrMap
+from oneflow_lite.framework.calls import F
+from oneflow_lite.framework.derivatives import derivative
 from oneflow_lite.framework.op_registry import Arg, register_user_op
 from oneflow_lite.ops.common import same_dtype
 
@@ -170,6 +178,60 @@ def _conv_filter_grad_shape(ctx):
 register_user_op("conv_filter_grad", inputs=["dy", "x"], outputs=["filter_diff"],
                  attrs={**_CONV_ATTRS, "kernel_size": ("list_int32", ())},
                  infer_shape=_conv_filter_grad_shape, infer_dtype=_same_dtypes("dy", "x"))
+
+
+# ---- gradients of the convolutions ---------------------------------------------------------------
+# Each of the three ops is linear in each argument and the others are its adjoints, so double backward
+# works throughout (Note [Convolution ops]).
+_CONV_OPS = (None, "conv1d", "conv2d", "conv3d")  # by the number of spatial dims
+
+
+def _conv_attrs(attrs, **extra):
+    """The conv attrs of ``attrs`` (those of a conv op or of one of its gradients), with ``extra``."""
+    return AttrMap({**{k: attrs[k] for k in _CONV_ATTRS}, **extra})
+
+
+def _crop_to(t, shape):
+    """``t`` cut to ``shape`` at the end of each dim (a conv's output may be longer than the ``dy`` it stands for)."""
+    if tuple(t.shape) == tuple(shape):
+        return t
+    n = len(shape)
+    return F.ops.slice(t, start=(0,) * n, stop=tuple(shape), step=(1,) * n)
+
+
+def _conv_in_grad(dout, weight, in_meta, attrs):
+    return F.ops.conv_data_grad(dout, weight, attrs=_conv_attrs(attrs, input_size=in_meta.shape[2:]))
+
+
+def _conv_weight_grad(dout, in_, weight_meta, attrs):
+    return F.ops.conv_filter_grad(dout, in_, attrs=_conv_attrs(attrs, kernel_size=weight_meta.shape[2:]))
+
+
+def _conv_bias_grad(dout):
+    """dout summed over all but the channel dim."""
+    return F.sum(dout, [0, *range(2, dout.ndim)])
+
+
+for _nd in (1, 2, 3):
+    derivative(f"conv{_nd}d", in_=_conv_in_grad, weight=_conv_weight_grad, bias=_conv_bias_grad)
+
+
+def _conv_of(x, w, attrs, dy_meta):
+    """The conv (of ``attrs``' dimensionality) of ``x`` by ``w``, cut to ``dy``'s shape."""
+    conv = getattr(F.ops, _CONV_OPS[len(attrs["strides"])])
+    return _crop_to(conv(x, w, attrs=_conv_attrs(attrs)), dy_meta.shape)
+
+
+# dx = conv_data_grad(dy, w): d(dy) = conv(g, w) (cut to dy), d(w) = conv_filter_grad(dy, g).
+derivative("conv_data_grad",
+           dy=lambda ddx, filter, dy_meta, attrs: _conv_of(ddx, filter, attrs, dy_meta),
+           filter=lambda ddx, dy, filter_meta, attrs: F.ops.conv_filter_grad(
+               dy, ddx, attrs=_conv_attrs(attrs, kernel_size=filter_meta.shape[2:])))
+# dw = conv_filter_grad(dy, x): d(dy) = conv(x, h) (cut to dy), d(x) = conv_data_grad(dy, h).
+derivative("conv_filter_grad",
+           dy=lambda dfilter_diff, x, dy_meta, attrs: _conv_of(x, dfilter_diff, attrs, dy_meta),
+           x=lambda dfilter_diff, dy, x_meta, attrs: F.ops.conv_data_grad(
+               dy, dfilter_diff, attrs=_conv_attrs(attrs, input_size=x_meta.shape[2:])))
 
 
 # ---- pooling -------------------------------------------------------------------------------------
@@ -324,6 +386,49 @@ for _nd in (1, 2, 3):
                      infer_shape=_adaptive_grad_shape(_nd), infer_dtype=same_dtype)
 
 
+# ---- gradients of the pooling and upsampling ops -------------------------------------------------
+# Each op is linear in its data input; its gradient is its adjoint op and the other way round, so double
+# backward works throughout (Note [Pooling ops]).
+def _scatter(grad_op, nd, dy, indice, x_meta):
+    """The gradient of ``max_pool{n}d`` and of ``max_pool{n}d_gather``: ``dy`` scattered to the indices."""
+    return getattr(F.ops, grad_op)(dy, indice, input_size=x_meta.shape[-nd:])
+
+
+def _gather(gather_op, ddx, indice):
+    """The gradient of ``max_pool{n}d_grad(dy, indice)`` (linear in dy): g picked at the indices."""
+    return getattr(F.ops, gather_op)(ddx, indice)
+
+
+def _to_input(adjoint, keys, dims, dy, x_meta, attrs):
+    """The gradient of a linear op of one input: its adjoint op, with the forward's attrs ``keys`` and the input's
+    dims ``dims`` as ``input_size``."""
+    a = {k: attrs[k] for k in keys}
+    a["input_size"] = x_meta.shape[dims]
+    return getattr(F.ops, adjoint)(dy, attrs=AttrMap(a))
+
+
+def _to_dy(forward, keys, out_dims, ddx, dy_meta, attrs):
+    """The gradient of a backward op ``*_grad(dy)`` (linear in dy): the forward op with the attrs ``keys`` and, when
+    ``out_dims`` is given, ``output_size`` = those dims of dy."""
+    a = {k: attrs[k] for k in keys}
+    if out_dims is not None:
+        a["output_size"] = dy_meta.shape[out_dims]
+    return getattr(F.ops, forward)(ddx, attrs=AttrMap(a))
+
+
+_AVG_KEYS = tuple(_AVG_POOL_ATTRS)
+for _nd in (1, 2, 3):
+    _trailing = slice(-_nd, None)
+    _max, _avg, _ada = f"max_pool{_nd}d", f"avg_pool{_nd}d", f"adaptive_avg_pool{_nd}d"
+    derivative(_max, x=partial(_scatter, _max + "_grad", _nd))
+    derivative(_max + "_grad", dy=partial(_gather, _max + "_gather"))
+    derivative(_max + "_gather", x=partial(_scatter, _max + "_grad", _nd))
+    derivative(_avg, x=partial(_to_input, _avg + "_grad", _AVG_KEYS, _trailing))
+    derivative(_avg + "_grad", dy=partial(_to_dy, _avg, _AVG_KEYS, None))
+    derivative(_ada, x=partial(_to_input, _ada + "_grad", (), _trailing))
+    derivative(_ada + "_grad", dy=partial(_to_dy, _ada, (), _trailing))
+
+
 # ---- upsampling ----------------------------------------------------------------------------------
 def _upsample_shape(ctx):
     x = ctx.input_metas[0].shape
@@ -366,3 +471,7 @@ register_user_op("upsample_linear", inputs=["x"], outputs=["y"], attrs=_LINEAR_A
                  infer_shape=_upsample_shape, infer_dtype=same_dtype)
 register_user_op("upsample_linear_grad", inputs=["dy"], outputs=["dx"], attrs={**_LINEAR_ATTRS, **_INPUT_SIZE},
                  infer_shape=_upsample_grad_shape, infer_dtype=same_dtype)
+for _mode, _attrs in (("nearest", _NEAREST_ATTRS), ("linear", _LINEAR_ATTRS)):
+    _up = f"upsample_{_mode}"
+    derivative(_up, x=partial(_to_input, _up + "_grad", tuple(_attrs), slice(2, None)))
+    derivative(_up + "_grad", dy=partial(_to_dy, _up, tuple(_attrs), None))

@@ -18,6 +18,14 @@ two ops forward (log_softmax, nll) and two backward, instead of a sum, a second 
 and a division with their grads. Unlike PyTorch's, the ops do not return the total weight: every
 floating output of an op requires grad, so backward would make a zero gradient for it at every step.
 
+Note [Gradients of the nn ops]
+Each op's gradient rows (after its definition) run its ``*_grad`` ops (fused formulas). Twice
+differentiable: softmax / log_softmax (the rows of their grad ops are written with functional
+calls) and the ops linear in their input, ``nll``, ``nll_smooth`` and ``dropout`` (the adjoint of the
+grad op is the forward op). The other ``*_grad`` ops have a row that raises when differentiated
+(``_no_double_backward``): recording them is allowed, and a double backward through them raises an
+error naming the op.
+
 Note [Optional inputs of kernels]
 A kernel receives the arrays of the inputs a call gave, in order, so one trailing optional input
 is simply a missing argument. Ops with two optional inputs (``layer_norm``, ``batch_norm_elemt``)
@@ -27,7 +35,11 @@ infer functions check that they agree with the inputs.
 
 from __future__ import annotations
 
+from functools import partial
+
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.calls import F
+from oneflow_lite.framework.derivatives import derivative
 from oneflow_lite.framework.op_registry import Arg, register_user_op
 from oneflow_lite.ops.common import broadcast_shapes, same_dtype, same_shape
 
@@ -58,6 +70,25 @@ def _same_as(ctx, first, *others):
     return shape
 
 
+def _given(*inputs):
+    """``inputs`` without the trailing optional input when it is not given (None): the inputs of a call by type."""
+    return inputs if inputs[-1] is not None else inputs[:-1]
+
+
+def _raises(message):
+    """A gradient row for a derivative that is not implemented: recording is allowed, differentiating raises."""
+    def row():
+        raise RuntimeError(message)
+    return row
+
+
+def _no_double_backward(grad_op, forward_op):
+    """The row of a backward-only op whose own derivative (double backward through the forward op) is not
+    implemented (Note [Gradients of the nn ops])."""
+    derivative(grad_op, joint=_raises(f"the derivative for '{grad_op}' is not implemented: double backward through "
+                                      f"'{forward_op}' is not supported"))
+
+
 # ---- softmax / log_softmax --------------------------------------------------------------------
 def _softmax_shape(ctx):
     _check_axis(ctx)
@@ -78,6 +109,39 @@ for _op in ("softmax", "log_softmax"):
 # scaled_dot_product_attention uses for fully masked rows); its gradient is softmax's.
 register_user_op("safe_softmax", inputs=["in"], outputs=["out"], attrs={"axis": ("int32", -1)},
                  infer_shape=_softmax_shape, infer_dtype=same_dtype)
+
+
+def _softmax_backward(grad_op, dout, out, attrs):
+    """d in = ``grad_op(out, dout)`` with the forward's axis (a fully masked row of safe_softmax is 0, where
+    softmax_grad gives 0 too)."""
+    return getattr(F.ops, grad_op)(out, dout, attrs=attrs)
+
+
+for _op, _grad_op in (("softmax", "softmax_grad"), ("safe_softmax", "softmax_grad"),
+                      ("log_softmax", "log_softmax_grad")):
+    derivative(_op, in_=partial(_softmax_backward, _grad_op))
+
+
+def _sum_keep(x, axis):
+    return F.sum(x, (axis,), True)
+
+
+def _softmax_grad_y(ddx, y, dy, axis):
+    """dx = y * (dy - s), s = sum(dy * y): for an incoming g, grad_y = g * (dy - s) - dy * sum(g * y) (and
+    grad_dy = softmax_grad(y, g))."""
+    s = _sum_keep(F.mul(dy, y), axis)
+    return F.sub(F.mul(ddx, F.sub(dy, s)), F.mul(dy, _sum_keep(F.mul(ddx, y), axis)))
+
+
+def _log_softmax_grad_backward(needs, ddx, y, dy, axis):
+    """dx = dy - exp(y) * sum(dy): grad_y = -g * exp(y) * sum(dy) and grad_dy = g - sum(g * exp(y))."""
+    gp = F.mul(ddx, F.exp(y))
+    return (F.neg(F.mul(gp, _sum_keep(dy, axis))) if needs[0] else None,
+            F.sub(ddx, _sum_keep(gp, axis)) if needs[1] else None)
+
+
+derivative("softmax_grad", y=_softmax_grad_y, dy=lambda ddx, y, attrs: F.ops.softmax_grad(y, ddx, attrs=attrs))
+derivative("log_softmax_grad", joint=_log_softmax_grad_backward)
 
 
 # ---- nll ----------------------------------------------------------------------------------------
@@ -167,6 +231,27 @@ register_user_op("nll_smooth_grad", inputs=["out_grad", "target", Arg("weight", 
                  attrs=_CLASS_LOSS_GRAD_ATTRS, infer_shape=_nll_grad_shape, infer_dtype=same_dtype)
 
 
+def _class_loss_backward(grad_op, doutput, target, weight, input_meta, ignore_index, reduction):
+    """d input = ``grad_op(d output, target, weight)`` with the same ``ignore_index`` and ``reduction``, a scatter of
+    the output grads into the classes (Note [The reduction of nll])."""
+    return getattr(F.ops, grad_op)(*_given(doutput, target, weight), ignore_index=ignore_index, reduction=reduction,
+                                   like_shape=tuple(input_meta.shape))
+
+
+def _class_loss_adjoint(forward_op, din_grad, target, weight, ignore_index, reduction):
+    """The grad op is linear in ``out_grad``: its adjoint is the forward op with the same ``reduction`` (a "mean"
+    scales both by one over the same total weight), which gathers g."""
+    return getattr(F.ops, forward_op)(*_given(din_grad, target, weight), ignore_index=ignore_index,
+                                      reduction=reduction)
+
+
+for _op, _name, _grad_name, _loss in (("nll", "NllLoss", "NllLossGrad", "nll_loss"),
+                                      ("nll_smooth", None, None, "cross_entropy")):
+    _no_weight_grad = _raises(f"{_loss}: the derivative for 'weight' is not implemented.")
+    derivative(_op, name=_name, input=partial(_class_loss_backward, _op + "_grad"), weight=_no_weight_grad)
+    derivative(_op + "_grad", name=_grad_name, out_grad=partial(_class_loss_adjoint, _op), weight=_no_weight_grad)
+
+
 # ---- elementwise losses (Note [Loss ops are elementwise]) -------------------------------------------
 def _same_dtypes(ctx, names):
     d = ctx.dtype(names[0])
@@ -222,6 +307,40 @@ for _op, _attrs in LOSS_OPS.items():
                          attrs=_attrs, infer_shape=_loss_grad_shape, infer_dtype=_loss_grad_dtype)
 
 
+def _loss_backward(op_type, grad_op, target_op, needs, dout, input, target, pos_weight, input_meta, target_meta,
+                   attrs):
+    """The input's gradient from the loss's ``grad_op``; the target's from its ``target_op``, or ``-dx`` where the
+    loss depends on ``input - target`` only. Each is summed back to its operand's shape."""
+    if len(needs) > 2 and needs[2]:
+        raise RuntimeError(f"{op_type}: the derivative for 'pos_weight' is not implemented.")
+    args = _given(dout, input, target, pos_weight)
+    full_dx = getattr(F.ops, grad_op)(*args, attrs=attrs) if needs[0] or target_op is None else None
+    dt = None
+    if needs[1]:
+        full_dt = F.neg(full_dx) if target_op is None else getattr(F.ops, target_op)(*args, attrs=attrs)
+        dt = F.reduce_to(full_dt, target_meta.shape)
+    dx = F.reduce_to(full_dx, input_meta.shape) if needs[0] else None
+    return (dx, dt) if len(needs) == 2 else (dx, dt, None)
+
+
+def _loss_row(op_type):
+    """The joint row of an elementwise loss (the target's gradient may share the input's)."""
+    target_op = op_type + "_target_grad" if op_type in LOSSES_WITH_TARGET_GRAD else None
+    row = partial(_loss_backward, op_type, op_type + "_grad", target_op)
+    if op_type == "binary_cross_entropy_with_logits":
+        return row
+    return lambda needs, dout, input, target, input_meta, target_meta, attrs: row(
+        needs, dout, input, target, None, input_meta, target_meta, attrs)
+
+
+for _op in LOSS_OPS:
+    derivative(_op, joint=_loss_row(_op))
+    _user_op = "kl_div" if _op == "kl_div_loss" else _op
+    _no_double_backward(_op + "_grad", _user_op)
+    if _op in LOSSES_WITH_TARGET_GRAD:
+        _no_double_backward(_op + "_target_grad", _user_op)
+
+
 # ---- dropout --------------------------------------------------------------------------------------
 def _bool_dtype(ctx):
     return _BOOL
@@ -249,6 +368,8 @@ def _dropout_shape(ctx):
 
 register_user_op("dropout", inputs=["in", "mask"], outputs=["out"], attrs={"scale": ("double", 1.0)},
                  infer_shape=_dropout_shape, infer_dtype=same_dtype)
+# dropout is linear in its input: dx = dropout(dy, mask) (so it is its own double backward).
+derivative("dropout", in_=lambda dout, mask, attrs: F.ops.dropout(dout, mask, attrs=attrs))
 
 
 # ---- layer_norm -----------------------------------------------------------------------------------
@@ -332,6 +453,24 @@ register_user_op("layer_norm_param_grad", inputs=["dy", "x", "mean", "inv_varian
                  infer_shape=_layer_norm_param_grad_shape, infer_dtype=_two_of_same_dtype)
 
 
+def _layer_norm_backward(needs, dy, x, mean, inv_variance, gamma, center, begin_norm_axis):
+    """dx from ``layer_norm_grad``; d gamma = sum(dy * x_hat), d beta = sum(dy) over the leading dims, both from
+    one ``layer_norm_param_grad``. The inputs: x, then gamma and beta when given."""
+    dx = (F.ops.layer_norm_grad(*_given(dy, x, mean, inv_variance, gamma), begin_norm_axis=begin_norm_axis)
+          if needs[0] else None)
+    param_needs = needs[1:]
+    if not any(param_needs):
+        return (dx, *[None] * len(param_needs))
+    d_gamma, d_beta = F.ops.layer_norm_param_grad(dy, x, mean, inv_variance, begin_norm_axis=begin_norm_axis)
+    params = ((d_gamma,) if gamma is not None else ()) + ((d_beta,) if center else ())
+    return (dx, *[g if n else None for g, n in zip(params, param_needs)])
+
+
+derivative("layer_norm", joint=_layer_norm_backward)
+_no_double_backward("layer_norm_grad", "layer_norm")
+_no_double_backward("layer_norm_param_grad", "layer_norm")
+
+
 # ---- batch_norm (channels at dim 1) -----------------------------------------------------------------
 def _channels(ctx, x):
     if len(x) < 2:
@@ -355,6 +494,8 @@ def _bn_stats_shape(ctx):
 
 register_user_op("batch_norm_stats", inputs=["x"], outputs=["mean", "var"], infer_shape=_bn_stats_shape,
                  infer_dtype=_two_of_same_dtype)
+# mean = sum(x) / n, var = sum((x - mean)^2) / n per channel: dx = (d mean + 2 d var (x - mean)) / n.
+derivative("batch_norm_stats", x=lambda dmean, dvar, x, mean: F.ops.batch_norm_stats_grad(x, mean, dmean, dvar))
 
 
 def _bn_stats_grad_shape(ctx):
@@ -365,6 +506,7 @@ def _bn_stats_grad_shape(ctx):
 
 register_user_op("batch_norm_stats_grad", inputs=["x", "mean", "mean_diff", "var_diff"], outputs=["dx"],
                  infer_shape=_bn_stats_grad_shape, infer_dtype=same_dtype)
+_no_double_backward("batch_norm_stats_grad", "batch_norm")
 
 
 def _bn_elemt_shape(ctx):
@@ -394,6 +536,19 @@ def _five_of_same_dtype(ctx):
 register_user_op("batch_norm_elemt_grad", inputs=["dy", "x", "mean", "var", Arg("weight", optional=True)],
                  outputs=["dx", "mean_diff", "var_diff", "weight_diff", "bias_diff"],
                  attrs={"epsilon": ("double", 1e-5)}, infer_shape=_bn_elemt_grad_shape, infer_dtype=_five_of_same_dtype)
+
+
+def _batch_norm_elemt_backward(needs, dy, x, mean, var, weight, center, epsilon):
+    """y = (x - mean) / sqrt(var + eps) * weight + bias: every input's grad from one ``batch_norm_elemt_grad``.
+    The inputs: x, mean, var, then weight and bias when given."""
+    dx, d_mean, d_var, d_weight, d_bias = F.ops.batch_norm_elemt_grad(*_given(dy, x, mean, var, weight),
+                                                                      epsilon=epsilon)
+    grads = (dx, d_mean, d_var) + ((d_weight,) if weight is not None else ()) + ((d_bias,) if center else ())
+    return [g if n else None for g, n in zip(grads, needs)]
+
+
+derivative("batch_norm_elemt", joint=_batch_norm_elemt_backward)
+_no_double_backward("batch_norm_elemt_grad", "batch_norm")
 
 
 def _running_stat_shape(ctx):
@@ -440,6 +595,10 @@ register_user_op("embedding_grad", inputs=["dy", "indices"], outputs=["dx"],
                  attrs={"num_weights": ("int64", 0), "padding_idx": ("int64", -1),
                         "scale_grad_by_freq": ("bool", False)},
                  infer_shape=_embedding_grad_shape, infer_dtype=same_dtype)
+# d weight: each output row's grad added into the row it was taken from; row padding_idx stays zero.
+derivative("embedding", weight=lambda dout, indices, weight_meta, padding_idx, scale_grad_by_freq: F.ops.embedding_grad(
+    dout, indices, num_weights=weight_meta.shape[0], padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq))
+_no_double_backward("embedding_grad", "embedding")
 
 
 # ---- one_hot ----------------------------------------------------------------------------------------
