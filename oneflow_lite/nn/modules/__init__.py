@@ -10,13 +10,18 @@ from oneflow_lite.nn.modules import (
     loss,
     normalization,
     pooling,
+    rnn,
     sparse,
     transformer,
 )
 
-_SUBMODULES = (activation, container, conv, dropout, flatten, linear, loss, normalization, pooling, sparse,
+_SUBMODULES = (activation, container, conv, dropout, flatten, linear, loss, normalization, pooling, rnn, sparse,
                transformer)
 for _m in _SUBMODULES:
     globals().update((name, getattr(_m, name)) for name in _m.__all__)
 
 __all__ = [name for _m in _SUBMODULES for name in _m.__all__]
+
+# PyTorch's torch.nn.modules.linear.NonDynamicallyQuantizableLinear: the class is defined with
+# MultiheadAttention in activation.py (which imports linear.py, so linear.py cannot import it back).
+linear.NonDynamicallyQuantizableLinear = activation.NonDynamicallyQuantizableLinear

@@ -1,3 +1,4 @@
-"""``flow.nn.utils``: gradient clipping."""
+"""``flow.nn.utils``: gradient clipping; ``flow.nn.utils.rnn``: packed and padded sequences."""
 
+from oneflow_lite.nn.utils import rnn  # noqa: F401
 from oneflow_lite.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_  # noqa: F401
