@@ -22,6 +22,3 @@ for _m in _SUBMODULES:
 
 __all__ = [name for _m in _SUBMODULES for name in _m.__all__]
 
-# PyTorch's torch.nn.modules.linear.NonDynamicallyQuantizableLinear: the class is defined with
-# MultiheadAttention in activation.py (which imports linear.py, so linear.py cannot import it back).
-linear.NonDynamicallyQuantizableLinear = activation.NonDynamicallyQuantizableLinear

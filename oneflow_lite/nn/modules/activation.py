@@ -22,7 +22,7 @@ from oneflow_lite import functional as F
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.nn import init
 from oneflow_lite.nn.module import Module
-from oneflow_lite.nn.modules.linear import Linear
+from oneflow_lite.nn.modules.linear import Linear, NonDynamicallyQuantizableLinear
 from oneflow_lite.nn.parameter import Parameter
 
 __all__ = ["ELU", "GELU", "SELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSoftmax", "Mish",
@@ -232,11 +232,6 @@ class LogSoftmax(Module):
 
 
 # ---- multi-head attention (Note [MultiheadAttention]) ------------------------------------------------------
-class NonDynamicallyQuantizableLinear(Linear):
-    """The output projection of ``MultiheadAttention`` (a ``Linear``; PyTorch's name, kept for reprs and
-    checkpoints)."""
-
-
 def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
     """A bool mask as a float mask of ``target_type`` (-inf where True), a float mask as is."""
     if mask is None:
