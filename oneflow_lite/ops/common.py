@@ -33,3 +33,11 @@ def broadcast_shapes(op_type: str, *shapes) -> tuple:
                 size = d
         out.append(size)
     return tuple(out)
+
+
+def not_implemented_row(message: str):
+    """A joint gradient row (framework/derivatives.py) for an op whose derivative is not implemented: backward
+    through the op raises ``NotImplementedError(message)``."""
+    def joint():
+        raise NotImplementedError(message)
+    return joint

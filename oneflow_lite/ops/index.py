@@ -26,6 +26,16 @@ present). ``x[index] = value`` is one in-place ``tensor_setitem`` op on ``x`` it
 encode the basic part (0: an int, 1: a slice start, stop, step, 2: None) and
 ``adv_dims`` the dims of the basic view that the index tensors (int or bool masks,
 NumPy semantics) address. ``accumulate`` adds instead of writing (``index_put``).
+
+Note [Indexing grads]
+Each op's gradient rows stand after its definition. Each backward is itself made of
+indexing ops, so double backward works: gather <-> scatter_add, index_select <->
+index_add, masked_select <-> masked_select_grad, index <-> tensor_setitem
+(accumulating). Writes (scatter, masked_fill, tensor_setitem) pass the gradient to
+the written tensor except where they wrote, and to the written values where they
+landed. count_nonzero and nonzero have integer outputs (never recorded); backward
+through dim_scatter_mul (``reduce="multiply"``) raises, as in PyTorch. Casts and
+reshapes call the op (``F.ops``), as in Note [Reduction grads].
 """
 
 from __future__ import annotations
@@ -36,8 +46,10 @@ import math
 import numpy as np
 
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.calls import F
+from oneflow_lite.framework.derivatives import derivative
 from oneflow_lite.framework.op_registry import Arg, register_user_op
-from oneflow_lite.ops.common import broadcast_shapes, same_dtype
+from oneflow_lite.ops.common import broadcast_shapes, not_implemented_row, same_dtype
 from oneflow_lite.ops.math import SCALAR_ATTRS
 
 _INDEX_DTYPES = (dt.int32, dt.int64)
@@ -90,6 +102,9 @@ def _gather_shape(ctx):
 
 register_user_op("dim_gather", inputs=["input", "index"], outputs=["output"], attrs={"dim": ("int32", 0)},
                  infer_shape=_gather_shape, infer_dtype=same_dtype)
+# dx = scatter_add(zeros, dim, index, dy)
+derivative("dim_gather", name="Gather",
+           input=lambda doutput, index, input_meta, dim: F.scatter_add(F.zeros_of(input_meta), dim, index, doutput))
 
 
 def _scatter_shape(ctx):
@@ -139,6 +154,41 @@ for _op in SCATTER_OPS:
                      infer_shape=_scatter_shape, infer_dtype=_scatter_scalar_dtype)
 
 
+def _fit(g, shape):
+    """``g`` (the block of ``shape`` starting at 0 that an index addressed) zero-padded to ``shape``."""
+    gs = g._meta.shape
+    if gs == shape:
+        return g
+    if not gs or not shape:  # one element either way
+        return F.ops.reshape(g, shape=tuple(shape))
+    n = len(shape)
+    return F.slice_grad(g, like_shape=tuple(shape), start=(0,) * n, stop=tuple(gs), step=(1,) * n)
+
+
+def _overwritten_grad(doutput, index, dim):
+    """dx of an update: dy, zeroed where the update wrote."""
+    return F.scatter(doutput, dim, index, 0)
+
+
+def _added_grad(doutput):
+    """dx of an add: dy."""
+    return doutput
+
+
+def _scatter_src_grad(doutput, index, src_meta, dim):
+    """dsrc = gather(dy), padded to src's shape."""
+    return _fit(F.gather(doutput, dim, index), src_meta.shape)
+
+
+for _op, _name, _dx in (("dim_scatter_update", "Scatter", _overwritten_grad),
+                        ("dim_scatter_add", "ScatterAdd", _added_grad)):
+    derivative(_op, name=_name, input=_dx, src=_scatter_src_grad)
+    derivative(_op + "_scalar", name=_name, input=_dx)
+for _op in ("dim_scatter_mul", "dim_scatter_mul_scalar"):  # not differentiable, as in PyTorch
+    derivative(_op, name="ScatterMul", joint=not_implemented_row(
+        "the derivative for 'scatter' with reduce='multiply' is not implemented"))
+
+
 # ---- index_select / index_add --------------------------------------------------------------------
 def _check_index_vector(ctx):
     index = ctx.shape("index")
@@ -163,6 +213,9 @@ def _index_select_shape(ctx):
 
 register_user_op("index_select", inputs=["input", "index"], outputs=["output"], attrs={"dim": ("int32", 0)},
                  infer_shape=_index_select_shape, infer_dtype=same_dtype)
+# dx = index_add(zeros, dim, index, dy)
+derivative("index_select",
+           input=lambda doutput, index, input_meta, dim: F.index_add(F.zeros_of(input_meta), dim, index, doutput))
 
 
 def _index_add_shape(ctx):
@@ -182,6 +235,17 @@ def _index_add_shape(ctx):
 
 register_user_op("index_add", inputs=["input", "index", "source"], outputs=["output"],
                  attrs={"dim": ("int32", 0)}, infer_shape=_index_add_shape, infer_dtype=same_dtype)
+
+
+def _index_add_source_grad(doutput, index, source_meta, dim):
+    """dsource = index_select(dy, dim, index)."""
+    ds = F.index_select(doutput, dim, index)
+    if ds._meta.shape != source_meta.shape:  # a 0-d input: source () or (1,)
+        ds = F.ops.reshape(ds, shape=tuple(source_meta.shape))
+    return ds
+
+
+derivative("index_add", input=_added_grad, source=_index_add_source_grad)
 
 
 # ---- masked_fill --------------------------------------------------------------------------------
@@ -215,6 +279,20 @@ register_user_op("masked_fill", inputs=["x", "mask"], outputs=["y"], attrs=SCALA
                  infer_shape=_masked_fill_shape, infer_dtype=_masked_fill_scalar_dtype)
 register_user_op("masked_fill_tensor", inputs=["x", "mask", "value"], outputs=["y"],
                  infer_shape=_masked_fill_shape, infer_dtype=_masked_fill_tensor_dtype)
+
+
+def _masked_fill_x_grad(dy, mask, x_meta):
+    """dx = dy where the mask is False (summed back to x's shape when x was broadcast)."""
+    return F.reduce_to(F.masked_fill(dy, mask, 0), x_meta.shape)
+
+
+def _masked_fill_value_grad(dy, mask):
+    """dvalue = the sum of dy where the mask is True."""
+    return F.sum(F.mul(dy, F.ops.cast(mask, dtype=dy._meta.dtype)))
+
+
+derivative("masked_fill", x=_masked_fill_x_grad)
+derivative("masked_fill_tensor", name="MaskedFill", x=_masked_fill_x_grad, value=_masked_fill_value_grad)
 
 
 # ---- count_nonzero, masked_select, nonzero (Note [Value-dependent shapes]) -------------------------
@@ -270,6 +348,18 @@ register_user_op("masked_select_grad", inputs=["dy", "mask"], outputs=["dx"], at
                  infer_shape=_masked_select_grad_shape, infer_dtype=same_dtype)
 
 
+def _masked_select_input_grad(doutput, mask, input_meta):
+    """dx = dy scattered to where the mask is True (masked_select_grad), summed back to x's shape."""
+    like = broadcast_shapes("masked_select", input_meta.shape, mask._meta.shape)
+    return F.reduce_to(F.masked_select_grad(doutput, mask, like_shape=like), input_meta.shape)
+
+
+derivative("masked_select", input=_masked_select_input_grad)
+# d(dy) = masked_select(ddx, mask), with the count known: dy's length (F.ops: the op, not the function that
+# reads the count from the mask)
+derivative("masked_select_grad", dy=lambda ddx, mask, dy_meta: F.ops.masked_select(ddx, mask, count=dy_meta.shape[0]))
+
+
 def _nonzero_shape(ctx):
     return (_count(ctx), len(ctx.shape("input")))
 
@@ -316,6 +406,9 @@ def _index_shape(ctx):
 
 register_user_op("index", inputs=["input", Arg("indices", variadic=True)], outputs=["output"],
                  attrs={"dims": ("list_int32", ())}, infer_shape=_index_shape, infer_dtype=same_dtype)
+# dx = zeros with dy added at the indexed positions (repeated indices accumulate)
+derivative("index", input=lambda doutput, indices, input_meta, dims:
+           F.index_put_encoded(F.zeros_of(input_meta), (), (), dims, indices, doutput, True))
 
 
 def basic_view_shape(shape, kinds, values, error) -> tuple:
@@ -412,3 +505,27 @@ register_user_op("tensor_setitem", inputs=["ref", "value", Arg("indices", option
 register_user_op("tensor_setitem_scalar", inputs=["ref", Arg("indices", optional=True, variadic=True, min=0)],
                  outputs=["out"], attrs={**_SETITEM_ATTRS, **SCALAR_ATTRS},
                  infer_shape=_setitem_shape, infer_dtype=_setitem_scalar_dtype)
+
+
+def _setitem_ref_grad(dout, indices, kinds, values, adv_dims, accumulate):
+    """dref = dy, zeroed where written (unless accumulating)."""
+    return dout if accumulate else F.index_put_encoded(dout, kinds, values, adv_dims, indices, 0)
+
+
+def _reduce_to_value(g, shape):
+    """``g`` (the shape of an indexing result) summed to a value of ``shape`` broadcast into it (leading 1s of
+    ``shape`` may exceed ``g``'s dims)."""
+    stripped = tuple(shape)
+    while stripped and stripped[0] == 1:
+        stripped = stripped[1:]
+    g = F.reduce_to(g, stripped)
+    return g if stripped == tuple(shape) else F.ops.reshape(g, shape=tuple(shape))
+
+
+def _setitem_value_grad(dout, indices, value_meta, kinds, values, adv_dims):
+    """dvalue = dy[index] summed to value's shape."""
+    return _reduce_to_value(F.index_encoded(dout, kinds, values, adv_dims, indices), value_meta.shape)
+
+
+derivative("tensor_setitem", name="Setitem", ref=_setitem_ref_grad, value=_setitem_value_grad)
+derivative("tensor_setitem_scalar", name="Setitem", ref=_setitem_ref_grad)

@@ -1,4 +1,4 @@
-"""Reductions, scans and sorting: definitions (OneFlow's op names where it has them).
+"""Reductions, scans and sorting: definitions and gradient rows (OneFlow's op names where it has them).
 
 Reductions over several dims (``reduce_mean``, ``reduce_prod``, ``reduce_max``,
 ``reduce_min``, ``reduce_all``, ``reduce_any``, ``reduce_logsumexp``,
@@ -14,17 +14,41 @@ IndexError naming the function (there is no identity to return), and so is a
 are raised on meta tensors too.
 
 The backward ops (``select_along_dim`` / ``select_along_dim_grad``,
-``reduce_prod_grad``, ``cumprod_grad``, ``vector_norm_grad``) exist for the grad
-functions in autograd/grads/reduce.py.
+``reduce_prod_grad``, ``cumprod_grad``, ``vector_norm_grad``) exist for the
+gradient rows, which stand after the ops they differentiate.
+
+Note [Reduction grads]
+A reduction's output grad is first given back the reduced dims as size 1
+(``kept`` shape), so it broadcasts against the input. Then:
+
+- mean: ``dy / N``; logsumexp: ``dy * exp(x - y)``; var: ``dy * 2 (x - mean) / (N - correction)``;
+  std: the var formula with ``dy / (2 std)``, 0 where std is 0 (as PyTorch).
+- amax / amin and ``max()`` / ``min()``: the grad is split evenly among the elements equal to the
+  result (NaN counting as equal to a NaN result), as PyTorch's ``evenly_distribute_backward``.
+- ``max(dim)`` / ``min(dim)``, sort and topk: the grad goes to the selected indices
+  (``select_along_dim_grad``, whose own grad is ``select_along_dim``, so double backward works).
+- cumsum: the reversed cumulative sum, ``sum(dy) - cumsum(dy) + dy`` along the dim.
+- the 2-norm: ``x * dy / y`` (0 where y is 0); other orders, prod and cumprod use backward ops
+  (``vector_norm_grad``, ``reduce_prod_grad``, ``cumprod_grad``) that are exact with zeros in the
+  input; differentiating those three again (double backward) raises NotImplementedError.
+
+Everything but the three backward ops is made of functional calls, so it is differentiable again.
+The reduced dims, the kept shape and the count come from the input's meta and the ``axis`` attr
+when backward runs (``reduced_dims``, cached), so the forward computes nothing for them. Casts,
+reshapes and reductions over given dims call the op (``F.ops.cast``, ...): the functional
+function's parsing of a dtype, shape or dim list costs microseconds per call, for the same result.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.calls import F
+from oneflow_lite.framework.derivatives import derivative
 from oneflow_lite.framework.op_registry import register_user_op
-from oneflow_lite.ops.common import same_dtype, same_shape
+from oneflow_lite.ops.common import not_implemented_row, same_dtype, same_shape
 
 _BOOL = dt.bool_
 _UINT8 = dt.uint8
@@ -94,6 +118,116 @@ for _op in ("reduce_all", "reduce_any"):
                      infer_shape=_reduce_shape, infer_dtype=_bool_or_uint8, no_grad=True)
 
 
+def _grad_like_x_shape(ctx):
+    """``dy`` has the reduced shape of ``x`` with the reduced dims kept (size 1); ``dx`` has x's shape."""
+    x, dy = ctx.shape("x"), ctx.shape("dy")
+    axes = reduce_axes(ctx, x)
+    kept = tuple(1 if i in axes else d for i, d in enumerate(x))
+    if tuple(dy) != kept:
+        raise ctx.error(f"dy must have shape {list(kept)} (x's shape with the reduced dims kept), got {list(dy)}")
+    if ctx.dtype("dy") is not ctx.dtype("x"):
+        raise ctx.error(f"dy and x must have the same dtype, got {ctx.dtype('dy').name} and {ctx.dtype('x').name}")
+    return x
+
+
+register_user_op("reduce_prod_grad", inputs=["dy", "x"], outputs=["dx"], attrs={"axis": ("list_int32", ())},
+                 infer_shape=_grad_like_x_shape, infer_dtype=same_dtype)
+
+
+# ---- gradient rows of the reductions (Note [Reduction grads]) ------------------------------------------
+@functools.lru_cache(maxsize=256)
+def reduced_dims(shape, axis) -> tuple:
+    """``(axes, kept, count)`` of a reduction over ``shape`` (an input meta's shape) by its ``axis`` attr: the
+    reduced dims (non-negative, sorted), the kept shape (those dims as size 1) and the number of elements
+    each output element reduces."""
+    ndim = len(shape)
+    axes = tuple(sorted(a + ndim if a < 0 else a for a in axis)) if ndim else ()
+    kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return axes, kept, math.prod(shape[a] for a in axes)
+
+
+def _kept(g, kept):
+    """``g`` reshaped to the kept shape (reduced dims as size 1)."""
+    return g if g._meta.shape == kept else F.ops.reshape(g, shape=kept)
+
+
+def _nonzero_mask(t):
+    """1 where ``t`` is non-zero, else 0, in ``t``'s dtype."""
+    return F.ops.cast(F.ne(t, 0), dtype=t._meta.dtype)
+
+
+def _safe_divisor(t):
+    """``t`` with its zeros replaced by 1."""
+    return F.add(t, F.ops.cast(F.eq(t, 0), dtype=t._meta.dtype))
+
+
+def _mean_grad(doutput_tensor, input_tensor_meta, axis):
+    shape = input_tensor_meta.shape
+    _, kept, count = reduced_dims(shape, axis)
+    dy = F.div_scalar(doutput_tensor, count) if count else doutput_tensor
+    return F.expand_reduced(dy, kept, shape)
+
+
+def _prod_grad(doutput_tensor, input_tensor, axis):
+    axes, kept, _ = reduced_dims(input_tensor._meta.shape, axis)
+    return F.reduce_prod_grad(_kept(doutput_tensor, kept), input_tensor, axis=axes)
+
+
+def _evenly_split(doutput_tensor, input_tensor, output_tensor, axis):
+    """amax / amin: the grad split evenly among the elements equal to the result."""
+    x = input_tensor
+    axes, kept, _ = reduced_dims(x._meta.shape, axis)
+    yk = _kept(output_tensor, kept)
+    both_nan = F.mul(F.ne(x, x), F.ne(yk, yk))  # bool * bool is and, bool + bool is or
+    mask = F.ops.cast(F.add(F.eq(x, yk), both_nan), dtype=x._meta.dtype)
+    count = F.ops.reduce_sum(mask, axis=axes, keepdims=True)
+    return F.mul(F.div(_kept(doutput_tensor, kept), count), mask)
+
+
+def _logsumexp_grad(doutput_tensor, input_tensor, output_tensor, axis):
+    _, kept, _ = reduced_dims(input_tensor._meta.shape, axis)
+    return F.mul(_kept(doutput_tensor, kept), F.exp(F.sub(input_tensor, _kept(output_tensor, kept))))
+
+
+def _deviation(x, axis, correction):
+    """``(x - mean(x), 1 / (N - correction), kept)``: the reciprocal degrees of freedom are inf when not
+    positive."""
+    axes, kept, count = reduced_dims(x._meta.shape, axis)
+    dof = count - correction
+    return F.sub(x, F.ops.reduce_mean(x, axis=axes, keepdims=True)), (1.0 / dof if dof > 0 else math.inf), kept
+
+
+def _var_grad(doutput_tensor, input_tensor, axis, correction):
+    dev, inv_dof, kept = _deviation(input_tensor, axis, correction)
+    return F.mul_scalar(F.mul(_kept(doutput_tensor, kept), dev), 2.0 * inv_dof)
+
+
+def _std_grad(doutput_tensor, input_tensor, output_tensor, axis, correction):
+    dev, inv_dof, kept = _deviation(input_tensor, axis, correction)
+    yk = _kept(output_tensor, kept)
+    g = F.mul(F.div(_kept(doutput_tensor, kept), _safe_divisor(yk)), _nonzero_mask(yk))
+    return F.mul_scalar(F.mul(g, dev), inv_dof)
+
+
+derivative("reduce_mean", name="Mean", input_tensor=_mean_grad)
+derivative("reduce_prod", name="Prod", input_tensor=_prod_grad)
+derivative("reduce_max", name="Amax", input_tensor=_evenly_split)
+derivative("reduce_min", name="Amin", input_tensor=_evenly_split)
+derivative("reduce_logsumexp", name="LogSumExp", input_tensor=_logsumexp_grad)
+derivative("reduce_var", name="Var", input_tensor=_var_grad)
+derivative("reduce_std", name="Std", input_tensor=_std_grad)
+
+
+def _no_double_backward(op_type, what):
+    """The rows of a backward op whose own derivative is not implemented: reaching it raises."""
+    derivative(op_type, joint=not_implemented_row(
+        f"double backward of {what} is not supported (the derivative of '{op_type}' is not implemented)"))
+
+
+_no_double_backward("reduce_prod_grad", "prod")
+
+
+# ---- vector_norm ---------------------------------------------------------------------------------------
 def _vector_norm_shape(ctx):
     """An inf or negative-order norm has no identity: an empty slice is an error."""
     shape = ctx.input_metas[0].shape
@@ -110,6 +244,32 @@ def _vector_norm_shape(ctx):
 register_user_op("vector_norm", inputs=["input_tensor"], outputs=["output_tensor"],
                  attrs={**_REDUCE_ATTRS, "ord": ("double", 2.0)},
                  infer_shape=_vector_norm_shape, infer_dtype=same_dtype)
+
+
+def _norm_grad_shape(ctx):
+    shape = _grad_like_x_shape(ctx)
+    if tuple(ctx.shape("y")) != tuple(ctx.shape("dy")):
+        raise ctx.error(f"y and dy must have the same shape, got {list(ctx.shape('y'))} and "
+                        f"{list(ctx.shape('dy'))}")
+    return shape
+
+
+register_user_op("vector_norm_grad", inputs=["dy", "x", "y"], outputs=["dx"],
+                 attrs={"axis": ("list_int32", ()), "ord": ("double", 2.0)},
+                 infer_shape=_norm_grad_shape, infer_dtype=same_dtype)
+
+
+def _norm_grad(doutput_tensor, input_tensor, output_tensor, axis, ord):
+    """The 2-norm: ``x * dy / y`` (0 where y is 0); other orders: vector_norm_grad."""
+    axes, kept, _ = reduced_dims(input_tensor._meta.shape, axis)
+    dy, yk = _kept(doutput_tensor, kept), _kept(output_tensor, kept)
+    if ord == 2:
+        return F.mul(input_tensor, F.div(dy, _safe_divisor(yk)))
+    return F.vector_norm_grad(dy, input_tensor, yk, axis=axes, ord=ord)
+
+
+derivative("vector_norm", name="Norm", input_tensor=_norm_grad)
+_no_double_backward("vector_norm_grad", "norm with an order other than 2 and 0")
 
 
 # ---- along one dim -----------------------------------------------------------------------------
@@ -181,6 +341,33 @@ for _op in ("cumsum", "cumprod"):
                      infer_shape=_along_dim_shape, infer_dtype=same_dtype)
 
 
+def _cumprod_grad_shape(ctx):
+    x, dy = ctx.shape("x"), ctx.shape("dy")
+    wrap_dim(ctx, ctx.attr("dim"), len(x))
+    if tuple(x) != tuple(dy) or ctx.dtype("x") is not ctx.dtype("dy"):
+        raise ctx.error(f"dy and x must have the same shape and dtype, got {list(dy)} {ctx.dtype('dy').name} and "
+                        f"{list(x)} {ctx.dtype('x').name}")
+    return same_shape(ctx)
+
+
+register_user_op("cumprod_grad", inputs=["dy", "x"], outputs=["dx"], attrs={"dim": ("int32", 0)},
+                 infer_shape=_cumprod_grad_shape, infer_dtype=same_dtype)
+
+
+def _cumsum_grad(dy, x_meta, dim):
+    """The reversed cumulative sum: ``sum(dy) - cumsum(dy) + dy`` along the dim."""
+    ndim = x_meta.ndim
+    if not ndim:
+        return dy
+    d = dim + ndim if dim < 0 else dim
+    return F.add(F.sub(F.ops.reduce_sum(dy, axis=(d,), keepdims=True), F.cumsum(dy, d)), dy)
+
+
+derivative("cumsum", name="Cumsum", x=_cumsum_grad)
+derivative("cumprod", name="Cumprod", x=lambda dy, x, dim: F.cumprod_grad(dy, x, dim=dim))
+_no_double_backward("cumprod_grad", "cumprod")
+
+
 def _sort_shape(ctx):
     shape = _along_dim_shape(ctx)
     return shape, shape
@@ -211,7 +398,7 @@ register_user_op("topk", inputs=["in"], outputs=["values", "indices"],
                  infer_shape=_topk_shape, infer_dtype=_values_and_indices_dtype)
 
 
-# ---- backward ops ------------------------------------------------------------------------------
+# ---- select_along_dim: the backward of the ops that select along a dim -----------------------------------
 def _check_index(ctx, index_shape, shape, d, what):
     if ctx.dtype("index") is not _INT64:
         raise ctx.error(f"index must be int64, got {ctx.dtype('index').name}")
@@ -248,43 +435,27 @@ register_user_op("select_along_dim_grad", inputs=["dy", "index"], outputs=["dx"]
                  infer_shape=_select_along_dim_grad_shape, infer_dtype=same_dtype)
 
 
-def _grad_like_x_shape(ctx):
-    """``dy`` has the reduced shape of ``x`` with the reduced dims kept (size 1); ``dx`` has x's shape."""
-    x, dy = ctx.shape("x"), ctx.shape("dy")
-    axes = reduce_axes(ctx, x)
-    kept = tuple(1 if i in axes else d for i, d in enumerate(x))
-    if tuple(dy) != kept:
-        raise ctx.error(f"dy must have shape {list(kept)} (x's shape with the reduced dims kept), got {list(dy)}")
-    if ctx.dtype("dy") is not ctx.dtype("x"):
-        raise ctx.error(f"dy and x must have the same dtype, got {ctx.dtype('dy').name} and {ctx.dtype('x').name}")
-    return x
+def _to_indices(dvalues, indices, x_meta, dim, keepdim):
+    """The grad of values selected along ``dim`` (max / min with a dim, sort, topk) goes back to their
+    ``indices``; ``keepdim`` False: the dim was dropped."""
+    if dvalues is None:
+        return None
+    ndim = x_meta.ndim
+    if not ndim:
+        return dvalues
+    d = dim + ndim if dim < 0 else dim
+    kept = tuple(indices._meta.shape)
+    if not keepdim:
+        kept = kept[:d] + (1,) + kept[d:]
+    return F.select_along_dim_grad(_kept(dvalues, kept), _kept(indices, kept), dim=d, like_shape=tuple(x_meta.shape))
 
 
-register_user_op("reduce_prod_grad", inputs=["dy", "x"], outputs=["dx"], attrs={"axis": ("list_int32", ())},
-                 infer_shape=_grad_like_x_shape, infer_dtype=same_dtype)
-
-
-def _norm_grad_shape(ctx):
-    shape = _grad_like_x_shape(ctx)
-    if tuple(ctx.shape("y")) != tuple(ctx.shape("dy")):
-        raise ctx.error(f"y and dy must have the same shape, got {list(ctx.shape('y'))} and "
-                        f"{list(ctx.shape('dy'))}")
-    return shape
-
-
-register_user_op("vector_norm_grad", inputs=["dy", "x", "y"], outputs=["dx"],
-                 attrs={"axis": ("list_int32", ()), "ord": ("double", 2.0)},
-                 infer_shape=_norm_grad_shape, infer_dtype=same_dtype)
-
-
-def _cumprod_grad_shape(ctx):
-    x, dy = ctx.shape("x"), ctx.shape("dy")
-    wrap_dim(ctx, ctx.attr("dim"), len(x))
-    if tuple(x) != tuple(dy) or ctx.dtype("x") is not ctx.dtype("dy"):
-        raise ctx.error(f"dy and x must have the same shape and dtype, got {list(dy)} {ctx.dtype('dy').name} and "
-                        f"{list(x)} {ctx.dtype('x').name}")
-    return same_shape(ctx)
-
-
-register_user_op("cumprod_grad", inputs=["dy", "x"], outputs=["dx"], attrs={"dim": ("int32", 0)},
-                 infer_shape=_cumprod_grad_shape, infer_dtype=same_dtype)
+for _op, _name in (("reduce_max_dim", "Max"), ("reduce_min_dim", "Min")):
+    derivative(_op, name=_name, input=lambda dvalues, indices, input_meta, dim, keepdim:
+               _to_indices(dvalues, indices, input_meta, dim, keepdim))
+for _op, _name in (("sort", "Sort"), ("topk", "TopK")):
+    derivative(_op, name=_name, in_=lambda dvalues, indices, in_meta, dim:
+               _to_indices(dvalues, indices, in_meta, dim, True))
+derivative("select_along_dim",
+           x=lambda dy, index, x_meta, dim: F.select_along_dim_grad(dy, index, dim=dim, like_shape=tuple(x_meta.shape)))
+derivative("select_along_dim_grad", dy=lambda ddx, index, dim: F.select_along_dim(ddx, index, dim=dim))

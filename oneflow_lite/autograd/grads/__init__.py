@@ -3,6 +3,4 @@
 from oneflow_lite.autograd.grads import conversion, math, shape  # noqa: F401
 from oneflow_lite.autograd.grads import linalg, shape_ext  # noqa: F401
 from oneflow_lite.autograd.grads import binary  # noqa: F401
-from oneflow_lite.autograd.grads import index  # noqa: F401
 from oneflow_lite.autograd.grads import unary  # noqa: F401
-from oneflow_lite.autograd.grads import reduce  # noqa: F401

@@ -13,6 +13,7 @@ from oneflow_lite.framework.calls import add_resolver, functional, register_call
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.op_registry import find, lookup
 from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.functors.indexing import index_encoded, write
 from oneflow_lite.functors.registry import get_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
@@ -196,3 +197,14 @@ for _name, _fn in (("add", add), ("mul", mul), ("div", div)):
 for _name, _fn in (("mul_scalar", mul_scalar), ("div_scalar", div_scalar), ("reduce_to", reduce_to),
                    ("expand_reduced", expand_reduced), ("zeros_of", zeros_of)):
     register_call(_name, _fn)
+
+
+# ---- index family (ops/index.py): tensor_setitem's encoded index, read, and written out of place ----------
+def index_put_encoded(x, kinds, values, adv_dims, indices, value, accumulate=False):
+    """A copy of ``x`` with ``x[index] = value`` (``+=`` with ``accumulate``), the index in tensor_setitem's
+    encoding (Note [Advanced indexing ops])."""
+    return write(x, kinds, values, adv_dims, indices, value, accumulate, inplace=False)
+
+
+register_call("index_encoded", index_encoded)
+register_call("index_put_encoded", index_put_encoded)
