@@ -2,7 +2,9 @@
 executor's checks; stateful ops. Results are compared with eager execution bit for bit (a graph runs the
 same kernels) and with NumPy formulas."""
 
+import ast
 import itertools
+import pathlib
 import tracemalloc
 
 import numpy as np
@@ -10,10 +12,11 @@ import pytest
 
 import oneflow_lite as flow
 from oneflow_lite.dispatch.kernel_predicate import dtype_in
+from oneflow_lite.framework.errors import RegistrationError
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.op_registry import register_user_op
 from oneflow_lite.framework.tensor_meta import make_meta
-from oneflow_lite.graph import GraphConfig, mark_stateful
+from oneflow_lite.graph import GraphConfig, mark_stateful, register_out_variant
 from oneflow_lite.graph.ir import is_stateful
 from oneflow_lite.interpreters.op_interp_util import dispatch
 from oneflow_lite.kernels.registration import cpu_kernel
@@ -194,6 +197,91 @@ def test_out_variants_compute_what_the_kernels_compute(name, fn, dtypes):
                 got = traced(fn, **flags)(x)
                 assert got.dtype == expected.dtype, (name, dtype, flags)
                 np.testing.assert_array_equal(got.numpy(), expected.numpy(), err_msg=f"{name} {dtype} {flags}")
+
+
+def test_out_variant_writers_are_registered_with_their_kernels():
+    """Note [Out-variant writers]: dump_table shows a kernel's writer under it; graph/ imports no kernels."""
+    lines = flow.dispatch.dump_table("relu").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("    kernel[cpu]: relu_cpu "))
+    assert lines[at + 1] == "        out-variant writer: relu_out_variant"
+    assert "out-variant writer: sgd_update_out_variant" in flow.dispatch.dump_table("sgd_update")
+    assert "out-variant writer" not in flow.dispatch.dump_table("matmul")
+    graph_dir = pathlib.Path(flow.__file__).parent / "graph"
+    for path in graph_dir.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n.startswith("oneflow_lite.kernels") for n in names), (path.name, names)
+
+
+def test_a_graph_uses_the_writer_of_the_kernel_it_runs():
+    def f(x):
+        return flow.relu(x + 1.0)
+
+    x = f64([-3.0, 0.5, 2.0])
+    seen = []
+
+    def plugin_relu(ctx, x):
+        seen.append("kernel")
+        return np.maximum(x, 0.0)
+
+    def plugin_writer(ctx, input_dtypes):
+        def write(out, x):
+            seen.append("writer")
+            np.maximum(x, 0.0, out=out)
+        return write
+
+    # a plug-in kernel without a writer: the graph runs it (not relu_cpu's writer), and fuses nothing
+    with flow.dispatch.register_kernel("relu", "cpu", plugin_relu, priority=5):
+        g = traced(f)
+        y = g(x)
+        assert seen == ["kernel"] and g._last.plan.num_steps == 2
+        assert_same(y, f(x))
+    seen.clear()
+    # with a writer: the chain is fused and the graph calls the plug-in's writer
+    with flow.dispatch.register_kernel("relu", "cpu", plugin_relu, priority=5, out_variant=plugin_writer):
+        g = traced(f)
+        y = g(x)
+        assert seen == ["writer"] and g._last.plan.num_steps == 1
+        assert_same(y, f(x))
+        assert "out-variant writer: test_a_graph_uses_the_writer_of_the_kernel_it_runs.<locals>.plugin_writer" \
+            in flow.dispatch.dump_table("relu")
+
+
+register_user_op("graph_test_twice", inputs=["x"], outputs=["y"], no_grad=True,
+                 infer_shape=lambda ctx: ctx.shape("x"), infer_dtype=lambda ctx: ctx.dtype("x"))
+
+
+@cpu_kernel("graph_test_twice", dtype_in("x", flow.float64))
+def _twice_kernel(ctx, x):
+    return x * 2.0
+
+
+def test_register_out_variant_gives_kernels_registered_elsewhere_a_writer():
+    op = OpBuilder("graph_test_twice").input("x").output("y").build()
+
+    def f(x):
+        return dispatch(op, (x + 1.0,))[0]
+
+    x = f64([1.0, -2.0])
+    g = traced(f)
+    assert_same(g(x), f(x))
+    assert g._last.plan.num_steps == 2
+    register_out_variant("graph_test_twice", lambda ctx, input_dtypes: lambda out, x: np.multiply(x, 2.0, out=out))
+    g = traced(f)
+    assert_same(g(x), f(x))
+    assert g._last.plan.num_steps == 1
+    assert "        out-variant writer: test_register_out_variant_gives_kernels_registered_elsewhere_a_writer." \
+           "<locals>.<lambda>" in flow.dispatch.dump_table("graph_test_twice")
+    with pytest.raises(RegistrationError, match=r"register_out_variant\('graph_test_twice', device_type='cpu'\): "
+                                                r"factory must be a callable factory\(ctx, input_dtypes\), got 3"):
+        register_out_variant("graph_test_twice", 3)
+    with pytest.raises(RegistrationError, match=r"register_out_variant\('graph_test_bad_kernel', "
+                                                r"device_type='npu'\): 'graph_test_bad_kernel' has no 'npu' kernel"):
+        register_out_variant("graph_test_bad_kernel", lambda ctx, input_dtypes: None, device_type="npu")
+    with pytest.raises(RegistrationError, match=r"register_kernel\('graph_test_twice', 'cpu'\): out_variant must be "
+                                                r"a callable factory\(ctx, input_dtypes\) or None, got 3"):
+        flow.dispatch.register_kernel("graph_test_twice", "cpu", _twice_kernel, out_variant=3)
 
 
 # ---- memory plan ----------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ _EXPORTS = {
             "included"),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
-_REGISTRATION = {"register_impl", "register_fallback", "register_kernel"}
+_REGISTRATION = {"register_impl", "register_fallback", "register_kernel", "register_out_variant"}
 
 __all__ = sorted(_WHERE) + sorted(_REGISTRATION)
 

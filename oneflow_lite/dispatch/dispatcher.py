@@ -88,9 +88,10 @@ class Registration:
 
 
 class KernelRegistration(Registration):
-    """A per-device kernel: compute function, dtype predicate, priority."""
+    """A per-device kernel: compute function, dtype predicate, priority, and the factory of its out-variant
+    writer or None (Note [Out-variant writers] in kernels/registration.py)."""
 
-    __slots__ = ("device_type", "predicate", "priority", "seq", "name")
+    __slots__ = ("device_type", "predicate", "priority", "seq", "name", "out_variant")
 
     def describe(self) -> str:
         return f"{self.name} [{self.predicate}] priority={self.priority}"
@@ -285,16 +286,19 @@ class Dispatcher:
             self._recompute_all()
 
     def register_kernel(self, op_type: str, device_type: str, fn, *, predicate: KernelPredicate = ANY_DTYPE,
-                        priority: int = 0, name: str | None = None, location: str | None = None) -> KernelRegistration:
+                        priority: int = 0, name: str | None = None, location: str | None = None,
+                        out_variant=None) -> KernelRegistration:
         """Register a per-device compute kernel of ``op_type`` for ``device_type``.
 
         ``fn(ctx, *arrays)`` returns the output array (a tuple of them for several
         outputs); ``ctx`` carries ``attrs``, ``out_metas`` and ``device``. Of the
         kernels whose predicate matches a call's dtypes, the highest priority wins
-        (the newest on a tie).
+        (the newest on a tie). ``out_variant``: the factory of the kernel's
+        out-variant writer (Note [Out-variant writers] in kernels/registration.py).
         """
         what = f"register_kernel('{op_type}', '{device_type}')"
         self._check_fn(fn, what, "kernel")
+        self._check_out_variant(out_variant, what)
         self._check_op(op_type, what)
         if device_type not in device_mod.device_types():
             raise RegistrationError(f"{what}: unknown device type '{device_type}'; "
@@ -311,6 +315,7 @@ class Dispatcher:
             reg.predicate = predicate
             reg.priority = priority
             reg.name = name or _fn_name(fn)
+            reg.out_variant = out_variant
             self._seq += 1
             reg.seq = self._seq
             # Copy-on-write, as the tables: a reader iterating the old tuple is unaffected.
@@ -318,6 +323,29 @@ class Dispatcher:
             reg._undo = lambda: self._remove_kernel(entry, reg)
             entry.kernels_changed()
         return reg
+
+    @staticmethod
+    def _check_out_variant(factory, what):
+        if factory is not None and not callable(factory):
+            raise RegistrationError(f"{what}: out_variant must be a callable factory(ctx, input_dtypes) or None, "
+                                    f"got {factory!r}")
+
+    def register_out_variant(self, op_type: str, factory, *, device_type: str = "cpu") -> None:
+        """Give the ``device_type`` kernels of ``op_type`` registered so far the out-variant writer factory
+        ``factory`` (replacing theirs): for a plug-in adding a writer to kernels registered elsewhere. A kernel
+        registered with its writer passes ``out_variant=`` instead (Note [Out-variant writers] in
+        kernels/registration.py)."""
+        what = f"register_out_variant('{op_type}', device_type='{device_type}')"
+        if not callable(factory):
+            raise RegistrationError(f"{what}: factory must be a callable factory(ctx, input_dtypes), got {factory!r}")
+        with self._lock:
+            entry = self.find_entry(op_type)
+            regs = entry.kernels.get(device_type, ()) if entry is not None else ()
+            if not regs:
+                raise RegistrationError(f"{what}: '{op_type}' has no '{device_type}' kernel to give a writer to; "
+                                        f"register the kernel first")
+            for reg in regs:
+                reg.out_variant = factory
 
     def _remove_kernel(self, entry, reg):
         with self._lock:
@@ -340,16 +368,22 @@ class Dispatcher:
         key = (device.type, input_dtypes, output_dtypes)
         fn = op_expr.kernel_cache.get(key)
         if fn is None:
-            candidates = entry.kernels.get(device.type, ())
-            ctx = KernelMatchContext(op_expr, input_dtypes, output_dtypes)
-            best = None
-            for reg in candidates:
-                if reg.predicate(ctx) and (best is None or (reg.priority, reg.seq) > (best.priority, best.seq)):
-                    best = reg
-            if best is None:
-                raise OpKernelNotFoundError(_no_kernel_message(op_expr, entry, device, input_dtypes, output_dtypes))
-            fn = op_expr.kernel_cache[key] = best.fn
+            fn = op_expr.kernel_cache[key] = self.select_registration(
+                op_expr, entry, device, input_dtypes, output_dtypes).fn
         return fn
+
+    def select_registration(self, op_expr, entry: OperatorEntry, device, input_dtypes,
+                            output_dtypes) -> KernelRegistration:
+        """The registration of the kernel ``select_kernel`` chooses (not cached): for a caller that needs more
+        than the function, as the graph compiler needs its out-variant writer."""
+        ctx = KernelMatchContext(op_expr, input_dtypes, output_dtypes)
+        best = None
+        for reg in entry.kernels.get(device.type, ()):
+            if reg.predicate(ctx) and (best is None or (reg.priority, reg.seq) > (best.priority, best.seq)):
+                best = reg
+        if best is None:
+            raise OpKernelNotFoundError(_no_kernel_message(op_expr, entry, device, input_dtypes, output_dtypes))
+        return best
 
     # ---- table computation --------------------------------------------------------------------
     def _recompute_all(self):

@@ -22,6 +22,17 @@ def _entry(op_type: str, what: str):
     return entry
 
 
+def _kernel_lines(reg, indent: str) -> list[str]:
+    """A kernel's line, and under it the factory of its out-variant writer if it has one (Note [Out-variant
+    writers] in kernels/registration.py)."""
+    lines = [f"{indent}kernel[{reg.device_type}]: {reg.describe()} registered at {reg.location}"]
+    factory = reg.out_variant
+    if factory is not None:
+        name = getattr(factory, "__qualname__", None) or repr(factory)
+        lines.append(f"{indent}    out-variant writer: {name}")
+    return lines
+
+
 def _composite_text(name: str, found: dict) -> str:
     lines = [f"{name}: composite (CompositeImplicitAutograd)"]
     for functor, location in found.items():
@@ -48,13 +59,14 @@ def dump(op_type: str) -> str:
             lines.append(f"{key.name}{suffix}: {reg.describe()} registered at {reg.location}")
     for dev_type in sorted(entry.kernels):
         for reg in sorted(entry.kernels[dev_type], key=lambda r: r.seq):
-            lines.append(f"kernel[{dev_type}]: {reg.describe()} registered at {reg.location}")
+            lines.extend(_kernel_lines(reg, ""))
     return "\n".join(lines) + "\n"
 
 
 def dump_table(op_type: str) -> str:
     """The computed handler of every runtime key with its provenance, and under each
-    backend key the kernels the eager interpreter would choose from; for a composite function
+    backend key the kernels the eager interpreter would choose from (with their out-variant
+    writers); for a composite function
     (Note [Composite ops] in functors/registry.py), that it is one and where it is defined."""
     found = DISPATCHER.composite(op_type) if isinstance(op_type, str) else None
     if found and DISPATCHER.find_entry(op_type) is None:
@@ -71,7 +83,7 @@ def dump_table(op_type: str) -> str:
             for dev_type in _device_types_of(key):
                 regs = sorted(entry.kernels.get(dev_type, ()), key=lambda r: (-r.priority, -r.seq))
                 for r in regs:
-                    lines.append(f"    kernel[{dev_type}]: {r.describe()} registered at {r.location}")
+                    lines.extend(_kernel_lines(r, "    "))
     return "\n".join(lines) + "\n"
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from oneflow_lite.dispatch.kernel_predicate import dtype_in
 from oneflow_lite.framework.dtype import FLOATING_DTYPES, NUMERIC_DTYPES
 from oneflow_lite.kernels.cpu.unary import erf
-from oneflow_lite.kernels.registration import cpu_kernel
+from oneflow_lite.kernels.registration import cpu_kernel, ufunc_out_variant
 
 _maximum = np.maximum
 _minimum = np.minimum
@@ -48,12 +48,21 @@ for _z in RELU_ZEROS.values():
     _z.flags.writeable = False
 
 
-@cpu_kernel("relu", dtype_in("x", *NUMERIC_DTYPES))
+def relu_out_variant(ctx, input_dtypes):
+    """Note [Out-variant writers] in kernels/registration.py."""
+    maximum, zero = _maximum, RELU_ZEROS[input_dtypes[0].np_dtype]
+
+    def write(out, x):
+        maximum(x, zero, out=out)
+    return write
+
+
+@cpu_kernel("relu", dtype_in("x", *NUMERIC_DTYPES), out_variant=relu_out_variant)
 def relu_cpu(ctx, x):
     return _maximum(x, RELU_ZEROS[x.dtype])
 
 
-def _forward(op_type, fn):
+def _forward(op_type, fn, out_variant=None):
     """Register ``fn(attrs, x)`` as the kernel of ``op_type`` (float16 in float32, quietly)."""
     def kernel(ctx, x):
         with _errstate(all="ignore"):
@@ -61,7 +70,7 @@ def _forward(op_type, fn):
                 return fn(ctx.attrs, x.astype(_F32)).astype(_F16)
             return fn(ctx.attrs, x)
     kernel.__name__ = kernel.__qualname__ = op_type + "_cpu"
-    cpu_kernel(op_type, _FLOAT_X)(kernel)
+    cpu_kernel(op_type, _FLOAT_X, out_variant=out_variant)(kernel)
     return fn
 
 
@@ -85,12 +94,28 @@ def _sigmoid(x):
     return np.reciprocal(r, out=r)
 
 
+def sigmoid_out_variant(ctx, input_dtypes):
+    """``_sigmoid``'s own sequence (negative, exp, +1, reciprocal) in ``out``; not for float16 (Note
+    [Out-variant writers] in kernels/registration.py)."""
+    if input_dtypes[0].np_dtype == _F16:
+        return None
+    negative, exp, add, reciprocal = _negative, _exp, np.add, np.reciprocal
+
+    def write(out, x):
+        with _errstate(all="ignore"):
+            negative(x, out=out)
+            exp(out, out=out)
+            add(out, 1, out=out)
+            reciprocal(out, out=out)
+    return write
+
+
 # ---- sigmoid, tanh (their grad ops take the output y) -------------------------------------------------
-_forward("sigmoid", lambda a, x: _sigmoid(x))
+_forward("sigmoid", lambda a, x: _sigmoid(x), out_variant=sigmoid_out_variant)
 _backward("sigmoid_grad", lambda a, dy, y: dy * y * (1 - y))
 
 
-@cpu_kernel("tanh", _FLOAT_X)
+@cpu_kernel("tanh", _FLOAT_X, out_variant=ufunc_out_variant(np.tanh))
 def tanh_cpu(ctx, x):
     return np.tanh(x)
 

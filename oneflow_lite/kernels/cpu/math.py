@@ -20,7 +20,7 @@ import numpy as np
 
 from oneflow_lite.dispatch.kernel_predicate import dtype_in
 from oneflow_lite.framework.dtype import ALL_DTYPES, FLOATING_DTYPES, NUMERIC_DTYPES
-from oneflow_lite.kernels.registration import cpu_kernel
+from oneflow_lite.kernels.registration import cpu_kernel, ufunc_out_variant
 
 _errstate = np.errstate
 _array = np.array
@@ -132,8 +132,33 @@ def _binary_kernel(ufunc, name, quiet=False):
     return kernel
 
 
-def _register(op_type, predicate, fn):
-    cpu_kernel(op_type, predicate)(fn)
+def _scalar_out_variant(ufunc, quiet, reverse=False):
+    """The out-variant factory of ``_arith_scalar_kernel(ufunc, quiet, reverse)``, with the operand converted
+    once, at compile time; not for float16 (Note [Out-variant writers] in kernels/registration.py)."""
+    def factory(ctx, input_dtypes):
+        np_dtype = input_dtypes[0].np_dtype
+        if np_dtype == _F16:
+            return None
+        s = scalar_operand(ctx, np_dtype)
+        if reverse:
+            def call(out, x):
+                ufunc(s, x, out=out)
+        else:
+            def call(out, x):
+                ufunc(x, s, out=out)
+        if not quiet:
+            return call
+
+        def write(out, x):
+            with _errstate(all="ignore"):
+                call(out, x)
+        return write
+    factory.__qualname__ = f"scalar_out_variant({ufunc.__name__}{', reverse' if reverse else ''})"
+    return factory
+
+
+def _register(op_type, predicate, fn, out_variant=None):
+    cpu_kernel(op_type, predicate, out_variant=out_variant)(fn)
 
 
 _ALL_X = dtype_in("x", *ALL_DTYPES)
@@ -143,20 +168,26 @@ _ALL_IN = dtype_in("in", *ALL_DTYPES)
 _FLOAT_IN = dtype_in("in", *FLOATING_DTYPES)
 
 # bool + bool is logical or and bool * bool logical and (NumPy's bool add / multiply), as in PyTorch.
-_register("broadcast_add", _ALL_X, _binary_kernel(np.add, "broadcast_add_cpu"))
-_register("broadcast_sub", _NUMERIC_X, _binary_kernel(np.subtract, "broadcast_sub_cpu"))
-_register("broadcast_mul", _ALL_X, _binary_kernel(np.multiply, "broadcast_mul_cpu"))
-_register("broadcast_div", _FLOAT_X, _binary_kernel(np.divide, "broadcast_div_cpu", quiet=True))
+_register("broadcast_add", _ALL_X, _binary_kernel(np.add, "broadcast_add_cpu"), ufunc_out_variant(np.add))
+_register("broadcast_sub", _NUMERIC_X, _binary_kernel(np.subtract, "broadcast_sub_cpu"),
+          ufunc_out_variant(np.subtract))
+_register("broadcast_mul", _ALL_X, _binary_kernel(np.multiply, "broadcast_mul_cpu"), ufunc_out_variant(np.multiply))
+_register("broadcast_div", _FLOAT_X, _binary_kernel(np.divide, "broadcast_div_cpu", quiet=True),
+          ufunc_out_variant(np.divide, quiet=True))
 for _op, _ufunc in (("broadcast_equal", np.equal), ("broadcast_not_equal", np.not_equal),
                     ("broadcast_less", np.less), ("broadcast_less_equal", np.less_equal),
                     ("broadcast_greater", np.greater), ("broadcast_greater_equal", np.greater_equal)):
     _register(_op, _ALL_X, _binary_kernel(_ufunc, _op + "_cpu"))
 
-_register("scalar_add", _ALL_IN, _arith_scalar_kernel(np.add, "scalar_add_cpu", quiet=False))
-_register("scalar_mul", _ALL_IN, _arith_scalar_kernel(np.multiply, "scalar_mul_cpu", quiet=False))
-_register("scalar_div", _FLOAT_IN, _arith_scalar_kernel(np.divide, "scalar_div_cpu", quiet=True))
+_register("scalar_add", _ALL_IN, _arith_scalar_kernel(np.add, "scalar_add_cpu", quiet=False),
+          _scalar_out_variant(np.add, quiet=False))
+_register("scalar_mul", _ALL_IN, _arith_scalar_kernel(np.multiply, "scalar_mul_cpu", quiet=False),
+          _scalar_out_variant(np.multiply, quiet=False))
+_register("scalar_div", _FLOAT_IN, _arith_scalar_kernel(np.divide, "scalar_div_cpu", quiet=True),
+          _scalar_out_variant(np.divide, quiet=True))
 _register("scalar_reverse_div", _FLOAT_IN,
-          _arith_scalar_kernel(np.divide, "scalar_reverse_div_cpu", quiet=True, reverse=True))
+          _arith_scalar_kernel(np.divide, "scalar_reverse_div_cpu", quiet=True, reverse=True),
+          _scalar_out_variant(np.divide, quiet=True, reverse=True))
 for _op, _ufunc in (("scalar_logical_equal", np.equal), ("scalar_logical_not_equal", np.not_equal),
                     ("scalar_logical_less", np.less), ("scalar_logical_less_equal", np.less_equal),
                     ("scalar_logical_greater", np.greater), ("scalar_logical_greater_equal", np.greater_equal)):
@@ -166,7 +197,7 @@ _negative = np.negative
 _exp = np.exp
 
 
-@cpu_kernel("negative", _NUMERIC_X)
+@cpu_kernel("negative", _NUMERIC_X, out_variant=ufunc_out_variant(_negative))
 def negative_cpu(ctx, x):
     return _negative(x)
 
@@ -174,7 +205,7 @@ def negative_cpu(ctx, x):
 negative_cpu.plain = _negative  # Note [Plain kernels]
 
 
-@cpu_kernel("exp", _FLOAT_X)
+@cpu_kernel("exp", _FLOAT_X, out_variant=ufunc_out_variant(_exp, quiet=True))
 def exp_cpu(ctx, x):
     with _errstate(all="ignore"):
         return _exp(x)

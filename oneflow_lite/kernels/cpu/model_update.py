@@ -57,16 +57,6 @@ def _sgd_step(ctx, model, diff, lr, into=None):
     return _multiply(diff, lr, out=into)
 
 
-@cpu_kernel("sgd_update", dtype_in("model", *FLOATING_DTYPES))
-def sgd_update_cpu(ctx, model, diff, lr=None):
-    if model.dtype == _F16:
-        model32, diff32 = model.astype(_F32), diff.astype(_F32)
-        step = _sgd_step(ctx, model32, diff32, lr, into=diff32)
-        return _subtract(model32, step, out=step).astype(_F16)
-    step = _sgd_step(ctx, model, diff, lr, into=_empty(model.shape, model.dtype))  # (out=: an array when 0-d)
-    return _subtract(model, step, out=step)
-
-
 def _sgd_update_write(ctx, out, model, diff, lr=None):
     if model.dtype == _F16:
         out[...] = sgd_update_cpu(ctx, model, diff, lr)
@@ -83,5 +73,29 @@ def _sgd_update_consuming(ctx, out, model, diff, lr=None):
         _subtract(model, _sgd_step(ctx, model, diff, lr, into=diff), out=out)
 
 
-sgd_update_cpu.write = _sgd_update_write  # Note [Kernels that write in place]
-sgd_update_cpu.write_consuming = (1, _sgd_update_consuming)  # (the input it overwrites, the writer)
+def sgd_update_out_variant(ctx, input_dtypes):
+    """The in-place form as the graph's writer, with the form that overwrites ``diff`` (input 1) as its
+    ``consumes`` (Note [Out-variant writers] in kernels/registration.py): an optimizer update written
+    straight into the parameter (Note [Assigns written in place] in graph/compiler.py)."""
+    write, write_consuming = _sgd_update_write, _sgd_update_consuming
+
+    def writer(out, *arrays):
+        write(ctx, out, *arrays)
+
+    def consuming(out, *arrays):
+        write_consuming(ctx, out, *arrays)
+    writer.consumes = (1, consuming)
+    return writer
+
+
+@cpu_kernel("sgd_update", dtype_in("model", *FLOATING_DTYPES), out_variant=sgd_update_out_variant)
+def sgd_update_cpu(ctx, model, diff, lr=None):
+    if model.dtype == _F16:
+        model32, diff32 = model.astype(_F32), diff.astype(_F32)
+        step = _sgd_step(ctx, model32, diff32, lr, into=diff32)
+        return _subtract(model32, step, out=step).astype(_F16)
+    step = _sgd_step(ctx, model, diff, lr, into=_empty(model.shape, model.dtype))  # (out=: an array when 0-d)
+    return _subtract(model, step, out=step)
+
+
+sgd_update_cpu.write = _sgd_update_write  # Note [Kernels that write in place] in kernels/cpu/math.py
