@@ -58,7 +58,7 @@ def _list_ops(out) -> int:
         print(f"{name:<{widths[0]}}  {keys:<{widths[1]}}  {kernels}", file=out)
     print(f"{len(rows)} op types", file=out)
     composites = DISPATCHER.composites()
-    print(f"\ncomposite functions (no op of their own; 'ops NAME' shows where each is defined): "
+    print(f"\nfunctions with composite overloads (no op of their own; 'ops NAME' shows where each is defined): "
           f"{len(composites)}", file=out)
     if composites:
         print("  " + " ".join(composites), file=out)

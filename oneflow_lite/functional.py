@@ -1,6 +1,8 @@
 """``oneflow_lite.functional`` (alias ``flow._C``): one function per entry of
 ``functors.functional_api.FUNCTIONAL_API``, with overload resolution."""
 
+import builtins as _builtins  # this module defines any(), all(), max() ...
+
 from oneflow_lite import functors as _functors  # noqa: F401  (registers the functors)
 from oneflow_lite.dispatch.dispatcher import DISPATCHER as _DISPATCHER
 from oneflow_lite.framework.calls import add_resolver as _add_resolver
@@ -10,9 +12,9 @@ from oneflow_lite.functors.functional_api import FUNCTIONAL_API as _API
 
 for _name, _sigs in _API.items():
     globals()[_name] = _fn = _FunctionalFunction(_name, _sigs).function
-    for _sig in _fn.signatures:  # Note [Composite ops] in functors/registry.py
-        if _composite_location(_sig.functor_name) is not None:
-            _DISPATCHER.register_composite(_name, _sig.functor_name, _composite_location(_sig.functor_name))
+    _overloads = {_sig.functor_name: _composite_location(_sig.functor_name) for _sig in _fn.signatures}
+    if _builtins.any(_overloads.values()):  # Note [Composite ops] in functors/registry.py
+        _DISPATCHER.register_composite(_name, _overloads)
 
 __all__ = sorted(_API)
 

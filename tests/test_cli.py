@@ -20,7 +20,7 @@ def test_ops_lists_registered_ops_with_their_keys():
     assert r.returncode == 0, r.stderr
     ops_part, composites_part, functions_part = r.stdout.split("\n\n")
     heading, names = composites_part.splitlines()
-    assert re.fullmatch(r"composite functions \(no op of their own; 'ops NAME' shows where each is defined\): \d+",
+    assert re.fullmatch(r"functions with composite overloads \(no op of their own; 'ops NAME' shows where each is defined\): \d+",
                         heading)
     assert "relu6" in names.split() and "expand_as" in names.split()
     lines = ops_part.splitlines()

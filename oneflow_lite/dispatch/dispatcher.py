@@ -164,7 +164,7 @@ class Dispatcher:
         self._lock = threading.RLock()
         self._entries: dict[str, OperatorEntry] = {}
         self._fallbacks: dict[DispatchKey, list[Registration]] = {}
-        self._composites: dict[str, dict[str, str]] = {}  # function name -> {functor: file:line}
+        self._composites: dict[str, dict] = {}  # function name -> {functor: file:line of a composite, or None}
         self._seq = 0
 
     # ---- lookup -------------------------------------------------------------------------------
@@ -192,15 +192,16 @@ class Dispatcher:
             return e if e is not None and e.has_registrations() else None
         return self.entry(op_type)
 
-    def register_composite(self, name: str, functor: str, location: str) -> None:
-        """Record that the functional function ``name`` runs the composite functor ``functor``, defined at
-        ``location`` (Note [Composite ops] in functors/registry.py). Composites have no entry: they are never
-        dispatched; the ops they call are."""
+    def register_composite(self, name: str, overloads: dict) -> None:
+        """Record the functors of the functional function ``name``'s overloads, ``{functor: file:line of a
+        composite, or None}`` (Note [Composite ops] in functors/registry.py). Composites have no entry: they are
+        never dispatched; the ops they call are."""
         with self._lock:
-            self._composites.setdefault(name, {})[functor] = location
+            self._composites[name] = dict(overloads)
 
-    def composite(self, name: str) -> dict[str, str] | None:
-        """``{functor: file:line}`` of the composite overloads of function ``name``, or None."""
+    def composite(self, name: str) -> dict | None:
+        """``{functor: file:line or None}`` of the overloads of function ``name`` when one of them is a
+        composite, else None."""
         found = self._composites.get(name)
         return dict(found) if found else None
 

@@ -34,11 +34,16 @@ def _kernel_lines(reg, indent: str) -> list[str]:
 
 
 def _composite_text(name: str, found: dict) -> str:
-    lines = [f"{name}: composite (CompositeImplicitAutograd)"]
+    """What the function ``name`` runs when some of its overloads are composites (Note [Composite ops])."""
+    whole = all(found.values())
+    lines = [f"{name}: {'composite' if whole else 'function with composite overloads'} (CompositeImplicitAutograd)"]
     for functor, location in found.items():
-        lines.append(f"  => {functor} defined at {location}")
-    lines.append("  no op conf, kernel or gradient of its own: every dispatch key (autograd, lazy capture, "
-                 "the backends) sees the ops it calls")
+        if location is None:
+            lines.append(f"  => {functor}: a functor dispatching ops of its own")
+        else:
+            lines.append(f"  => {functor} defined at {location}")
+    lines.append("  a composite has no op conf, kernel or gradient of its own: every dispatch key (autograd, lazy "
+                 "capture, the backends) sees the ops it calls")
     return "\n".join(lines) + "\n"
 
 
@@ -66,8 +71,9 @@ def dump(op_type: str) -> str:
 def dump_table(op_type: str) -> str:
     """The computed handler of every runtime key with its provenance, and under each
     backend key the kernels the eager interpreter would choose from (with their out-variant
-    writers); for a composite function
-    (Note [Composite ops] in functors/registry.py), that it is one and where it is defined."""
+    writers); for a function with composite overloads (Note [Composite ops] in functors/registry.py), what
+    each overload runs and where the composites are defined (after the op's table when the function shares
+    its name with an op type)."""
     found = DISPATCHER.composite(op_type) if isinstance(op_type, str) else None
     if found and DISPATCHER.find_entry(op_type) is None:
         return _composite_text(op_type, found)
@@ -84,7 +90,8 @@ def dump_table(op_type: str) -> str:
                 regs = sorted(entry.kernels.get(dev_type, ()), key=lambda r: (-r.priority, -r.seq))
                 for r in regs:
                     lines.extend(_kernel_lines(r, "    "))
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    return text if not found else text + "\nfunction " + _composite_text(op_type, found)
 
 
 def fallbacks() -> str:
