@@ -185,7 +185,7 @@ def test_dump_table_text(op):
     try:
         lines = dump_table(op).splitlines()
         by_key = {line.split(":")[0]: line for line in lines if not line.startswith(" ")}
-        assert list(by_key) == ["Meta", "CPU", "CUDA", "PrivateUse1", "Lazy", "Autograd", "Autocast", "Python",
+        assert list(by_key) == ["Meta", "CPU", "CUDA", "PrivateUse1", "Lazy", "Python", "Autograd", "Autocast",
                                 "Profiler"]
         assert by_key["CPU"].startswith("CPU: h_explicit [from alias CompositeExplicitAutograd] registered at tests/")
         assert by_key["Autograd"].startswith("Autograd: h_autograd [kernel] registered at tests/test_dispatcher.py:")
@@ -202,7 +202,7 @@ def test_dump_table_text(op):
         assert d[1] == f"schema: {op}(Tensor x) -> (Tensor y)"
         assert d[2].startswith("debug: registered at tests/test_dispatcher.py:")
         assert [line.split(" registered at ")[0] for line in d[3:]] == [
-            "Autograd: h_autograd", "Python: fallthrough", "CompositeExplicitAutograd[alias]: h_explicit",
+            "Python: fallthrough", "Autograd: h_autograd", "CompositeExplicitAutograd[alias]: h_explicit",
             "kernel[cpu]: k_cpu [any dtype] priority=0", "kernel[cpu]: k_cpu_double [dtype(x) in {float32}] priority=3"]
         assert all(line.split(" registered at ")[1].startswith("tests/test_dispatcher.py:") for line in d[3:])
     finally:

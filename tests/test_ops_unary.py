@@ -433,6 +433,15 @@ def test_second_derivatives_by_hand():
     np.testing.assert_allclose(gg.numpy(), s * (1 - s) * (1 - 2 * s), rtol=1e-12)
 
 
+@pytest.mark.parametrize("fn", (F.hardtanh, F.leaky_relu, F.hardsigmoid))
+def test_piecewise_linear_activations_have_a_zero_second_derivative(fn):
+    # act'' is zero almost everywhere: the gradient of act_grad(dy, x) in x alone is zero (or unused), no error
+    x = flow.tensor(np.array([-4.0, -0.5, 0.5, 4.0])).requires_grad_()
+    (g,) = flow.autograd.grad(fn(x).sum(), x, create_graph=True)
+    (gg,) = flow.autograd.grad((g * g).sum(), x, allow_unused=True)
+    assert gg is None or not gg.numpy().any()
+
+
 # ---- meta, attrs, names ----------------------------------------------------------------------------------
 def test_meta_shapes_and_dtypes():
     assert flow.isnan(M((2, 3), f16)).dtype is b_

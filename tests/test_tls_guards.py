@@ -8,9 +8,9 @@ from oneflow_lite.dispatch import tls
 from oneflow_lite.dispatch.dispatch_key import DispatchKey as K
 from oneflow_lite.dispatch.dispatch_key import key_set
 
-AUTOGRAD = 1 << 9
-LAZY = 1 << 8
-PYTHON = 1 << 11
+AUTOGRAD = 1 << K.Autograd
+LAZY = 1 << K.Lazy
+PYTHON = 1 << K.Python
 
 
 def test_initial_state_is_empty():

@@ -10,6 +10,24 @@ is a plain ``int`` with bit ``k`` set for key ``k``: union is ``|``, removal is
 depends on nothing else in the package, so the framework layer (devices and
 tensors carry key sets) may import it.
 
+Note [Dispatch key order]
+From the bottom: the backends (where the data lives); then, lowest first,
+
+- ``Lazy``: graph capture sees the ops every higher key lets through, already
+  differentiated, cast and decomposed, so a captured job holds what eager
+  execution would run (and a future ``Global`` key goes below it, so that a job
+  records each op's SBP signature, as OneFlow's lazy interpreter does);
+- slot 9 is kept for vmap's ``Batched`` key: below Autograd, so autograd records
+  logical (per-sample) ops and their backward is batched in turn (per-sample
+  gradients come out of ``vmap(grad(f))``), above Lazy so a graph captures the
+  batched ops;
+- ``Python``: dispatch modes see the ops as they run, after autograd has recorded
+  them, including the ops of backward formulas (as PyTorch's ``__torch_dispatch__``);
+- ``Autograd``: records the backward graph of what reaches it;
+- ``Autocast``: above Autograd, so the casts it inserts are recorded and
+  differentiated (float32 parameters get float32 gradients);
+- ``Profiler``: the outermost, so it times each call with everything below it.
+
 Alias keys are registration conveniences: a kernel registered at an alias key is
 copied to the runtime keys the alias expands to when the dispatch table is
 computed. They never appear in a key set and are never dispatched to.
@@ -26,20 +44,20 @@ class DispatchKey(enum.IntEnum):
     CPU = 1
     CUDA = 2  # reserved; no device type uses it yet
     PrivateUse1 = 3  # for one out-of-tree device type
-    # Functionality keys, in order of priority.
+    # Functionality keys, in order of priority (Note [Dispatch key order]).
     Lazy = 8
-    Autograd = 9
-    Autocast = 10
-    Python = 11
-    Profiler = 12
+    Python = 10
+    Autograd = 11
+    Autocast = 12
+    Profiler = 13
     # Alias keys (never in a key set).
     CompositeExplicitAutograd = 32
     CompositeImplicitAutograd = 33
 
 
 BACKEND_KEYS = (DispatchKey.Meta, DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.PrivateUse1)
-FUNCTIONALITY_KEYS = (DispatchKey.Lazy, DispatchKey.Autograd, DispatchKey.Autocast,
-                      DispatchKey.Python, DispatchKey.Profiler)
+FUNCTIONALITY_KEYS = (DispatchKey.Lazy, DispatchKey.Python, DispatchKey.Autograd, DispatchKey.Autocast,
+                      DispatchKey.Profiler)
 RUNTIME_KEYS = BACKEND_KEYS + FUNCTIONALITY_KEYS
 ALIAS_KEYS = (DispatchKey.CompositeExplicitAutograd, DispatchKey.CompositeImplicitAutograd)
 NUM_RUNTIME_SLOTS = max(RUNTIME_KEYS) + 1

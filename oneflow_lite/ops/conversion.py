@@ -1,8 +1,11 @@
-"""Conversion ops: ``cast`` (dtype) and ``copy`` (device)."""
+"""Conversion ops: ``cast`` (dtype) and ``copy`` (device). The gradient goes back in the input's dtype, on
+the input's device."""
 
 from __future__ import annotations
 
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.calls import F
+from oneflow_lite.framework.derivatives import derivative
 from oneflow_lite.framework.op_registry import register_user_op
 from oneflow_lite.ops.common import same_dtype, same_shape
 
@@ -13,6 +16,7 @@ def _cast_dtype(ctx):
 
 register_user_op("cast", inputs=["in"], outputs=["out"], attrs={"dtype": ("data_type", dt.float32)},
                  infer_shape=same_shape, infer_dtype=_cast_dtype)
+derivative("cast", in_=lambda dout, in_meta: F.cast(dout, in_meta.dtype))
 
 
 def _copy_device(ctx):
@@ -26,3 +30,4 @@ def _copy_device(ctx):
 
 register_user_op("copy", inputs=["in"], outputs=["out"], attrs={"device": ("device", "cpu")},
                  infer_shape=same_shape, infer_dtype=same_dtype, infer_device=_copy_device)
+derivative("copy", in_=lambda dout, in_meta: F.copy(dout, in_meta.device))

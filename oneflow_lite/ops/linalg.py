@@ -19,8 +19,11 @@ einsum's backward is einsum again, to any order.
 
 from __future__ import annotations
 
+from math import prod
 from string import ascii_letters
 
+from oneflow_lite.framework.calls import F
+from oneflow_lite.framework.derivatives import derivative
 from oneflow_lite.framework.op_registry import Arg, register_user_op
 
 
@@ -64,6 +67,30 @@ register_user_op("linear", inputs=["x", "weight", Arg("bias", optional=True)], o
                  infer_shape=_linear_shape, infer_dtype=lambda ctx: _same_dtype(ctx, ("x", "weight", "bias")))
 
 
+def _linear_dx(dout, weight):
+    """W (out, in): dx = dy @ W; W (in,): dx = dy[..., None] * W."""
+    if weight._meta.ndim == 2:
+        return F.matmul(dout, weight)
+    return F.mul(F.ops.reshape(dout, shape=(*dout._meta.shape, 1)), weight)
+
+
+def _linear_dweight(dout, x, weight_meta):
+    """W (out, in): dW = dy2.T @ x2; W (in,): dW = dy2 @ x2, with the batch dims flattened (reshapes only when
+    x is not 2-D)."""
+    x_shape, w_shape = x._meta.shape, weight_meta.shape
+    dy2 = dout
+    if len(x_shape) != 2:
+        rows = prod(x_shape[:-1])
+        x = F.ops.reshape(x, shape=(rows, x_shape[-1]))
+        dy2 = F.ops.reshape(dout, shape=(rows, w_shape[0]) if len(w_shape) == 2 else (rows,))
+    return F.matmul(F.transpose(dy2, 0, 1), x) if len(w_shape) == 2 else F.matmul(dy2, x)
+
+
+# db = dy summed to b's shape (for a (out,) bias one ``sum`` over the batch dims)
+derivative("linear", x=_linear_dx, weight=_linear_dweight,
+           bias=lambda dout, bias_meta: F.reduce_to(dout, bias_meta.shape))
+
+
 # ---- baddbmm -------------------------------------------------------------------------------------
 def _baddbmm_shape(ctx):
     """``beta * input + alpha * (batch1 @ batch2)``: batch1 (b, n, m), batch2 (b, m, p), input broadcasts
@@ -87,6 +114,17 @@ def _baddbmm_shape(ctx):
 register_user_op("baddbmm", inputs=["input", "batch1", "batch2"], outputs=["out"],
                  attrs={"alpha": ("double", 1.0), "beta": ("double", 1.0)}, infer_shape=_baddbmm_shape,
                  infer_dtype=lambda ctx: _same_dtype(ctx, ("input", "batch1", "batch2")))
+
+
+def _scaled(t, k):
+    return t if k == 1 else F.mul_scalar(t, k)
+
+
+# d_input = beta * dy summed to input's shape, d_batch1 = alpha * dy @ batch2^T, d_batch2 = alpha * batch1^T @ dy
+derivative("baddbmm",
+           input=lambda dout, beta, input_meta: F.reduce_to(_scaled(dout, beta), input_meta.shape),
+           batch1=lambda dout, batch2, alpha: _scaled(F.matmul(dout, F.transpose(batch2, 1, 2)), alpha),
+           batch2=lambda dout, batch1, alpha: _scaled(F.matmul(F.transpose(batch1, 1, 2), dout), alpha))
 
 
 # ---- einsum --------------------------------------------------------------------------------------

@@ -14,6 +14,10 @@ Clamping: ``clip_by_scalar`` carries its bounds as attrs (OneFlow's
 used, plus ``has_min`` / ``has_max``); ``clip_by_tensor`` (and its ``_min`` /
 ``_max`` forms with one bound) broadcasts the input with tensor bounds of the
 same dtype.
+
+Gradients: the first derivatives follow PyTorch's ``derivatives.yaml``; ``sign``,
+``floor``, ``ceil``, ``round`` and ``trunc`` have zero gradient; the clamps pass
+the gradient where the input decides the output.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import math
 import numpy as np
 
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.calls import F
+from oneflow_lite.framework.derivatives import derivative
 from oneflow_lite.framework.op_registry import register_user_op
 from oneflow_lite.ops.common import broadcast_shapes, same_dtype, same_shape
 
@@ -49,6 +55,36 @@ register_user_op("nan_to_num", inputs=["x"], outputs=["y"],
                  attrs={"nan": ("double", 0.0), "has_posinf": ("bool", False), "posinf": ("double", 0.0),
                         "has_neginf": ("bool", False), "neginf": ("double", 0.0)},
                  infer_shape=same_shape, infer_dtype=same_dtype)
+
+
+def as_mask(b, like):
+    """A bool tensor as 0 / 1 in ``like``'s dtype."""
+    return F.cast(b, like._meta.dtype)
+
+
+def _zero_grad(dy):
+    return F.zeros_of(dy._meta)
+
+
+_LN2 = math.log(2.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+derivative("abs", x=lambda dy, x: F.mul(dy, F.sign(x)))
+derivative("expm1", x=lambda dy, y: F.mul(dy, F.add_scalar(y, 1.0)))
+derivative("log", x=lambda dy, x: F.div(dy, x))
+derivative("log1p", x=lambda dy, x: F.div(dy, F.add_scalar(x, 1.0)))
+derivative("log2", x=lambda dy, x: F.div(dy, F.mul_scalar(x, _LN2)))
+derivative("sqrt", x=lambda dy, y: F.div(dy, F.mul_scalar(y, 2.0)))
+derivative("rsqrt", x=lambda dy, y: F.mul(dy, F.mul_scalar(F.mul(F.mul(y, y), y), -0.5)))
+derivative("square", x=lambda dy, x: F.mul(dy, F.mul_scalar(x, 2.0)))
+derivative("sin", x=lambda dy, x: F.mul(dy, F.cos(x)))
+derivative("cos", x=lambda dy, x: F.neg(F.mul(dy, F.sin(x))))
+derivative("tan", x=lambda dy, y: F.mul(dy, F.add_scalar(F.mul(y, y), 1.0)))
+derivative("reciprocal", x=lambda dy, y: F.neg(F.mul(dy, F.mul(y, y))))
+derivative("erf", x=lambda dy, x: F.mul(dy, F.mul_scalar(F.exp(F.neg(F.mul(x, x))), _TWO_OVER_SQRT_PI)))
+derivative("nan_to_num", x=lambda dy, x: F.mul(dy, as_mask(F.isfinite(x), dy)))
+for _op in ("sign", "floor", "ceil", "round", "trunc"):
+    derivative(_op, x=_zero_grad)
 
 CLIP_ATTRS = {"has_min": ("bool", False), "floating_min": ("double", 0.0), "integral_min": ("int64", 0),
               "has_max": ("bool", False), "floating_max": ("double", 0.0), "integral_max": ("int64", 0)}
@@ -100,6 +136,11 @@ def _grad_shape(ctx):
 register_user_op("clip_by_scalar_grad", inputs=["dy", "x"], outputs=["dx"], attrs=CLIP_ATTRS, infer_shape=_grad_shape,
                  infer_dtype=same_dtype)
 
+# clip_by_scalar_grad is linear in dy (with a mask of x) and piecewise constant in x.
+derivative("clip_by_scalar", name="Clamp", x=lambda dy, x, attrs: F.ops.clip_by_scalar_grad(dy, x, attrs=attrs))
+derivative("clip_by_scalar_grad", name="ClampBackward",
+           dy=lambda ddx, x, attrs: F.ops.clip_by_scalar_grad(ddx, x, attrs=attrs))
+
 
 def _clip_by_tensor_shape(ctx):
     return broadcast_shapes(ctx.op_type, *[m.shape for m in ctx.input_metas])
@@ -119,3 +160,22 @@ for _op, _inputs in (("clip_by_tensor", ["x", "min", "max"]), ("clip_by_tensor_m
                      ("clip_by_tensor_max", ["x", "max"])):
     register_user_op(_op, inputs=_inputs, outputs=["y"], infer_shape=_clip_by_tensor_shape,
                      infer_dtype=_clip_by_tensor_dtype)
+
+
+def _masked(dy, mask, meta):
+    """``dy`` where ``mask``, else 0, summed to ``meta``'s shape."""
+    return F.reduce_to(F.mul(dy, as_mask(mask, dy)), meta.shape)
+
+
+# PyTorch's clamp backward with tensor bounds: each input gets dy where it decides the output (the input where
+# min <= x <= max, min where x < min < max, max where x > max or max < min); bool mul / add are and / or.
+derivative("clip_by_tensor", name="Clamp",
+           x=lambda dy, x, min, max, x_meta: _masked(dy, F.mul(F.ge(x, min), F.le(x, max)), x_meta),
+           min=lambda dy, x, min, max, min_meta: _masked(dy, F.mul(F.lt(x, min), F.lt(min, max)), min_meta),
+           max=lambda dy, x, min, max, max_meta: _masked(dy, F.add(F.gt(x, max), F.lt(max, min)), max_meta))
+derivative("clip_by_tensor_min", name="Clamp",
+           x=lambda dy, x, min, x_meta: _masked(dy, F.ge(x, min), x_meta),
+           min=lambda dy, x, min, min_meta: _masked(dy, F.lt(x, min), min_meta))
+derivative("clip_by_tensor_max", name="Clamp",
+           x=lambda dy, x, max, x_meta: _masked(dy, F.le(x, max), x_meta),
+           max=lambda dy, x, max, max_meta: _masked(dy, F.gt(x, max), max_meta))
