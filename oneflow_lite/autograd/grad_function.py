@@ -26,7 +26,7 @@ import threading
 
 from oneflow_lite.autograd.graph import node_name
 from oneflow_lite.autograd.rows import RowsGradFunction
-from oneflow_lite.framework.derivatives import find_rows, ops_with_rows
+from oneflow_lite.framework.derivatives import add_rows_listener, find_rows, ops_with_rows
 from oneflow_lite.framework.errors import RegistrationError
 from oneflow_lite.framework.source_location import caller_location
 
@@ -44,11 +44,22 @@ class OpExprGradFunction:
         raise NotImplementedError
 
 
-# op type -> (grad function instance, backward node name)
+# op type -> (grad function instance, backward node name): the registered classes, and the gradient rows
+# compiled on first use (their op types are in _compiled_rows; dropped when the rows change)
 _grad_functions: dict[str, tuple] = {}
 _locations: dict[str, str] = {}
-_from_rows: dict[str, tuple] = {}  # op type -> (RowsGradFunction, node name), compiled on first use
+_compiled_rows: set[str] = set()
 _lock = threading.Lock()
+
+
+def _rows_changed(op_type: str) -> None:
+    with _lock:
+        if op_type in _compiled_rows:
+            _compiled_rows.discard(op_type)
+            _grad_functions.pop(op_type, None)
+
+
+add_rows_listener(_rows_changed)
 
 
 def register_op_grad(op_type: str):
@@ -61,7 +72,7 @@ def register_op_grad(op_type: str):
         if not (callable(getattr(cls, "capture", None)) and callable(getattr(cls, "apply", None))):
             raise RegistrationError(f"register_op_grad('{op_type}'): {cls!r} needs capture() and apply() methods")
         with _lock:
-            if op_type in _grad_functions:
+            if op_type in _grad_functions and op_type not in _compiled_rows:
                 raise RegistrationError(f"register_op_grad('{op_type}'): a grad function is already registered at "
                                         f"{_locations[op_type]}; duplicate at {location}")
             rows = find_rows(op_type)
@@ -75,9 +86,10 @@ def register_op_grad(op_type: str):
 
 
 def unregister_op_grad(op_type: str) -> None:
-    """Remove the grad function of ``op_type`` (tests and plug-ins)."""
+    """Remove the grad function class of ``op_type`` (tests and plug-ins)."""
     with _lock:
-        _grad_functions.pop(op_type, None)
+        if op_type not in _compiled_rows:
+            _grad_functions.pop(op_type, None)
         _locations.pop(op_type, None)
 
 
@@ -94,12 +106,12 @@ def grad_entry(op_type: str) -> tuple:
     rows = find_rows(op_type)
     if rows is None:
         return (None, node_name(op_type))
-    from_rows = _from_rows.get(op_type)
-    if from_rows is None or from_rows[0].rows is not rows:  # rows replaced since compiled
-        with _lock:
-            gf = RowsGradFunction(rows)
-            from_rows = _from_rows[op_type] = (gf, node_name(rows.name or op_type))
-    return from_rows
+    with _lock:
+        entry = _grad_functions.get(op_type)
+        if entry is None:
+            entry = _grad_functions[op_type] = (RowsGradFunction(rows), node_name(rows.name or op_type))
+            _compiled_rows.add(op_type)
+    return entry
 
 
 def grad_location(op_type: str) -> str | None:

@@ -77,7 +77,18 @@ class GradRows:
 
 
 _rows: dict[str, GradRows] = {}
+_listeners: list[Callable] = []  # called with an op type whose rows came or went (compiled rows are dropped)
 _lock = threading.Lock()
+
+
+def add_rows_listener(fn: Callable) -> None:
+    """Call ``fn(op_type)`` whenever the rows of an op type are registered or removed."""
+    _listeners.append(fn)
+
+
+def _notify(op_type: str) -> None:
+    for fn in _listeners:
+        fn(op_type)
 
 
 def _parameter_sources(definition, fn, what) -> tuple:
@@ -139,6 +150,7 @@ def derivative(op_type: str, *, name: str | None = None, joint: Callable | None 
             raise RegistrationError(f"derivative('{op_type}'): rows are already registered at {old.location}; "
                                     f"duplicate at {location}")
         _rows[op_type] = entry
+    _notify(op_type)
     return entry
 
 
@@ -146,6 +158,7 @@ def remove_derivative(op_type: str) -> None:
     """Drop the rows of ``op_type`` (tests and plug-ins)."""
     with _lock:
         _rows.pop(op_type, None)
+    _notify(op_type)
 
 
 def find_rows(op_type: str) -> GradRows | None:
