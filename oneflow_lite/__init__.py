@@ -42,4 +42,4 @@ from oneflow_lite import mock_torch  # noqa: F401,E402  (import torch as oneflow
 
 _C = functional
 
-__version__ = "0.1.0"
+from oneflow_lite._version import __version__  # noqa: E402

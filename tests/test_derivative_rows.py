@@ -142,10 +142,14 @@ def test_rows_of_a_multi_output_op_see_none_for_absent_grads(which):
     np.testing.assert_allclose(x.grad.numpy(), np.full(4, {"a": 2.0, "b": 3.0, "both": 5.0}[which]))
 
 
-def test_the_generated_source_is_shown():
+def test_the_generated_source_is_shown_one_layout_per_optional_input_pattern():
     gf, name = grad_entry("rows_test_affine")
     assert name == "RowsTestAffineBackward"
-    assert "def capture" in gf.source and "def apply" in gf.source and "arg_slices" in gf.source
+    x, w, b = _leaf(2), _leaf(2, seed=1), _leaf(2, seed=2)
+    _call("rows_test_affine", ["x", "w"], ["y"], x, w)
+    assert "def capture" in gf.source and "def apply" in gf.source and "(None,) * 2" in gf.source
+    _call("rows_test_affine", ["x", "w", "b"], ["y"], x, w, b)
+    assert "(None,) * 3" in gf.source  # the layout with the bias, compiled when first used
 
 
 def test_registration_errors_name_the_op_and_leave_nothing_registered():

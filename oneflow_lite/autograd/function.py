@@ -27,6 +27,7 @@ from __future__ import annotations
 from oneflow_lite.autograd.grad_mode import _ModeGuard
 from oneflow_lite.autograd.graph import CaptureState, Node
 from oneflow_lite.framework.attr import AttrMap
+from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.op_expr import BuiltinOpExpr
 from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.interpreters.op_interp_util import dispatch
@@ -108,8 +109,7 @@ class FunctionNode(Node):
     def apply(self, grads, create_graph):
         ctx = self.ctx
         if ctx.materialize_grads:
-            from oneflow_lite.autograd.engine import zeros_of
-            grads = [zeros_of(m) if g is None else g for g, m in zip(grads, self.all_out_metas)]
+            grads = [F.zeros_of(m) if g is None else g for g, m in zip(grads, self.all_out_metas)]
         result = self.fn_cls.backward(ctx, *grads)
         if not isinstance(result, tuple):
             result = (result,)

@@ -1,15 +1,17 @@
 """Grad functions compiled from gradient rows (Note [Gradient rows] in framework/derivatives.py).
 
 Note [Compiled rows]
-The rows of an op become one ``OpExprGradFunction`` whose ``capture`` and
-``apply`` are generated Python source, compiled once per op type when the op's
-grad function is first asked for. The source is what a hand-written class would
-hold: ``capture`` saves, per source a row names, the tensor (``None`` when no row
-using it needs a gradient), the meta or the attr; ``apply`` unpacks them and calls
-each row whose input needs a gradient. Ops whose inputs or outputs are all plain
-(neither optional nor variadic) index them by position; the others read the
-call's argument slices from the capture's attrs. ``source`` on the grad function
-shows the generated code.
+The rows of an op become one grad function whose ``capture`` and ``apply`` are
+generated Python source, compiled on first use. The source is what a hand-written
+class would hold: ``capture`` saves, per source a row names, the tensor (``None``
+when no row using it needs a gradient), the meta or the attr; ``apply`` unpacks
+them and calls each row whose input needs a gradient. Every tensor is indexed by
+its position in the call: an op whose inputs and outputs are all plain (neither
+optional nor variadic) has one layout, compiled once; an op with optional or
+variadic arguments gets one compiled pair per argument layout of the op exprs
+that call it (which optional inputs are given, how many tensors a variadic one
+has), looked up by the layout at capture and kept on the capture state for apply.
+``source`` shows the code of every layout compiled so far.
 """
 
 from __future__ import annotations
@@ -21,173 +23,166 @@ def _is_plain(args) -> bool:
     return not any(a.optional or a.variadic for a in args)
 
 
-class _Layout:
-    """Expressions for an op's arguments inside the generated code."""
+def _plain_slices(args) -> dict:
+    return {a.name: (i, 1) for i, a in enumerate(args)}
 
-    def __init__(self, definition):
+
+class _Layout:
+    """Expressions for an op's arguments inside the generated code, for one argument layout:
+    ``slices`` map each argument given to (start, count) in the flat tensor tuples."""
+
+    def __init__(self, definition, in_slices: dict, out_slices: dict):
         self.inputs = definition.inputs
-        self.outputs = definition.outputs
-        self.static = _is_plain(self.inputs) and _is_plain(self.outputs)
-        self.in_pos = {a.name: i for i, a in enumerate(self.inputs)}
-        self.out_pos = {a.name: i for i, a in enumerate(self.outputs)}
-        self.in_arg = {a.name: a for a in self.inputs}
-        self.out_arg = {a.name: a for a in self.outputs}
+        self.n_inputs = sum(count for _, count in in_slices.values())
+        self.slices = {"input": in_slices, "output": out_slices}
+        self.in_arg = {a.name: a for a in definition.inputs}
+        self.out_arg = {a.name: a for a in definition.outputs}
 
     def value(self, side, name, seq):
-        """The tensor(s) of argument ``name`` in the flat sequence ``seq`` (``inputs``, ``outputs``, ``out_grads``)."""
+        """The tensor(s) of argument ``name`` in the flat sequence ``seq`` (``inputs``, ``outputs``, ``out_grads``):
+        a tuple for a variadic argument, ``None`` for an optional one not given."""
         arg = (self.in_arg if side == "input" else self.out_arg)[name]
-        if self.static:
-            return f"{seq}[{(self.in_pos if side == 'input' else self.out_pos)[name]}]"
-        sl = f"{'isl' if side == 'input' else 'osl'}.get({name!r}, ABSENT)"
+        start, count = self.slices[side].get(name, (0, 0))
         if arg.variadic:
-            return f"{seq}[{sl}[0]:{sl}[0] + {sl}[1]]"
-        if arg.optional:
-            return f"({seq}[{sl}[0]] if {sl}[1] else None)"
-        return f"{seq}[{sl}[0]]"
+            return f"{seq}[{start}:{start + count}]"
+        return f"{seq}[{start}]" if count else "None"
 
     def meta(self, side, name, seq):
         v = self.value(side, name, seq)
         arg = (self.in_arg if side == "input" else self.out_arg)[name]
         if arg.variadic:
             return f"tuple([t._meta for t in {v}])"
-        if arg.optional:
-            return f"(None if {v} is None else {v}._meta)"
-        return f"{v}._meta"
+        return "None" if v == "None" else f"{v}._meta"
 
     def needs(self, name):
         """Whether input ``name`` needs a gradient, from ``needs`` (the capture state's flags)."""
-        if self.static:
-            return f"needs[{self.in_pos[name]}]"
-        arg = self.in_arg[name]
-        sl = f"isl.get({name!r}, ABSENT)"
-        if arg.variadic:
-            return f"any(needs[{sl}[0]:{sl}[0] + {sl}[1]])"
-        if arg.optional:
-            return f"({sl}[1] and needs[{sl}[0]])"
-        return f"needs[{sl}[0]]"
+        start, count = self.slices["input"].get(name, (0, 0))
+        if self.in_arg[name].variadic:
+            return f"any(needs[{start}:{start + count}])"
+        return f"needs[{start}]" if count else "False"
 
 
-def _generate(rows: GradRows) -> str:
-    """The source of ``capture`` and ``apply`` for ``rows`` (Note [Compiled rows])."""
-    layout = _Layout(rows.definition)
-    entries = [(name, row) for name, row in rows.rows.items()]
-    if rows.joint is not None:
-        entries = [(None, rows.joint)]
-    n_inputs = len(layout.inputs)
-    # which rows use each tensor / meta / attr source
-    saved, metas, attrs = {}, {}, {}
-    for i, (_, row) in enumerate(entries):
-        for src in row.sources:
-            kind = src[0]
-            if kind in ("input", "output"):
-                saved.setdefault(src, []).append(i)
-            elif kind == "meta":
-                metas.setdefault(src, None)
-            elif kind == "attr":
-                attrs.setdefault(src[1], None)
-            elif kind == "attrs":
-                attrs.setdefault(None, None)
+class _Source:
+    """Writes the source of ``capture`` and ``apply`` for an op's rows (Note [Compiled rows]).
 
-    def row_needs(i):
-        name = entries[i][0]
-        if name is None:
-            return "any(needs)"
-        return layout.needs(name)
+    Rows are numbered ``i``; ``r{i}`` is whether row ``i``'s input needs a gradient, ``g{i}`` its result;
+    saved tensors are ``s{j}``, metas ``state.m{j}``, attrs ``state.a{j}``."""
 
-    cap = ["def capture(self, state, inputs, outputs, attrs):", "    needs = state.needs_input_grad"]
-    if not layout.static:
-        cap.append("    isl, osl = attrs.arg_slices()")
-        cap.append("    state.slices = (isl, osl)")
-    for i in range(len(entries)):
-        cap.append(f"    r{i} = {row_needs(i)}")
-    cap.append("    if not " + (" or ".join(f"r{i}" for i in range(len(entries))) if len(entries) == 1
-                                else "(" + " or ".join(f"r{i}" for i in range(len(entries))) + ")") + ":")
-    cap.append("        return")
-    variadic_saved = [(k, n) for k, n in saved if (layout.in_arg if k == "input" else layout.out_arg)[n].variadic]
-    if saved:
+    def __init__(self, rows: GradRows, layout: _Layout):
+        self.layout = layout
+        self.joint = rows.joint is not None
+        self.entries = [(None, rows.joint)] if self.joint else list(rows.rows.items())
+        self.saved, self.metas, self.attrs = {}, {}, {}  # source -> the rows using it (saved) / its slot
+        for i, (_, row) in enumerate(self.entries):
+            for src in row.sources:
+                kind = src[0]
+                if kind in ("input", "output"):
+                    self.saved.setdefault(src, []).append(i)
+                elif kind == "meta":
+                    self.metas.setdefault(src, len(self.metas))
+                elif kind in ("attr", "attrs"):
+                    key = src[1] if kind == "attr" else None
+                    self.attrs.setdefault(key, len(self.attrs))
+        self.variadic_saved = [src for src in self.saved if self._arg(*src).variadic]
+        self.saved_index = {src: j for j, src in enumerate(self.saved)}
+
+    def _arg(self, side, name):
+        return (self.layout.in_arg if side == "input" else self.layout.out_arg)[name]
+
+    def _flags(self, prefix: str) -> list[str]:
+        """Each row's need flag, then an early return when no row is needed."""
+        lines = []
+        for i, (name, _) in enumerate(self.entries):
+            lines.append(f"    r{i} = {'any(needs)' if name is None else self.layout.needs(name)}")
+        flags = " or ".join(f"r{i}" for i in range(len(self.entries)))
+        lines.append(f"    if not ({flags}):")
+        lines.append(f"        return{prefix}")
+        return lines
+
+    def _nothing(self) -> str:
+        return f"(None,) * {self.layout.n_inputs}"
+
+    def capture(self) -> list[str]:
+        layout = self.layout
+        lines = ["def capture(state, inputs, outputs, attrs):", "    needs = state.needs_input_grad"]
+        lines += self._flags("")
         parts = []
-        for (kind, name), users in saved.items():
-            v = layout.value(kind, name, "inputs" if kind == "input" else "outputs")
+        for (side, name), users in self.saved.items():
+            v = layout.value(side, name, "inputs" if side == "input" else "outputs")
             cond = " or ".join(f"r{i}" for i in users)
-            if (kind, name) in variadic_saved:
+            if (side, name) in self.variadic_saved:
                 parts.append(f"*({v} if {cond} else (None,) * len({v}))")
             else:
-                parts.append(v if len(entries) == 1 else f"({v} if {cond} else None)")
-        cap.append(f"    state.save_for_backward({', '.join(parts)})")
-    if variadic_saved:
-        lens = ", ".join(f"len({layout.value(k, n, 'inputs' if k == 'input' else 'outputs')})"
-                         for k, n in variadic_saved)
-        cap.append(f"    state.saved_lens = ({lens},)")
-    for j, (_, side, name) in enumerate(metas):
-        cap.append(f"    state.m{j} = {layout.meta(side, name, 'inputs' if side == 'input' else 'outputs')}")
-    for j, name in enumerate(attrs):
-        cap.append(f"    state.a{j} = " + ("attrs.all()" if name is None else f"attrs[{name!r}]"))
+                parts.append(v if len(self.entries) == 1 else f"({v} if {cond} else None)")
+        if parts:
+            lines.append(f"    state.save_for_backward({', '.join(parts)})")
+        if self.variadic_saved:
+            lens = ", ".join(f"len({layout.value(side, name, 'inputs' if side == 'input' else 'outputs')})"
+                             for side, name in self.variadic_saved)
+            lines.append(f"    state.saved_lens = ({lens},)")
+        for (_, side, name), j in self.metas.items():
+            lines.append(f"    state.m{j} = {layout.meta(side, name, 'inputs' if side == 'input' else 'outputs')}")
+        for name, j in self.attrs.items():
+            lines.append(f"    state.a{j} = " + ("attrs.all()" if name is None else f"attrs[{name!r}]"))
+        return lines
 
-    app = ["def apply(self, state, out_grads):", "    needs = state.needs_input_grad"]
-    if not layout.static:
-        app.append("    isl, osl = state.slices")
-    for i in range(len(entries)):
-        app.append(f"    r{i} = {row_needs(i)}")
-    nothing = f"(None,) * {n_inputs}" if layout.static else "(None,) * len(needs)"
-    app.append("    if not " + (" or ".join(f"r{i}" for i in range(len(entries))) if len(entries) == 1
-                                else "(" + " or ".join(f"r{i}" for i in range(len(entries))) + ")") + ":")
-    app.append(f"        return {nothing}")
-    if saved and not variadic_saved:
-        app.append("    " + "".join(f"s{j}, " for j in range(len(saved))) + "= state.saved_tensors")
-    elif saved:
-        app.append("    t = state.saved_tensors")
-        app.append("    k = 0")
-        for j, src in enumerate(saved):
-            if src in variadic_saved:
-                app.append(f"    s{j} = t[k:k + state.saved_lens[{variadic_saved.index(src)}]]")
-                app.append(f"    k += state.saved_lens[{variadic_saved.index(src)}]")
-            else:
-                app.append(f"    s{j} = t[k]")
-                app.append("    k += 1")
-    saved_index = {src: j for j, src in enumerate(saved)}
-    meta_index = {src: j for j, src in enumerate(metas)}
-    attr_index = {name: j for j, name in enumerate(attrs)}
+    def _unpack(self) -> list[str]:
+        if not self.saved:
+            return []
+        if not self.variadic_saved:
+            return ["    " + "".join(f"s{j}, " for j in range(len(self.saved))) + "= state.saved_tensors"]
+        lines = ["    t = state.saved_tensors", "    k = 0"]
+        for j, src in enumerate(self.saved):
+            n = f"state.saved_lens[{self.variadic_saved.index(src)}]" if src in self.variadic_saved else None
+            lines += [f"    s{j} = t[k:k + {n}]", f"    k += {n}"] if n else [f"    s{j} = t[k]", "    k += 1"]
+        return lines
 
-    def arg_expr(src):
+    def _arg_expr(self, src) -> str:
         kind = src[0]
         if kind == "grad":
-            return layout.value("output", src[1], "out_grads")
+            return self.layout.value("output", src[1], "out_grads")
         if kind in ("input", "output"):
-            return f"s{saved_index[src]}"
+            return f"s{self.saved_index[src]}"
         if kind == "meta":
-            return f"state.m{meta_index[src]}"
-        if kind == "attr":
-            return f"state.a{attr_index[src[1]]}"
-        if kind == "attrs":
-            return f"state.a{attr_index[None]}"
-        if kind == "grads":
-            return "tuple(out_grads)"
-        return "needs"  # "needs"
+            return f"state.m{self.metas[src]}"
+        if kind in ("attr", "attrs"):
+            return f"state.a{self.attrs[src[1] if kind == 'attr' else None]}"
+        return "tuple(out_grads)" if kind == "grads" else "needs"
 
-    for i, (_, row) in enumerate(entries):
-        call = f"row{i}(" + ", ".join(arg_expr(s) for s in row.sources) + ")"
-        app.append(f"    g{i} = {call} if r{i} else None")
-    if rows.joint is not None:
-        app.append(f"    return tuple(g0) if g0 is not None else {nothing}")
-    elif layout.static:
-        pos = {name: i for i, (name, _) in enumerate(entries)}
-        app.append("    return (" + "".join(f"g{pos[a.name]}, " if a.name in pos else "None, "
-                                          for a in layout.inputs) + ")")
-    else:
-        app.append("    res = [None] * len(needs)")
-        for i, (name, _) in enumerate(entries):
-            arg = layout.in_arg[name]
-            sl = f"isl.get({name!r}, ABSENT)"
-            if arg.variadic:
-                app.append(f"    if g{i} is not None:")
-                app.append(f"        res[{sl}[0]:{sl}[0] + {sl}[1]] = g{i}")
-            elif arg.optional:
-                app.append(f"    if {sl}[1]:")
-                app.append(f"        res[{sl}[0]] = g{i}")
-            else:
-                app.append(f"    res[{sl}[0]] = g{i}")
-        app.append("    return tuple(res)")
-    return "\n".join(cap) + "\n\n\n" + "\n".join(app) + "\n"
+    def _result(self) -> list[str]:
+        if self.joint:
+            return [f"    return tuple(g0) if g0 is not None else {self._nothing()}"]
+        row_of = {name: i for i, (name, _) in enumerate(self.entries)}
+        parts = []
+        for a in self.layout.inputs:
+            start, count = self.layout.slices["input"].get(a.name, (0, 0))
+            i = row_of.get(a.name)
+            if a.variadic:
+                parts.append(f"*(g{i} if g{i} is not None else (None,) * {count})" if i is not None
+                             else f"*(None,) * {count}")
+            elif count:
+                parts.append(f"g{i}" if i is not None else "None")
+        return ["    return (" + "".join(p + ", " for p in parts) + ")"]
+
+    def apply(self) -> list[str]:
+        lines = ["def apply(state, out_grads):", "    needs = state.needs_input_grad"]
+        lines += self._flags(" " + self._nothing())
+        lines += self._unpack()
+        for i, (_, row) in enumerate(self.entries):
+            call = f"row{i}(" + ", ".join(self._arg_expr(src) for src in row.sources) + ")"
+            lines.append(f"    g{i} = {call} if r{i} else None")
+        return lines + self._result()
+
+
+def _compile(rows: GradRows, layout: _Layout) -> tuple:
+    """``(capture, apply, source)`` for one argument layout (Note [Compiled rows])."""
+    source = _Source(rows, layout)
+    text = "\n".join(source.capture()) + "\n\n\n" + "\n".join(source.apply()) + "\n"
+    entries = [rows.joint] if rows.joint is not None else list(rows.rows.values())
+    namespace = {f"row{i}": row.fn for i, row in enumerate(entries)}
+    code = compile(text, f"<gradient rows of {rows.op_type}, {rows.location}>", "exec")
+    exec(code, namespace)  # noqa: S102 - our own generated source, see Note [Compiled rows]
+    return namespace["capture"], namespace["apply"], text
 
 
 class RowsGradFunction:
@@ -196,14 +191,31 @@ class RowsGradFunction:
     def __init__(self, rows: GradRows):
         self.name = rows.name
         self.rows = rows
-        self.source = _generate(rows)
-        entries = [rows.joint] if rows.joint is not None else list(rows.rows.values())
-        namespace = {f"row{i}": row.fn for i, row in enumerate(entries)}
-        namespace["ABSENT"] = (0, 0)  # the slice of an optional input not given
-        code = compile(self.source, f"<gradient rows of {rows.op_type}, {rows.location}>", "exec")
-        exec(code, namespace)  # noqa: S102 - our own generated source, see Note [Compiled rows]
-        self.capture = namespace["capture"].__get__(self)
-        self.apply = namespace["apply"].__get__(self)
+        d = rows.definition
+        if _is_plain(d.inputs) and _is_plain(d.outputs):
+            layout = _Layout(d, _plain_slices(d.inputs), _plain_slices(d.outputs))
+            self.capture, self.apply, source = _compile(rows, layout)  # plain functions: no self
+            self._layouts = {None: (self.capture, self.apply, source)}
+        else:
+            self._layouts = {}  # (input names, counts, output names, counts) -> (capture, apply, source)
+
+    def capture(self, state, inputs, outputs, attrs):
+        ins, outs = attrs.arg_tuples()
+        key = (ins.names, ins.counts, outs.names, outs.counts)
+        compiled = self._layouts.get(key)
+        if compiled is None:
+            compiled = self._layouts[key] = _compile(self.rows, _Layout(self.rows.definition, ins.slices,
+                                                                        outs.slices))
+        state.rows_apply = compiled[1]
+        compiled[0](state, inputs, outputs, attrs)
+
+    def apply(self, state, out_grads):
+        return state.rows_apply(state, out_grads)
+
+    @property
+    def source(self) -> str:
+        """The generated code of every argument layout compiled so far."""
+        return "\n\n".join(source for _, _, source in self._layouts.values())
 
     def __repr__(self):
         return f"<grad rows of '{self.rows.op_type}' at {self.rows.location}>"

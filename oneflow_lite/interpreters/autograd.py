@@ -107,10 +107,10 @@ class _CaptureAttrs:
         """Every attr, as the ``AttrMap`` the kernel saw."""
         return self._resolve()
 
-    def arg_slices(self) -> tuple:
-        """``(input slices, output slices)``: argument name -> (start, count) in the flat tensor tuples."""
+    def arg_tuples(self) -> tuple:
+        """``(input ArgTuple, output ArgTuple)`` of the op expr: the call's argument names, counts and slices."""
         op_expr = self._op_expr
-        return op_expr.input_arg_tuple.slices, op_expr.output_arg_tuple.slices
+        return op_expr.input_arg_tuple, op_expr.output_arg_tuple
 
 
 def _record(op_expr, inputs, outs, attrs, captured_inputs, grad_function=None):

@@ -37,7 +37,7 @@ import sys
 import threading
 import types
 
-import oneflow_lite as _flow
+from oneflow_lite._version import __version__ as _flow_version
 
 __all__ = ["TORCH_API_VERSION", "disable", "enable", "is_enabled"]
 
@@ -64,7 +64,7 @@ class _TorchModule(types.ModuleType):
         if hasattr(real, "__path__"):
             self.__dict__["__path__"] = []  # a package: ``import torch.<sub>`` goes through the finder
         if name == "torch":
-            self.__dict__["__version__"] = f"{TORCH_API_VERSION}+oneflowlite{_flow.__version__.replace('.', '')}"
+            self.__dict__["__version__"] = f"{TORCH_API_VERSION}+oneflowlite{_flow_version.replace('.', '')}"
 
     def __getattr__(self, name: str):
         real = self.__dict__["_real"]
