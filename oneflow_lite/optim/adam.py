@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import math
 
-from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.functional import maximum
 from oneflow_lite.optim.optimizer import (
     Optimizer,
+    check_at_least_zero,
+    check_betas,
     check_bool,
     check_lr,
     check_number,
     check_unsupported,
     eager_step_counter,
     eager_zeros_like,
+    ema_,
+    number,
 )
 
 
@@ -49,23 +52,14 @@ class Adam(Optimizer):
     def _check_hyperparameters(self, group: dict) -> None:
         name = type(self).__name__
         check_lr(name, group["lr"])
-        betas = group["betas"]
-        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-            raise TypeError(f"{name}: betas must be a pair of numbers, got {betas!r}")
-        check_number(name, "betas[0]", betas[0])
-        check_number(name, "betas[1]", betas[1])
         check_number(name, "eps", group["eps"])
         check_number(name, "weight_decay", group["weight_decay"])
         for flag in ("amsgrad", "maximize", "capturable"):
             check_bool(name, flag, group[flag])
         check_unsupported(name, group)
-        if not 0.0 <= group["eps"]:
-            raise ValueError(f"Invalid epsilon value: {group['eps']}")
-        for i in range(2):
-            if not 0.0 <= betas[i] < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
-        if not 0.0 <= group["weight_decay"]:
-            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}")
+        check_at_least_zero(group, "eps", "epsilon value")
+        check_betas(name, group["betas"])
+        check_at_least_zero(group, "weight_decay", "weight_decay value")
 
     def step(self, closure=None):
         """Perform one optimization step; ``closure`` re-evaluates the model and returns the loss."""
@@ -75,8 +69,7 @@ class Adam(Optimizer):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
         tensor_mode = tensor_mode or group["capturable"]
-        if isinstance(lr, Tensor) and not tensor_mode:
-            lr = lr.item()
+        lr, beta1 = number(lr, tensor_mode), number(beta1, tensor_mode)
         decoupled = self._decoupled_weight_decay
         for p in group["params"]:
             grad = p.grad
@@ -98,7 +91,7 @@ class Adam(Optimizer):
                     p.mul_(1 - lr * weight_decay)
                 else:
                     grad = grad.add(p, alpha=weight_decay)
-            exp_avg.lerp_(grad, 1 - beta1)
+            ema_(exp_avg, grad, beta1)
             exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
             if amsgrad:
                 max_exp_avg_sq = state["max_exp_avg_sq"]

@@ -23,6 +23,16 @@ A first step whose form differs from the later ones cannot be captured unless it
 is the later form applied to zero state: SGD's first momentum step sets the buffer
 to the gradient, which equals ``momentum * 0 + (1 - dampening) * g`` only with
 zero dampening, so capturing it with dampening raises (one eager step first works).
+
+Schedulers that cycle momentum (CyclicLR, OneCycleLR) also change ``momentum`` or
+``betas[0]``: when a group with a tensor ``lr`` is captured, a non-zero ``momentum``
+and ``betas[0]`` become 0-d tensors as well (``lift_scheduled``), which the
+schedulers then ``fill_`` in place. A captured step combines such a tensor with the
+state before any other operand (``ema_``), never in an op of its own: an op whose
+inputs are all free eager tensors is folded into a constant, and the plan would be
+recompiled after every change. Whether momentum is on is decided in Python on the
+tensor's value (``value_of``). A step that must read a value into Python to decide
+what to do (LBFGS's line search) cannot be captured and raises.
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ from oneflow_lite.dispatch.dispatch_key import DispatchKey
 from oneflow_lite.dispatch.tls import ExcludeDispatchKeyGuard
 from oneflow_lite.framework import dtype as dtypes
 from oneflow_lite.framework.tensor import Tensor
-from oneflow_lite.functional import zeros, zeros_like
+from oneflow_lite.functional import full, full_like, zeros_like
 from oneflow_lite.interpreters.lazy import current_build_ctx
 
 
@@ -63,11 +73,63 @@ def eager_zeros_like(p: Tensor) -> Tensor:
         return zeros_like(p)
 
 
+def eager_zeros(shape, like: Tensor) -> Tensor:
+    """A zero state tensor of ``shape`` with the dtype and device of ``like``, made eagerly."""
+    with ExcludeDispatchKeyGuard(DispatchKey.Lazy):
+        return like.new_zeros(shape)
+
+
+def eager_full_like(p: Tensor, value) -> Tensor:
+    """A state tensor like ``p`` filled with ``value``, made eagerly even while a graph is captured."""
+    with ExcludeDispatchKeyGuard(DispatchKey.Lazy):
+        return full_like(p, value)
+
+
+def eager_scalar(value: float = 0.0, dtype=None) -> Tensor:
+    """A 0-d state tensor made eagerly, of PyTorch's scalar dtype by default (float32, float64 under a
+    float64 default dtype), as ``state['step']`` or NAdam's ``state['mu_product']``."""
+    if dtype is None:
+        dtype = dtypes.float64 if dtypes.get_default_dtype() is dtypes.float64 else dtypes.float32
+    with ExcludeDispatchKeyGuard(DispatchKey.Lazy):
+        return full((), value, dtype=dtype)
+
+
 def eager_step_counter() -> Tensor:
     """A 0-d step count (PyTorch's ``state['step']``: float32, float64 under a float64 default dtype)."""
-    dtype = dtypes.float64 if dtypes.get_default_dtype() is dtypes.float64 else dtypes.float32
-    with ExcludeDispatchKeyGuard(DispatchKey.Lazy):
-        return zeros((), dtype=dtype)
+    return eager_scalar(0.0)
+
+
+def number(value, tensor_mode: bool):
+    """A hyperparameter as a step uses it: a tensor is read into Python unless the step keeps tensors."""
+    return value.item() if not tensor_mode and isinstance(value, Tensor) else value
+
+
+def value_of(value):
+    """A hyperparameter's Python value (a tensor, eager even in a capture, is read): for the decisions a step
+    takes in Python, such as whether momentum is on."""
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def ema_(avg: Tensor, x: Tensor, beta) -> None:
+    """``avg = beta * avg + (1 - beta) * x`` in place; a 0-d tensor ``beta`` only meets the state
+    (Note [Optimizer steps in a graph])."""
+    if isinstance(beta, Tensor):
+        avg.sub_(x).mul_(beta).add_(x)
+    else:
+        avg.lerp_(x, 1 - beta)
+
+
+def lift_scheduled(group: dict) -> None:
+    """In a capture, a group with a tensor lr gets a tensor ``momentum`` / ``betas[0]`` too, so that the
+    schedulers that cycle them reach the graph (Note [Optimizer steps in a graph])."""
+    if not isinstance(group["lr"], Tensor):
+        return
+    momentum = group.get("momentum")
+    if isinstance(momentum, numbers.Real) and not isinstance(momentum, bool) and momentum != 0:
+        group["momentum"] = eager_scalar(momentum, dtypes.float64)
+    betas = group.get("betas")
+    if isinstance(betas, (tuple, list)) and len(betas) == 2 and isinstance(betas[0], numbers.Real):
+        group["betas"] = (eager_scalar(betas[0], dtypes.float64), betas[1])
 
 
 def sub_scaled(p: Tensor, t: Tensor, scale) -> None:
@@ -79,6 +141,9 @@ def sub_scaled(p: Tensor, t: Tensor, scale) -> None:
 
 
 def check_number(opt: str, name: str, value) -> None:
+    """A Python number, or a 1-element floating tensor (a scheduled hyperparameter, ``lift_scheduled``)."""
+    if isinstance(value, Tensor) and value.numel() == 1 and value.is_floating_point():
+        return
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{opt}: {name} must be a number, not {type(value).__name__}")
 
@@ -89,8 +154,9 @@ def check_bool(opt: str, name: str, value, optional: bool = False) -> None:
         raise TypeError(f"{opt}: {name} must be {expected}, not {type(value).__name__}")
 
 
-def check_lr(opt: str, lr) -> None:
-    """PyTorch's checks of ``lr``: a non-negative number or a 1-element tensor."""
+def check_lr(opt: str, lr, invalid: str = "Invalid learning rate: {}") -> None:
+    """PyTorch's checks of ``lr``: a non-negative number or a 1-element tensor (``invalid``: the message
+    for a negative one)."""
     if isinstance(lr, Tensor):
         if lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
@@ -101,7 +167,24 @@ def check_lr(opt: str, lr) -> None:
         check_number(opt, "lr", lr)
         value = lr
     if not 0.0 <= value:
-        raise ValueError(f"Invalid learning rate: {lr}")
+        raise ValueError(invalid.format(lr))
+
+
+def check_at_least_zero(group: dict, name: str, what: str) -> None:
+    """PyTorch's ``Invalid <what>: <value>`` for a negative hyperparameter."""
+    if not 0.0 <= group[name]:
+        raise ValueError(f"Invalid {what}: {group[name]}")
+
+
+def check_betas(opt: str, betas) -> None:
+    """A pair of coefficients in [0, 1) (Adam's ``betas``, PyTorch's messages)."""
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise TypeError(f"{opt}: betas must be a pair of numbers, got {betas!r}")
+    check_number(opt, "betas[0]", betas[0])
+    check_number(opt, "betas[1]", betas[1])
+    for i in range(2):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
 
 
 def check_unsupported(opt: str, group: dict) -> None:
@@ -237,8 +320,19 @@ class Optimizer:
         with no_grad():
             tensor_mode = capturing()
             for group in self.param_groups:
+                if tensor_mode:
+                    lift_scheduled(group)
                 update_group(group, tensor_mode)
         return loss
+
+    def _params_with_grad(self, group: dict):
+        """``(param, grad, state)`` for each parameter of ``group`` with a gradient; the gradient is negated
+        when the group has ``maximize`` on."""
+        maximize = group.get("maximize", False)
+        for p in group["params"]:
+            grad = p.grad
+            if grad is not None:
+                yield p, (-grad if maximize else grad), self.state[p]
 
     # ---- state dict ---------------------------------------------------------------------------------
     def state_dict(self) -> dict:

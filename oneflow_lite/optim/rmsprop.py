@@ -12,7 +12,9 @@ from oneflow_lite.optim.optimizer import (
     check_unsupported,
     eager_step_counter,
     eager_zeros_like,
+    number,
     sub_scaled,
+    value_of,
 )
 
 
@@ -66,8 +68,9 @@ class RMSprop(Optimizer):
     def _update_group(self, group: dict, tensor_mode: bool) -> None:
         lr, alpha, eps, weight_decay = group["lr"], group["alpha"], group["eps"], group["weight_decay"]
         momentum, centered, maximize = group["momentum"], group["centered"], group["maximize"]
-        if isinstance(lr, Tensor) and not (tensor_mode or group["capturable"]):
-            lr = lr.item()
+        tensor_mode = tensor_mode or group["capturable"]
+        lr, momentum = number(lr, tensor_mode), number(momentum, tensor_mode)
+        uses_momentum = value_of(momentum) > 0
         for p in group["params"]:
             grad = p.grad
             if grad is None:
@@ -78,7 +81,7 @@ class RMSprop(Optimizer):
             if not state:
                 state["step"] = eager_step_counter()
                 state["square_avg"] = eager_zeros_like(p)
-            if momentum > 0 and "momentum_buffer" not in state:  # also when momentum was turned on later
+            if uses_momentum and "momentum_buffer" not in state:  # also when momentum was turned on later
                 state["momentum_buffer"] = eager_zeros_like(p)
             if centered and "grad_avg" not in state:
                 state["grad_avg"] = eager_zeros_like(p)
@@ -94,7 +97,7 @@ class RMSprop(Optimizer):
             else:
                 avg = square_avg.sqrt()
             avg.add_(eps)
-            if momentum > 0:
+            if uses_momentum:
                 buf = state["momentum_buffer"]
                 buf.mul_(momentum).addcdiv_(grad, avg)
                 sub_scaled(p, buf, lr)

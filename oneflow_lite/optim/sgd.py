@@ -14,6 +14,8 @@ from oneflow_lite.optim.optimizer import (
     check_number,
     check_unsupported,
     eager_zeros_like,
+    number,
+    value_of,
 )
 
 _SGD_UPDATE = OpBuilder("sgd_update").input("model").input("model_diff").output("out").build()
@@ -83,9 +85,9 @@ class SGD(Optimizer):
     def _update_group(self, group: dict, tensor_mode: bool) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-        if isinstance(lr, Tensor) and not tensor_mode:
-            lr = lr.item()
-        if tensor_mode and momentum != 0 and dampening != 0 and any(
+        lr, momentum = number(lr, tensor_mode), number(momentum, tensor_mode)
+        uses_momentum = value_of(momentum) != 0
+        if tensor_mode and uses_momentum and dampening != 0 and any(
                 p.grad is not None and "momentum_buffer" not in self.state.get(p, ()) for p in group["params"]):
             raise NotImplementedError(
                 "SGD: the first step of momentum with dampening != 0 cannot be captured in an nn.Graph (it sets "
@@ -95,7 +97,7 @@ class SGD(Optimizer):
             grad = p.grad
             if grad is None:
                 continue
-            if momentum == 0:
+            if not uses_momentum:
                 sgd_update(p, grad, lr, -1.0 if maximize else 1.0, weight_decay)
                 continue
             if maximize:
@@ -110,4 +112,6 @@ class SGD(Optimizer):
                 if buf is None:  # captured first step: a zero buffer, then b = g (dampening is 0, see above)
                     buf = state["momentum_buffer"] = eager_zeros_like(p)
                 buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-            sgd_update(p, grad.add(buf, alpha=momentum) if nesterov else buf, lr)
+            if nesterov:
+                grad = grad + buf * momentum if isinstance(momentum, Tensor) else grad.add(buf, alpha=momentum)
+            sgd_update(p, grad if nesterov else buf, lr)
