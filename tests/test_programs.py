@@ -1,0 +1,113 @@
+"""Real programs written PyTorch-style (tests/programs/), run unchanged with ``import torch`` resolving to oneflow_lite
+(flow.mock_torch). Each must train (its loss falls) and, where PyTorch is installed, give PyTorch's numbers when both
+start from the same NumPy-initialised weights and see the same data (dropout off, noise drawn from NumPy)."""
+
+import math
+import pathlib
+import runpy
+import sys
+
+import numpy as np
+import pytest
+
+import oneflow_lite as flow
+
+PROGRAMS = pathlib.Path(__file__).parent / "programs"
+
+
+def run_program(name, torch_is_flow=True, **kwargs):
+    """``main(**kwargs)`` of tests/programs/<name>.py, with ``torch`` being oneflow_lite (or real PyTorch)."""
+    sys.path.insert(0, str(PROGRAMS))
+    sys.modules.pop("common", None)  # it imports torch: one copy per framework
+    try:
+        if torch_is_flow:
+            with flow.mock_torch.enable():
+                return runpy.run_path(str(PROGRAMS / f"{name}.py"), run_name="program")["main"](**kwargs)
+        return runpy.run_path(str(PROGRAMS / f"{name}.py"), run_name="program")["main"](**kwargs)
+    finally:
+        sys.path.remove(str(PROGRAMS))
+        sys.modules.pop("common", None)
+
+
+def _falls(losses, factor=0.9):
+    assert all(math.isfinite(v) for v in losses), losses
+    assert losses[-1] < factor * losses[0], losses
+
+
+# (program, arguments for a deterministic run comparable with PyTorch)
+COMPARABLE = {
+    "char_gpt": dict(steps=12, sample=False),
+    "lstm_lm": dict(epochs=2, dropout=0.0),
+    "seq2seq_transformer": dict(steps=15),
+    "lstmcell_lbfgs": dict(steps=2),
+    "cnn_adadelta": dict(epochs=2, dropout=0.0, shuffle=False),
+    "vae": dict(epochs=3),
+    "dcgan": dict(iters=8),
+    "infinite_loader": None,  # its batches come from the framework's own sampler
+}
+
+
+def test_char_gpt_trains_and_samples_with_both_attention_paths():
+    for flash in (True, False):
+        out = run_program("char_gpt", steps=30, flash=flash)
+        _falls(out["losses"], 0.8)
+        assert len(out["sample"]) == 21 and set(out["sample"]) <= set(runpy.run_path(str(PROGRAMS / "common.py"))
+                                                                       ["TEXT"])
+
+
+@pytest.mark.parametrize("rnn_type", ["LSTM", "GRU", "RNN_TANH"])
+def test_lstm_language_model_with_tied_weights(rnn_type):
+    _falls(run_program("lstm_lm", epochs=4, rnn_type=rnn_type)["losses"], 0.95)
+
+
+def test_seq2seq_transformer_learns_to_reverse():
+    out = run_program("seq2seq_transformer", steps=120)
+    _falls(out["losses"], 0.5)
+    assert out["accuracy"] > 0.5
+
+
+def test_lstmcell_regressor_with_lbfgs():
+    out = run_program("lstmcell_lbfgs", steps=3)
+    _falls(out["losses"], 0.5)
+    assert out["test_loss"] < 0.05
+
+
+def test_cnn_with_adadelta_and_steplr():
+    out = run_program("cnn_adadelta", epochs=3)
+    _falls(out["losses"])
+    assert out["accuracy"] > 0.8
+
+
+def test_vae_with_randn_like_and_fixed_noise():
+    _falls(run_program("vae", epochs=4)["losses"])
+    out = run_program("vae", epochs=4, fixed_noise=False)
+    _falls(out["losses"])
+    assert out["sample_shape"] == (8, 64)
+
+
+def test_dcgan_runs_both_initialisations():
+    for fixed in (True, False):
+        history = run_program("dcgan", iters=10, fixed_noise=fixed)["history"]
+        assert len(history) == 10 and all(math.isfinite(d) and math.isfinite(g) for d, g in history)
+
+
+def test_infinite_sampler_loop_and_checkpoint():
+    out = run_program("infinite_loader", steps=80)
+    assert out["loss"] < 0.01
+    np.testing.assert_allclose(out["weight"], [1.5, -2.0, 0.5], atol=0.05)
+
+
+def _numbers(out):
+    if "history" in out:
+        return np.array(out["history"], dtype=np.float64).ravel()
+    values = list(out["losses"])
+    values += [out[k] for k in ("test_loss", "accuracy") if k in out]
+    return np.array(values, dtype=np.float64)
+
+
+@pytest.mark.parametrize("name", [n for n, kw in COMPARABLE.items() if kw is not None])
+def test_programs_give_pytorchs_numbers(name):
+    pytest.importorskip("torch")
+    ours = _numbers(run_program(name, **COMPARABLE[name]))
+    theirs = _numbers(run_program(name, torch_is_flow=False, **COMPARABLE[name]))
+    np.testing.assert_allclose(ours, theirs, rtol=2e-3, atol=2e-4)
