@@ -934,11 +934,11 @@ def _legacy_constructor(dtype, args, kwargs):
     if kwargs:
         raise TypeError(f"new(): unexpected keyword argument '{next(iter(kwargs))}' (the legacy constructor takes "
                         f"data or sizes, and device=; use flow.tensor(data, dtype=...) for a dtype)")
+    target = dtype or _get_default_dtype()
     if size is not None:
         if args:
             raise TypeError("new(): give the sizes either positionally or as size=, not both")
-        args = (tuple(size),)
-    target = dtype or _get_default_dtype()
+        return F.empty(size, dtype=target, device=device)
     if not args:
         return F.empty((0,), dtype=target, device=device)
     first = args[0]

@@ -43,7 +43,7 @@ def _constant_dtype(ctx):
     if dtype is dt.bool_:
         fits = True
     elif dtype.is_floating_point:
-        fits = not math.isfinite(value) or abs(value) <= float(np.finfo(dtype.np_dtype).max)
+        fits = not math.isfinite(value) or abs(value) <= dt.finfo(dtype).max
     else:
         info = np.iinfo(dtype.np_dtype)
         fits = math.isfinite(value) and info.min <= math.trunc(value) <= info.max
@@ -156,8 +156,8 @@ register_user_op("randint", outputs=["out"], no_grad=True,
                  attrs={**_SOURCE_ATTRS, "dtype": ("data_type", dt.int64), "low": ("int64", 0), "high": ("int64", 1)},
                  infer_shape=_shape, infer_dtype=_randint_dtype)
 
-# The largest n whose values 0 .. n-1 a dtype holds exactly (float16: 2048, float32: 2**24).
-_RANDPERM_MAX = {dt.float16: 2**11, dt.float32: 2**24, dt.float64: 2**53}
+# The largest n whose values 0 .. n-1 a dtype holds exactly (float16: 2048, bfloat16: 256, float32: 2**24).
+_RANDPERM_MAX = {dt.float16: 2**11, dt.bfloat16: 2**8, dt.float32: 2**24, dt.float64: 2**53}
 
 
 def _randperm_shape(ctx):

@@ -3,11 +3,13 @@
 import numpy as np
 
 from oneflow_lite.dispatch.kernel_predicate import dtype_in, output_dtype_in
-from oneflow_lite.framework.dtype import FLOATING_DTYPES, NUMERIC_DTYPES
+from oneflow_lite.framework.dtype import FLOATING_DTYPES, NUMERIC_DTYPES, bfloat16
 from oneflow_lite.framework.generator import current_generator
 from oneflow_lite.kernels.registration import cpu_kernel
 
 _float16 = np.dtype(np.float16)
+_float32 = np.dtype(np.float32)
+_bfloat16 = bfloat16.np_dtype
 _float64 = np.dtype(np.float64)
 _int64 = np.dtype(np.int64)
 
@@ -43,6 +45,8 @@ def uniform_cpu(ctx):
     gen = current_generator(ctx.device).numpy
     if meta.np_dtype == _float16:
         x = (gen.integers(0, 2048, meta.shape, dtype=np.int16) * (1.0 / 2048)).astype(_float16)
+    elif meta.np_dtype == _bfloat16:  # as float16: 8 random bits times 2**-8
+        x = (gen.integers(0, 256, meta.shape, dtype=np.int16) * (1.0 / 256)).astype(_bfloat16)
     else:
         x = gen.random(meta.shape, dtype=meta.np_dtype)
     low, high = ctx.attrs["from"], ctx.attrs["to"]
@@ -55,8 +59,8 @@ def uniform_cpu(ctx):
 def normal_cpu(ctx):
     meta = ctx.out_metas[0]
     gen = current_generator(ctx.device).numpy
-    if meta.np_dtype == _float16:
-        x = gen.standard_normal(meta.shape, dtype=np.float32).astype(_float16)
+    if meta.np_dtype == _float16 or meta.np_dtype == _bfloat16:
+        x = gen.standard_normal(meta.shape, dtype=np.float32).astype(meta.np_dtype)
     else:
         x = gen.standard_normal(meta.shape, dtype=meta.np_dtype)
     mean, std = ctx.attrs["mean"], ctx.attrs["std"]
@@ -91,7 +95,7 @@ def _linspace(ctx):
         return np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
 
 
-_NUMERIC_OUT = output_dtype_in("out", *NUMERIC_DTYPES)
+_NUMERIC_OUT = output_dtype_in("out", *NUMERIC_DTYPES, bfloat16)
 
 
 @cpu_kernel("linspace", _NUMERIC_OUT)
@@ -119,13 +123,13 @@ def randperm_cpu(ctx):
     return current_generator(ctx.device).numpy.permutation(ctx.attrs["n"]).astype(meta.np_dtype)
 
 
-@cpu_kernel("normal_tensor", dtype_in("mean", *FLOATING_DTYPES))
+@cpu_kernel("normal_tensor", dtype_in("mean", *FLOATING_DTYPES, bfloat16))
 def normal_tensor_cpu(ctx, mean, std):
     if std.size and not (std >= 0).all():
         raise RuntimeError("normal expects all elements of std >= 0.0")
     meta = ctx.out_metas[0]
     gen = current_generator(ctx.device).numpy
-    z = gen.standard_normal(meta.shape, dtype=np.float32 if meta.np_dtype == _float16 else meta.np_dtype)
+    z = gen.standard_normal(meta.shape, dtype=meta.np_dtype if meta.np_dtype in (_float32, _float64) else _float32)
     return (z * std + mean).astype(meta.np_dtype, copy=False)
 
 
