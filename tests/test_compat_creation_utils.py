@@ -96,13 +96,16 @@ def test_empty_strided():
         flow.empty_strided((2, 3), (1,))
 
 
-def test_range_is_inclusive_and_deprecated():
+@pytest.fixture
+def warn_always():
+    flow.set_warn_always(True)
+    yield
+    flow.set_warn_always(False)
+
+
+def test_range_is_inclusive_and_deprecated(warn_always):
     with pytest.warns(UserWarning, match="range is deprecated"):
-        flow.set_warn_always(True)
-        try:
-            t = flow.range(1, 4)
-        finally:
-            flow.set_warn_always(False)
+        t = flow.range(1, 4)
     assert t.dtype is flow.float32 and t.tolist() == [1.0, 2.0, 3.0, 4.0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -115,7 +118,7 @@ def test_range_is_inclusive_and_deprecated():
             flow.range(3, 1)
 
 
-def test_frombuffer_shares_memory():
+def test_frombuffer_shares_memory(warn_always):
     buf = bytearray(np.arange(6, dtype=np.int32).tobytes())
     t = flow.frombuffer(buf, dtype=flow.int32)
     assert t.tolist() == [0, 1, 2, 3, 4, 5]
@@ -123,11 +126,8 @@ def test_frombuffer_shares_memory():
     assert np.frombuffer(buf, dtype=np.int32)[0] == 9
     assert flow.frombuffer(buf, dtype=flow.int32, count=2, offset=8).tolist() == [2, 3]
     with pytest.warns(UserWarning, match="not writable"):
-        flow.set_warn_always(True)
-        try:
-            assert flow.frombuffer(b"\x01\x02", dtype=flow.uint8).tolist() == [1, 2]
-        finally:
-            flow.set_warn_always(False)
+        readonly = flow.frombuffer(b"\x01\x02", dtype=flow.uint8)
+    assert readonly.tolist() == [1, 2]
     with pytest.raises(ValueError, match="frombuffer"):
         flow.frombuffer(bytearray(3), dtype=flow.int32)
     with pytest.raises(TypeError, match="does not implement the buffer protocol"):
@@ -390,3 +390,41 @@ def test_bfloat16_matches_torch():
     for a, b in ((flow.float32, flow.int32), (flow.int64, flow.bool), (flow.float64, flow.float16)):
         assert flow.can_cast(a, b) == torch.can_cast(getattr(torch, a.name), getattr(torch, b.name))
     assert math.isclose(flow.finfo(flow.float32).resolution, torch.finfo(torch.float32).resolution)
+
+
+# ---- anomaly mode -------------------------------------------------------------------------------------------------------
+def test_detect_anomaly_names_the_node_that_returned_nan():
+    x = flow.tensor([0.0, 1.0], requires_grad=True)
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        guard = flow.autograd.detect_anomaly()
+    with guard:
+        assert flow.is_anomaly_enabled()
+        y = (x / x).sum()  # d(x/x)/d(denominator) = -x / x**2: NaN at 0
+        with pytest.raises(RuntimeError, match=r"Function 'DivBackward' returned nan values in its 1th output"):
+            y.backward()
+    assert not flow.is_anomaly_enabled()
+    x2 = flow.tensor([0.0, 1.0], requires_grad=True)
+    (x2 / x2).sum().backward()  # outside anomaly mode the NaN propagates, as in PyTorch
+    assert np.isnan(x2.grad.numpy()[0])
+
+
+def test_anomaly_mode_passes_finite_gradients_and_can_skip_the_nan_check():
+    x = flow.tensor([1.0, 2.0], requires_grad=True)
+    with flow.autograd.set_detect_anomaly(True):
+        (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+    z = flow.tensor([0.0], requires_grad=True)
+    with flow.autograd.set_detect_anomaly(True, check_nan=False):
+        (z / z).sum().backward()  # no check: no error
+    assert not flow.is_anomaly_enabled()
+
+
+def test_set_detect_anomaly_as_a_function():
+    try:
+        flow.autograd.set_detect_anomaly(True)
+        assert flow.is_anomaly_enabled()
+    finally:
+        flow.autograd.set_detect_anomaly(False)
+    assert not flow.is_anomaly_enabled()
+    with pytest.raises(TypeError, match="argument 'mode' must be bool"):
+        flow.autograd.set_detect_anomaly("yes")

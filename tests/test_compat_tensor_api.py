@@ -11,7 +11,7 @@ import oneflow_lite as flow
 # ---- __format__ -------------------------------------------------------------------------------------------
 def test_format_of_a_0d_tensor_formats_its_value():
     assert f"{flow.tensor(1.23456):.4f}" == "1.2346"
-    assert "{:+.2f}".format(flow.tensor(2.5)) == "+2.50"
+    assert "{:+.2f}".format(flow.tensor(2.5)) == "+2.50"  # noqa: UP032  (str.format, as scripts write it)
     assert f"{flow.tensor(7):>4}" == "   7"
     assert f"{flow.tensor(3, dtype=flow.int64):d}" == "3"
     assert f"{flow.tensor(True)}" == "True"

@@ -186,7 +186,7 @@ class finfo:
 
     __slots__ = ("bits", "dtype", "eps", "max", "min", "resolution", "smallest_normal", "tiny")
 
-    def __init__(self, type=None):  # noqa: A002  (PyTorch's argument name)
+    def __init__(self, type=None):  # PyTorch's argument name
         d = _info_dtype("finfo", type, True)
         info = ml_dtypes.finfo(d.np_dtype) if d is bfloat16 else np.finfo(d.np_dtype)
         self.bits = info.bits
@@ -207,7 +207,7 @@ class iinfo:
 
     __slots__ = ("bits", "dtype", "max", "min")
 
-    def __init__(self, type):  # noqa: A002  (PyTorch's argument name)
+    def __init__(self, type):  # PyTorch's argument name
         d = _info_dtype("iinfo", type, False)
         info = np.iinfo(d.np_dtype)
         self.bits = info.bits

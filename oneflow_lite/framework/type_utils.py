@@ -28,28 +28,28 @@ def is_storage(obj) -> bool:
     return False
 
 
-def numel(input) -> int:  # noqa: A002  (PyTorch's argument name)
+def numel(input) -> int:  # PyTorch's argument name
     return _tensor_arg("numel", input).numel()
 
 
-def is_floating_point(input) -> bool:  # noqa: A002
+def is_floating_point(input) -> bool:
     return _tensor_arg("is_floating_point", input).is_floating_point()
 
 
-def is_complex(input) -> bool:  # noqa: A002
+def is_complex(input) -> bool:
     _tensor_arg("is_complex", input)
     return False
 
 
-def is_signed(input) -> bool:  # noqa: A002
+def is_signed(input) -> bool:
     return _tensor_arg("is_signed", input).is_signed()
 
 
-def is_nonzero(input) -> bool:  # noqa: A002
+def is_nonzero(input) -> bool:
     return _tensor_arg("is_nonzero", input).is_nonzero()
 
 
-def is_same_size(input, other) -> bool:  # noqa: A002
+def is_same_size(input, other) -> bool:
     return _tensor_arg("is_same_size", input).is_same_size(other)
 
 

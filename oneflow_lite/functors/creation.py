@@ -486,24 +486,22 @@ def _range_args(name, args, kwargs, names, defaults):
     return out
 
 
-class _InitOps:
-    """The source op exprs the in-place initialisers write with, each with its attr cache (built on first use)."""
+_INIT_OPS: dict = {}  # op type -> (op expr, attr cache) of the source ops in-place initialisers write with
 
-    _ops: dict = {}
 
-    @classmethod
-    def get(cls, op_type):
-        entry = cls._ops.get(op_type)
-        if entry is None:
-            entry = cls._ops[op_type] = (OpBuilder(op_type).output("out").build(), {})
-        return entry
+def _init_op(op_type):
+    """The op expr of the source op ``op_type`` and its attr cache (built on first use)."""
+    entry = _INIT_OPS.get(op_type)
+    if entry is None:
+        entry = _INIT_OPS[op_type] = (OpBuilder(op_type).output("out").build(), {})
+    return entry
 
 
 def _fill_random(self, op_type, names, values, generator, name):
     """Write the source op ``op_type`` (attrs shape / dtype / device of ``self``, and ``names`` = ``values``)
     into ``self``, drawing from ``generator`` when given; returns ``self``."""
     m = self._meta
-    op, cache = _InitOps.get(op_type)
+    op, cache = _init_op(op_type)
     attrs = cached_attrs(cache, ("shape", "dtype", "device") + names, (m.shape, m.dtype, m.device, *values))
     if generator is None:
         return dispatch(op, (), attrs, (self,))[0]
@@ -615,17 +613,15 @@ class MultinomialFunctor:
         return _random(self.op, (x,), attrs, generator, x._meta.device, "multinomial")
 
 
-class _ProbabilityOps:
-    """The bernoulli / poisson op exprs (built on first use)."""
+_PROBABILITY_OPS: dict = {}  # op type -> op expr of bernoulli / poisson
 
-    _ops: dict = {}
 
-    @classmethod
-    def get(cls, op_type):
-        op = cls._ops.get(op_type)
-        if op is None:
-            op = cls._ops[op_type] = OpBuilder(op_type).input("x").output("out").build()
-        return op
+def _probability_op(op_type):
+    """The op expr of ``op_type`` (one input ``x``), built on first use."""
+    op = _PROBABILITY_OPS.get(op_type)
+    if op is None:
+        op = _PROBABILITY_OPS[op_type] = OpBuilder(op_type).input("x").output("out").build()
+    return op
 
 
 _BERNOULLI_ATTRS: dict = {}
@@ -634,7 +630,7 @@ _BERNOULLI_ATTRS: dict = {}
 def _bernoulli(probs, dtype, generator, out=None):
     """1 with probability ``probs`` (a floating tensor), elementwise, in ``dtype`` (into ``out`` when given)."""
     attrs = cached_attrs(_BERNOULLI_ATTRS, ("dtype",), (dtype,))
-    op = _ProbabilityOps.get("bernoulli")
+    op = _probability_op("bernoulli")
     outputs = None if out is None else (out,)
     if generator is None:
         return dispatch(op, (probs,), attrs, outputs)[0]
@@ -684,7 +680,7 @@ class PoissonFunctor:
     """``poisson(input)``: Poisson samples with rates ``input`` (floating, non-negative), in its dtype."""
 
     def __init__(self):
-        self.op = _ProbabilityOps.get("poisson")
+        self.op = _probability_op("poisson")
 
     def __call__(self, x, generator):
         return _random(self.op, (x,), None, generator, x._meta.device, "poisson")
@@ -855,7 +851,7 @@ def range_(start, end, step, dtype, device, requires_grad=False):
         raise RuntimeError(f"range: unsupported range: {start} -> {end}")
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("range: upper bound and larger bound inconsistent with step sign")
-    count = int(math.floor((end - start) / step)) + 1
+    count = math.floor((end - start) / step) + 1
     offsets = F.arange(0, count, dtype=dt.float64, device=device)
     values = F.add(F.mul(offsets, float(step)), float(start))
     return _requires_grad(F.cast(values, dtype or _get_default_dtype()), requires_grad)

@@ -166,7 +166,7 @@ def bernoulli_cpu(ctx, x):
     if p.size and not ((p >= 0) & (p <= 1)).all():
         raise RuntimeError("bernoulli: expected all probabilities p to satisfy 0 <= p <= 1")
     meta = ctx.out_metas[0]
-    return (current_generator(ctx.device).numpy.random(p.shape) < p).astype(meta.np_dtype)
+    return np.asarray(current_generator(ctx.device).numpy.random(p.shape) < p).astype(meta.np_dtype)
 
 
 @cpu_kernel("poisson")
@@ -174,14 +174,14 @@ def poisson_cpu(ctx, x):
     rates = x.astype(_float64)
     if rates.size and not (rates >= 0).all():
         raise RuntimeError("poisson: invalid Poisson rate, expected rate to be non-negative")
-    return current_generator(ctx.device).numpy.poisson(rates).astype(ctx.out_metas[0].np_dtype)
+    return np.asarray(current_generator(ctx.device).numpy.poisson(rates)).astype(ctx.out_metas[0].np_dtype)
 
 
 def _draw(ctx, fn):
     """``fn(numpy_generator, shape)`` in float64, cast to the output dtype."""
     meta = ctx.out_metas[0]
     with np.errstate(over="ignore"):
-        return fn(current_generator(ctx.device).numpy, meta.shape).astype(meta.np_dtype)
+        return np.asarray(fn(current_generator(ctx.device).numpy, meta.shape)).astype(meta.np_dtype)
 
 
 @cpu_kernel("exponential")
