@@ -364,9 +364,46 @@ def test_bfloat16_printing_indexing_and_shape_ops():
 
 def test_bfloat16_ops_without_a_kernel_fail_cleanly():
     t = flow.tensor([1.5, 2.25], dtype=flow.bfloat16)
-    for call in (lambda: t + t, lambda: t.exp(), lambda: t @ t, lambda: t.sum(), lambda: t.relu()):
+    for call in (lambda: t + t, lambda: t @ t, lambda: t.relu(), lambda: t.cumsum(0), lambda: t.argmax(),
+                 lambda: t.var(), lambda: flow.atan2(t, t), lambda: flow.nn.functional.layer_norm(t, (2,))):
         with pytest.raises(OpKernelNotFoundError, match="bfloat16"):
             call()
+
+
+def _rounded(a):
+    return _bf16_round(np.asarray(a, np.float32))
+
+
+def test_bfloat16_arithmetic_computes_in_float32_and_rounds():
+    rng = np.random.default_rng(0)
+    a, b = _rounded(rng.standard_normal((3, 4))), _rounded(rng.standard_normal((3, 4)) + 3)
+    x, y = flow.tensor(a).bfloat16(), flow.tensor(b).bfloat16()
+    cases = {
+        "div": (x / y, a / b), "pow": (y ** x, b ** a), "maximum": (flow.maximum(x, y), np.maximum(a, b)),
+        "scalar": (x * 2.5 + 1, _rounded(a * 2.5) + 1),  # two ops, each rounds
+        "exp": (x.exp(), np.exp(a)), "sigmoid": (x.sigmoid(), 1 / (1 + np.exp(-a))), "sqrt": (y.sqrt(), np.sqrt(b)),
+        "sum": (x.sum(), a.sum()), "mean": (x.mean(1), a.mean(1)), "max": (x.max(), a.max()),
+        "softmax": (flow.softmax(x, 1), np.exp(a) / np.exp(a).sum(1, keepdims=True)),
+        "where": (flow.where(x > 0, x, y), np.where(a > 0, a, b)),
+    }
+    for name, (got, expected) in cases.items():
+        assert got.dtype is flow.bfloat16, name
+        np.testing.assert_allclose(got.float().numpy(), _rounded(expected), rtol=2 ** -8, err_msg=name)
+    assert (x > y).dtype is flow.bool and (x > y).tolist() == (a > b).tolist()
+    assert (x == x).tolist() == [[True] * 4] * 3
+
+
+def test_bfloat16_sum_accumulates_in_float32():
+    ones = flow.ones(4096, dtype=flow.bfloat16)
+    assert ones.sum().item() == 4096.0  # bfloat16 accumulation would stop at 256
+
+
+def test_bfloat16_tensors_train():
+    w = flow.tensor([0.5, -1.0, 2.0], dtype=flow.bfloat16, requires_grad=True)
+    flow.sigmoid(w * 2.0).sum().backward()
+    s = _rounded(1 / (1 + np.exp(-2 * np.array([0.5, -1.0, 2.0]))))  # the saved output is bfloat16, as in PyTorch
+    assert w.grad.dtype is flow.bfloat16
+    np.testing.assert_allclose(w.grad.float().numpy(), 2 * _rounded(s * (1 - s)), rtol=2 ** -7)
 
 
 def test_bfloat16_matches_torch():
@@ -387,6 +424,12 @@ def test_bfloat16_matches_torch():
     for args in ((3, 4, 1), (4, 3, -1)):
         assert flow.tril_indices(*args).tolist() == torch.tril_indices(*args).tolist()
         assert flow.triu_indices(*args).tolist() == torch.triu_indices(*args).tolist()
+    a, b = np.array([[1.1, -2.7], [0.3, 5.0]]), np.array([[3.3, 1.7], [2.2, 4.1]])
+    mx, my = flow.tensor(a, dtype=flow.bfloat16), flow.tensor(b, dtype=flow.bfloat16)
+    tx, ty = torch.tensor(a, dtype=torch.bfloat16), torch.tensor(b, dtype=torch.bfloat16)
+    for mine, theirs in ((mx / my, tx / ty), (mx.exp(), tx.exp()), (mx.sum(), tx.sum()), (mx * 2.5, tx * 2.5),
+                         (flow.softmax(mx, 1), torch.softmax(tx, 1)), (my.sqrt(), ty.sqrt())):
+        np.testing.assert_allclose(mine.float().numpy(), theirs.float().numpy(), rtol=2 ** -7)
     for a, b in ((flow.float32, flow.int32), (flow.int64, flow.bool), (flow.float64, flow.float16)):
         assert flow.can_cast(a, b) == torch.can_cast(getattr(torch, a.name), getattr(torch, b.name))
     assert math.isclose(flow.finfo(flow.float32).resolution, torch.finfo(torch.float32).resolution)
