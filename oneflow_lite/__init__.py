@@ -27,15 +27,16 @@ from oneflow_lite.framework.tensor import Tensor  # noqa: F401
 from oneflow_lite.framework.tensor_meta import Size  # noqa: F401
 from oneflow_lite.framework.config import (  # noqa: F401  (process-level switches)
     are_deterministic_algorithms_enabled, get_default_device, get_deterministic_debug_mode,
-    get_float32_matmul_precision, get_num_interop_threads, get_num_threads, get_printoptions,
+    get_float32_matmul_precision, get_num_interop_threads, get_num_threads, get_printoptions, init_num_threads,
     is_anomaly_check_nan_enabled, is_anomaly_enabled, is_deterministic_algorithms_warn_only_enabled,
     is_warn_always_enabled, set_anomaly_enabled, set_default_device, set_deterministic_debug_mode,
-    set_float32_matmul_precision, set_num_interop_threads, set_num_threads, set_printoptions, set_warn_always,
+    set_float32_matmul_precision, set_flush_denormal, set_num_interop_threads, set_num_threads, set_printoptions,
+    set_warn_always,
     use_deterministic_algorithms,
 )
 from oneflow_lite.framework.type_utils import (  # noqa: F401  (tensor predicates, type helpers)
-    is_complex, is_floating_point, is_nonzero, is_same_size, is_signed, is_storage, is_tensor, numel,
-    result_type, set_default_tensor_type, typename,
+    is_complex, is_conj, is_floating_point, is_inference, is_neg, is_nonzero, is_same_size, is_signed, is_storage,
+    is_tensor, numel, resolve_conj, resolve_neg, result_type, set_default_tensor_type, typename,
 )
 from oneflow_lite.functors.creation import tensor  # noqa: F401
 from oneflow_lite.functors.creation import (  # noqa: F401
@@ -54,6 +55,7 @@ from oneflow_lite import utils  # noqa: F401  (flow.utils.data)
 from oneflow_lite.serialization import load, save  # noqa: F401
 from oneflow_lite import accelerator, amp, backends, cuda, distributed, onnx  # noqa: F401,E402  (environment)
 from oneflow_lite.compile import compile  # noqa: F401,E402
+from oneflow_lite import random  # noqa: F401,E402  (flow.random: seeds, rng state, fork_rng)
 from oneflow_lite import mock_torch  # noqa: F401,E402  (import torch as oneflow_lite)
 
 _C = functional

@@ -325,3 +325,24 @@ def test_random_draws_match_torch_shapes_and_errors():
             flow.multinomial(flow.tensor(probs), n, repl)
     assert flow.zeros(2, dtype=flow.int64).geometric_(0.5).dtype.name == str(
         torch.zeros(2, dtype=torch.int64).geometric_(0.5).dtype)[6:]
+
+
+def test_flow_random_module_and_fork_rng():
+    flow.random.manual_seed(17)
+    assert flow.random.initial_seed() == 17
+    with flow.random.fork_rng():
+        inside = flow.rand(3).tolist()
+        flow.manual_seed(1)
+    assert flow.rand(3).tolist() == inside  # the block's draws did not move the generator
+    assert flow.initial_seed() == 17
+    with flow.random.fork_rng(enabled=False):
+        flow.rand(1)
+    state = flow.random.get_rng_state()
+    a = flow.rand(2).tolist()
+    flow.random.set_rng_state(state)
+    assert flow.rand(2).tolist() == a
+    with flow.mock_torch.enable():
+        import torch
+
+        torch.random.manual_seed(3)
+        assert torch.random.initial_seed() == 3

@@ -121,6 +121,18 @@ def test_device_and_storage_flags():
         assert not flow.ones(1).is_inference()  # inference_mode makes ordinary tensors here
 
 
+def test_flags_of_backends_and_layouts_not_provided():
+    t = flow.ones(2)
+    for name in ("is_sparse_csr", "is_nested", "is_mkldnn", "is_vulkan", "is_xla", "is_ipu", "is_maia", "is_mtia"):
+        assert getattr(t, name) is False, name
+    assert not t.is_pinned() and not t.is_shared() and not t.is_conj() and not t.is_neg()
+    assert t.resolve_conj() is t and t.resolve_neg() is t
+    assert not flow.is_conj(t) and not flow.is_neg(t) and flow.resolve_conj(t) is t and flow.resolve_neg(t) is t
+    assert not flow.is_inference(t)
+    with pytest.raises(TypeError, match=r"is_inference\(\): argument 'input'"):
+        flow.is_inference(2)
+
+
 def test_element_size_nbytes_itemsize_ndimension():
     for dtype, size in ((flow.float64, 8), (flow.float32, 4), (flow.float16, 2), (flow.bfloat16, 2),
                         (flow.int64, 8), (flow.int16, 2), (flow.uint8, 1), (flow.bool, 1)):

@@ -30,7 +30,8 @@ MUST_HAVE = {
               "get_deterministic_debug_mode", "set_default_device", "get_default_device", "set_default_tensor_type",
               "typename", "set_float32_matmul_precision", "get_float32_matmul_precision", "is_grad_enabled",
               "is_warn_always_enabled", "set_warn_always", "is_anomaly_enabled", "set_anomaly_enabled",
-              "is_anomaly_check_nan_enabled"],
+              "is_anomaly_check_nan_enabled", "is_inference", "is_conj", "is_neg", "resolve_conj", "resolve_neg",
+              "set_flush_denormal", "init_num_threads"],
     "torch.dtypes": ["float16", "float32", "float64", "int64", "int32", "bool", "uint8", "half", "float", "double",
                      "long", "bfloat16", "short", "int", "int8", "int16"],
     "torch.nn": ["Module", "Linear", "Conv2d", "Embedding", "LayerNorm", "Dropout", "MultiheadAttention",
@@ -49,7 +50,8 @@ MUST_HAVE = {
                      "new_zeros", "new_ones", "new_full", "new_empty", "data_ptr", "is_inference", "get_device",
                      "ndimension", "is_signed", "is_complex", "is_nonzero", "is_same_size", "bfloat16",
                      "multinomial", "bernoulli", "bernoulli_", "uniform_", "normal_", "exponential_", "geometric_",
-                     "log_normal_", "cauchy_", "random_"],
+                     "log_normal_", "cauchy_", "random_", "is_pinned", "is_shared", "is_conj", "is_neg",
+                     "resolve_conj", "resolve_neg", "is_nested", "is_mkldnn", "is_sparse_csr"],
 }
 
 # Left out on purpose, by name prefix or exact name, with the reason.

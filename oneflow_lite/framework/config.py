@@ -93,6 +93,10 @@ def set_num_threads(num: int) -> None:
     _threads["intra"] = _positive_threads("set_num_threads", num)
 
 
+def init_num_threads() -> None:
+    """PyTorch initialises its thread pools in a new process with it; NumPy's need nothing (a no-op)."""
+
+
 def get_num_interop_threads() -> int:
     return _threads["interop"]
 
@@ -100,6 +104,14 @@ def get_num_interop_threads() -> int:
 def set_num_interop_threads(num: int) -> None:
     """Record the inter-op thread count (ops run one at a time here)."""
     _threads["interop"] = _positive_threads("set_num_interop_threads", num)
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """False, PyTorch's answer where flushing denormals cannot be set: NumPy exposes no control of the
+    processor's flush-to-zero / denormals-are-zero flags, so denormals are kept."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"set_flush_denormal(): argument 'mode' must be bool, not {type(mode).__name__}")
+    return False
 
 
 # ---- determinism (Note [Recorded switches]) --------------------------------------------------------------

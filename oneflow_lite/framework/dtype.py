@@ -33,7 +33,7 @@ class dtype:
     def __repr__(self):
         return f"oneflow_lite.{self.name}"
 
-    def to_real(self) -> "dtype":
+    def to_real(self) -> dtype:
         """The real dtype of this one: itself (complex dtypes are not provided)."""
         return self
 

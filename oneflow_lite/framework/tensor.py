@@ -282,6 +282,28 @@ class Tensor:
     def is_sparse(self) -> bool:
         return False
 
+    # Other backends and layouts of PyTorch, none of which exists here.
+    is_sparse_csr = is_nested = is_mkldnn = is_vulkan = is_xla = is_ipu = is_maia = is_mtia = is_sparse
+
+    def is_pinned(self) -> bool:
+        return False
+
+    def is_shared(self) -> bool:
+        return False
+
+    def is_conj(self) -> bool:
+        """False: there are no complex tensors, so no lazily conjugated ones."""
+        return False
+
+    def is_neg(self) -> bool:
+        return False
+
+    def resolve_conj(self) -> Tensor:
+        return self
+
+    def resolve_neg(self) -> Tensor:
+        return self
+
     @property
     def is_quantized(self) -> bool:
         return False

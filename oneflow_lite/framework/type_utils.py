@@ -53,6 +53,27 @@ def is_same_size(input, other) -> bool:
     return _tensor_arg("is_same_size", input).is_same_size(other)
 
 
+def is_inference(input) -> bool:
+    """False: inference_mode makes ordinary tensors here."""
+    return _tensor_arg("is_inference", input).is_inference()
+
+
+def is_conj(input) -> bool:
+    return _tensor_arg("is_conj", input).is_conj()
+
+
+def is_neg(input) -> bool:
+    return _tensor_arg("is_neg", input).is_neg()
+
+
+def resolve_conj(input) -> Tensor:
+    return _tensor_arg("resolve_conj", input)
+
+
+def resolve_neg(input) -> Tensor:
+    return _tensor_arg("resolve_neg", input)
+
+
 def result_type(tensor1, tensor2) -> dt.dtype:
     """The dtype of an arithmetic op on ``tensor1`` and ``tensor2`` (tensors or numbers), by PyTorch's
     promotion rules (Note [Type promotion] in framework/dtype.py)."""
