@@ -16,16 +16,33 @@ from oneflow_lite import dispatch  # noqa: F401
 
 from oneflow_lite.framework.device import device  # noqa: F401
 from oneflow_lite.framework.dtype import (  # noqa: F401
-    bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
-    promote_types, set_default_dtype, uint8,
+    bfloat16, bool_ as bool, can_cast, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo, int8,
+    int16, int32, int64, promote_types, set_default_dtype, uint8,
 )
 from oneflow_lite.framework.dtype import float16 as half, float32 as float, float64 as double  # noqa: F401
-from oneflow_lite.framework.dtype import int32 as int, int64 as long  # noqa: F401
-from oneflow_lite.framework.generator import Generator, default_generator, initial_seed, manual_seed  # noqa: F401
+from oneflow_lite.framework.dtype import int16 as short, int32 as int, int64 as long  # noqa: F401
+from oneflow_lite.framework.generator import Generator, initial_seed, manual_seed, seed  # noqa: F401
+from oneflow_lite.framework.generator import default_generator as _default_generator
 from oneflow_lite.framework.tensor import Tensor  # noqa: F401
 from oneflow_lite.framework.tensor_meta import Size  # noqa: F401
+from oneflow_lite.framework.config import (  # noqa: F401  (process-level switches)
+    are_deterministic_algorithms_enabled, get_default_device, get_deterministic_debug_mode,
+    get_float32_matmul_precision, get_num_interop_threads, get_num_threads, get_printoptions, init_num_threads,
+    is_anomaly_check_nan_enabled, is_anomaly_enabled, is_deterministic_algorithms_warn_only_enabled,
+    is_warn_always_enabled, set_anomaly_enabled, set_default_device, set_deterministic_debug_mode,
+    set_float32_matmul_precision, set_flush_denormal, set_num_interop_threads, set_num_threads, set_printoptions,
+    set_warn_always,
+    use_deterministic_algorithms,
+)
+from oneflow_lite.framework.type_utils import (  # noqa: F401  (tensor predicates, type helpers)
+    is_complex, is_conj, is_floating_point, is_inference, is_neg, is_nonzero, is_same_size, is_signed, is_storage,
+    is_tensor, numel, resolve_conj, resolve_neg, result_type, set_default_tensor_type, typename,
+)
 from oneflow_lite.functors.creation import tensor  # noqa: F401
-from oneflow_lite.functors.creation import as_tensor, from_numpy  # noqa: F401
+from oneflow_lite.functors.creation import (  # noqa: F401
+    as_tensor, asarray, from_numpy, frombuffer, get_rng_state, set_rng_state,
+)
+from oneflow_lite.functors.conversion import LEGACY_TYPES as _LEGACY_TYPES
 from oneflow_lite.functors.reduce import return_types  # noqa: F401  (named tuples of max, sort, topk)
 from oneflow_lite.functional import *  # noqa: F401,F403
 from oneflow_lite import autograd  # noqa: F401
@@ -38,8 +55,11 @@ from oneflow_lite import utils  # noqa: F401  (flow.utils.data)
 from oneflow_lite.serialization import load, save  # noqa: F401
 from oneflow_lite import accelerator, amp, backends, cuda, distributed, onnx  # noqa: F401,E402  (environment)
 from oneflow_lite.compile import compile  # noqa: F401,E402
+from oneflow_lite import random  # noqa: F401,E402  (flow.random: seeds, rng state, fork_rng)
 from oneflow_lite import mock_torch  # noqa: F401,E402  (import torch as oneflow_lite)
 
 _C = functional
+default_generator = _default_generator("cpu")  # torch.default_generator; callable with a device, as OneFlow's
+globals().update(_LEGACY_TYPES)  # FloatTensor, LongTensor, ... (Note [Legacy tensor types])
 
 from oneflow_lite._version import __version__  # noqa: E402

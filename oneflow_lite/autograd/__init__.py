@@ -10,6 +10,7 @@ recording off per thread; ``Function`` defines custom differentiable functions;
 
 import importlib
 
+from oneflow_lite.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from oneflow_lite.autograd.function import Function, FunctionCtx
 from oneflow_lite.autograd.grad_function import OpExprGradFunction, register_op_grad
 from oneflow_lite.autograd.grad_mode import (
@@ -21,8 +22,9 @@ from oneflow_lite.autograd.grad_mode import (
 _LAZY = {"backward": "engine", "grad": "engine", "gradcheck": "grad_check", "gradgradcheck": "grad_check",
          "GradcheckError": "grad_check"}
 
-__all__ = ["Function", "FunctionCtx", "GradcheckError", "OpExprGradFunction", "backward", "enable_grad", "grad",
-           "gradcheck", "gradgradcheck", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "register_op_grad", "set_grad_enabled"]
+__all__ = ["Function", "FunctionCtx", "GradcheckError", "OpExprGradFunction", "backward", "detect_anomaly",
+           "enable_grad", "grad", "gradcheck", "gradgradcheck", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled", "no_grad", "register_op_grad", "set_detect_anomaly", "set_grad_enabled"]
 
 
 def __getattr__(name):

@@ -23,8 +23,11 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from oneflow_lite.autograd.grad_mode import _set_enabled, is_grad_enabled
 from oneflow_lite.autograd.graph import AccumulateGrad, OpNode, gradient_edge, register_accumulate_grad
+from oneflow_lite.framework.config import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET as _AG_BIT
 from oneflow_lite.framework.tensor import LAZY_KEY_SET, Tensor, register_backward_engine
 from oneflow_lite.functors.registry import get_functor
@@ -342,19 +345,30 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool, targ
         target_of, execute = _plan_targets(root_nodes, targets)
     ready = [n for n in root_nodes if n not in deps]
     ready.reverse()
+    anomaly = is_anomaly_enabled() and is_anomaly_check_nan_enabled()
     prev_mode = is_grad_enabled()
     _set_enabled(create_graph)
     try:
         _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_graph, create_graph,
-                         accumulate)
+                         accumulate, anomaly)
     finally:
         _set_enabled(prev_mode)
     return captured
 
 
-def _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_graph, create_graph, accumulate):
+def _check_nan(node, in_grads) -> None:
+    """Anomaly mode (``flow.autograd.detect_anomaly``): a NaN in an input grad of ``node`` is an error naming it."""
+    for i, g in enumerate(in_grads):
+        if g is not None and g._meta.dtype.is_floating_point and g._array is not None \
+                and not g._key_set & LAZY_KEY_SET and g._meta.numel and np.isnan(g._array).any():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+
+
+def _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_graph, create_graph, accumulate,
+                     anomaly=False):
     """Run each ready node on its summed output grads (Note [The backward engine]) and release its producers;
-    one loop, with no call per node on the common path: the backward benchmark (W6) times it."""
+    one loop, with no call per node on the common path: the backward benchmark (W6) times it. ``anomaly``:
+    check the input grads of each node for NaN (``_check_nan``)."""
     while ready:
         node = ready.pop()
         grads = buffers.pop(node, None)
@@ -385,6 +399,8 @@ def _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_
                 hooks = node.hooks
                 if hooks is not None and hooks.post:
                     in_grads = _call_post_hooks(hooks.post, in_grads, grads)
+                if anomaly:
+                    _check_nan(node, in_grads)
                 i = 0  # not enumerate(): a tuple per input costs more than the count (W6)
                 for (nxt, nr), g in zip(next_functions, in_grads):
                     if nxt is not None and g is not None:

@@ -1,10 +1,12 @@
-"""Element types: ``flow.float32`` and friends, mapped to NumPy and to the proto enum.
+"""Element types: ``flow.float32`` and friends, mapped to NumPy and to the proto enum;
+``finfo`` / ``iinfo``, ``can_cast``.
 
 Type promotion follows PyTorch (see Note [Type promotion]).
 """
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from oneflow_lite._proto import attr_value_pb2
@@ -13,7 +15,8 @@ from oneflow_lite._proto import attr_value_pb2
 class dtype:
     """A tensor element type. Instances are singletons: compare with ``is`` or ``==``."""
 
-    __slots__ = ("name", "np_dtype", "proto", "is_floating_point", "is_signed", "itemsize", "_category", "_rank")
+    __slots__ = ("name", "np_dtype", "proto", "is_floating_point", "is_signed", "is_complex", "itemsize",
+                 "_category", "_rank")
 
     def __init__(self, name, np_dtype, proto, category, rank):
         self.name = name
@@ -21,6 +24,7 @@ class dtype:
         self.proto = proto
         self.is_floating_point = category == 2
         self.is_signed = name not in ("uint8", "bool")
+        self.is_complex = False
         self.itemsize = self.np_dtype.itemsize
         # 0 bool, 1 integer, 2 floating: the order in which a scalar may raise a tensor's dtype.
         self._category = category
@@ -28,6 +32,10 @@ class dtype:
 
     def __repr__(self):
         return f"oneflow_lite.{self.name}"
+
+    def to_real(self) -> dtype:
+        """The real dtype of this one: itself (complex dtypes are not provided)."""
+        return self
 
     def __reduce__(self):
         return (_dtype_by_name, (self.name,))
@@ -48,9 +56,19 @@ FLOATING_DTYPES = (float16, float32, float64)
 INTEGRAL_DTYPES = (uint8, int8, int16, int32, int64)
 NUMERIC_DTYPES = INTEGRAL_DTYPES + FLOATING_DTYPES
 
-_BY_NAME = {d.name: d for d in ALL_DTYPES}
-_BY_NUMPY = {d.np_dtype: d for d in ALL_DTYPES}
-_BY_PROTO = {d.proto: d for d in ALL_DTYPES}
+# Note [Storage dtypes]
+# bfloat16 (ml_dtypes' NumPy type, the one JAX uses) is a *storage* dtype: tensors of it are made,
+# cast, copied, indexed and printed, and an op runs on it where a kernel takes it (the elementwise
+# NumPy kernels registered for any dtype do, through ml_dtypes' ufunc loops, which compute in float32
+# and round); a kernel whose dtype predicate lists its dtypes refuses it with OpKernelNotFoundError.
+# It is not in ALL_DTYPES, the dtypes every op is tested on. Its proto value is OneFlow's DataType
+# number (kBFloat16 = 11; proto3 enums are open, so the attr protos hold it).
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 11, 2, 5)
+STORAGE_DTYPES = (bfloat16,)
+
+_BY_NAME = {d.name: d for d in ALL_DTYPES + STORAGE_DTYPES}
+_BY_NUMPY = {d.np_dtype: d for d in ALL_DTYPES + STORAGE_DTYPES}
+_BY_PROTO = {d.proto: d for d in ALL_DTYPES + STORAGE_DTYPES}
 
 _default_float = float32
 
@@ -102,6 +120,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` convert to (PyTorch's ``promote_types``)."""
     if a is b:
         return a
+    if a._rank == b._rank == float16._rank:  # float16 with bfloat16
+        return float32
     if a._category != b._category:
         return a if a._category > b._category else b
     if a._category == 1 and {a, b} & {uint8} and (a.is_signed or b.is_signed):
@@ -139,3 +159,61 @@ def result_type(dims_dtype: dtype | None, zero_dim_dtypes=(), scalars=()) -> dty
         elif sd._category > result._category:
             result = _default_float if sd._category == 2 else int64
     return result
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """PyTorch's casting rule: a cast may not lower the category (floating -> integral, numeric -> bool)."""
+    for name, d in (("from_", from_), ("to", to)):
+        if not isinstance(d, dtype):
+            raise TypeError(f"can_cast(): argument '{name}' must be flow.dtype, not {type(d).__name__}")
+    return from_._category <= to._category
+
+
+def _info_dtype(fn: str, type_, floating: bool) -> dtype:
+    if type_ is None:
+        type_ = _default_float if floating else None
+    if not isinstance(type_, dtype):
+        raise TypeError(f"{fn}(): argument 'type' must be flow.dtype, not {type(type_).__name__}")
+    if type_.is_floating_point != floating or type_ is bool_:
+        kind, other = ("a floating point", "iinfo") if floating else ("an integer", "finfo")
+        raise TypeError(f"{fn}() requires {kind} input type. Use oneflow_lite.{other} to handle '{fn}'")
+    return type_
+
+
+class finfo:
+    """Machine limits of a floating dtype (PyTorch's ``finfo``): ``bits``, ``eps``, ``max``, ``min``, ``tiny``
+    (= ``smallest_normal``), ``resolution`` and ``dtype`` (the name)."""
+
+    __slots__ = ("bits", "dtype", "eps", "max", "min", "resolution", "smallest_normal", "tiny")
+
+    def __init__(self, type=None):  # PyTorch's argument name
+        d = _info_dtype("finfo", type, True)
+        info = ml_dtypes.finfo(d.np_dtype) if d is bfloat16 else np.finfo(d.np_dtype)
+        self.bits = info.bits
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -int(info.precision)
+        self.dtype = d.name
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype (PyTorch's ``iinfo``): ``bits``, ``max``, ``min`` and ``dtype`` (the name)."""
+
+    __slots__ = ("bits", "dtype", "max", "min")
+
+    def __init__(self, type):  # PyTorch's argument name
+        d = _info_dtype("iinfo", type, False)
+        info = np.iinfo(d.np_dtype)
+        self.bits = info.bits
+        self.max = int(info.max)
+        self.min = int(info.min)
+        self.dtype = d.name
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

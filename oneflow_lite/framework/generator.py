@@ -3,6 +3,11 @@ default generator of each device.
 
 Random kernels draw from :func:`current_generator`: the generator a functor
 passed for this call (``flow.rand(..., generator=g)``) or the device's default.
+
+Note [Generator state]
+``Generator.get_state()`` is NumPy's bit-generator state (a dict: it compares with ``==``);
+``state_bytes()`` packs it with the initial seed into 48 bytes, the opaque uint8 "ByteTensor" of
+PyTorch's ``get_rng_state`` (``flow.get_rng_state`` makes the tensor). ``set_state`` takes either.
 """
 
 from __future__ import annotations
@@ -41,14 +46,52 @@ class Generator:
         return self._seed
 
     def get_state(self):
+        """NumPy's bit-generator state (see Note [Generator state])."""
         return self.numpy.bit_generator.state
 
     def set_state(self, state) -> "Generator":
-        self.numpy.bit_generator.state = state
+        """Restore a state from ``get_state()`` or ``state_bytes()`` (any uint8 buffer of those 48 bytes, such
+        as the tensor ``flow.get_rng_state()`` returns)."""
+        if isinstance(state, dict):
+            self.numpy.bit_generator.state = state
+            return self
+        try:
+            raw = np.asarray(state)
+        except (TypeError, ValueError, RuntimeError):
+            raw = None
+        if raw is None or raw.dtype != np.uint8 or raw.shape != (_STATE_BYTES,):
+            shown = type(state).__name__ if raw is None else f"{raw.dtype} array of shape {raw.shape}"
+            raise RuntimeError(f"Generator.set_state: expected a state from get_state() or a uint8 tensor of "
+                               f"{_STATE_BYTES} bytes from get_rng_state(), got {shown}")
+        words = [int.from_bytes(raw[i:i + 16].tobytes(), "little") for i in (0, 16)]
+        tail = np.frombuffer(raw[32:].tobytes(), dtype="<u8")
+        self.numpy.bit_generator.state = {
+            "bit_generator": "PCG64", "state": {"state": words[0], "inc": words[1]},
+            "has_uint32": int(tail[0] >> 32), "uinteger": int(tail[0] & 0xFFFF_FFFF)}
+        self._seed = int(tail[1])
         return self
+
+    def state_bytes(self) -> np.ndarray:
+        """The state as 48 uint8 values (see Note [Generator state])."""
+        st = self.numpy.bit_generator.state
+        head = st["state"]["state"].to_bytes(16, "little") + st["state"]["inc"].to_bytes(16, "little")
+        tail = np.array([(st["has_uint32"] << 32) | st["uinteger"], self._seed], dtype="<u8")
+        return np.frombuffer(head + tail.tobytes(), dtype=np.uint8).copy()
 
     def __repr__(self):
         return f"<oneflow_lite.Generator device={self.device} seed={self._seed}>"
+
+
+_STATE_BYTES = 48
+
+
+class DefaultGenerator(Generator):
+    """A device's default generator. ``flow.default_generator`` is the cpu one, as ``torch.default_generator``
+    is; calling it, ``flow.default_generator(device)``, gives the default generator of ``device``, as OneFlow's
+    function does."""
+
+    def __call__(self, device="cpu") -> Generator:
+        return default_generator(device)
 
 
 _defaults: dict = {}
@@ -60,7 +103,7 @@ def default_generator(device="cpu") -> Generator:
     dev = Device(device)
     gen = _defaults.get(dev)
     if gen is None:
-        gen = _defaults.setdefault(dev, Generator(dev))
+        gen = _defaults.setdefault(dev, DefaultGenerator(dev))
     return gen
 
 
@@ -72,7 +115,15 @@ def manual_seed(seed: int) -> Generator:
 
 
 def initial_seed() -> int:
+    """The seed the cpu default generator was last seeded with."""
     return default_generator("cpu").initial_seed()
+
+
+def seed() -> int:
+    """Seed every default generator from fresh entropy; returns the seed."""
+    value = int(np.random.SeedSequence().entropy) & 0x7FFF_FFFF_FFFF_FFFF
+    manual_seed(value)
+    return value
 
 
 @contextlib.contextmanager

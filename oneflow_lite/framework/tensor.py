@@ -9,6 +9,7 @@ functional API.
 from __future__ import annotations
 
 import itertools
+import sys
 import warnings
 import weakref
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from oneflow_lite.dispatch.dispatch_key import DispatchKey
 from oneflow_lite.framework import dtype as dtypes
+from oneflow_lite.framework.config import PRINT_OPTIONS
 from oneflow_lite.framework.tensor_meta import Size, TensorMeta
 
 # Note [Autograd key and requires_grad]
@@ -166,6 +168,28 @@ def register_backward_engine(fn) -> None:
     _backward_engine = fn
 
 
+# Note [Legacy constructor]
+# ``flow.Tensor(data)`` / ``flow.Tensor(2, 3)`` / ``flow.Tensor()`` / ``flow.Tensor(size=...)`` is PyTorch's
+# legacy constructor: a default-dtype tensor of ``data``, or of a shape. It makes tensors through the creation
+# functors, above framework, so they register it here when imported (as the engine does, Note [Engine
+# registration]). Interpreters build tensors through ``Tensor._make``, which bypasses ``__new__``.
+_legacy_constructor = None
+
+
+def register_legacy_constructor(fn) -> None:
+    """Make ``fn(dtype, args, kwargs)`` what ``Tensor(...)`` runs (Note [Legacy constructor])."""
+    global _legacy_constructor
+    _legacy_constructor = fn
+
+
+def legacy_new(dtype, args: tuple, kwargs: dict):
+    """The legacy constructor with ``dtype`` (None: the default float dtype, or a Tensor argument's own)."""
+    if _legacy_constructor is None:
+        raise RuntimeError("Tensor(): no legacy constructor is registered; oneflow_lite.functors.creation "
+                           "registers it when imported (see Note [Legacy constructor])")
+    return _legacy_constructor(dtype, args, kwargs)
+
+
 _new = object.__new__
 
 
@@ -174,10 +198,12 @@ class Tensor:
 
     __slots__ = ("__weakref__", "_ag", "_array", "_key_set", "_meta", "_vc")
 
-    # Built by the interpreters through _make; flow.tensor(...) is the public constructor.
-    def __init__(self, *args, **kwargs):
-        raise TypeError("use flow.tensor(data, dtype=..., device=...) or a creation function "
-                        "(flow.zeros, flow.ones, ...) to make a tensor")
+    def __new__(cls, *args, **kwargs):
+        """PyTorch's legacy constructor (Note [Legacy constructor]); ``flow.tensor(...)`` is the modern one."""
+        return legacy_new(None, args, kwargs)
+
+    def __init__(self, *args, **kwargs):  # everything happens in __new__
+        pass
 
     @staticmethod
     def _make(array, meta: TensorMeta) -> Tensor:
@@ -222,6 +248,104 @@ class Tensor:
 
     def element_size(self) -> int:
         return self._meta.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._meta.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._meta.numel * self._meta.dtype.itemsize
+
+    def ndimension(self) -> int:
+        return self._meta.ndim
+
+    # Where the tensor is, as PyTorch's flags: cpu and meta are the devices here; there are no sparse,
+    # quantized or inference tensors (inference_mode makes ordinary tensors).
+    @property
+    def is_cpu(self) -> bool:
+        return self._meta.device.type == "cpu"
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._meta.device.type == "cuda"
+
+    @property
+    def is_xpu(self) -> bool:
+        return self._meta.device.type == "xpu"
+
+    @property
+    def is_mps(self) -> bool:
+        return self._meta.device.type == "mps"
+
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    # Other backends and layouts of PyTorch, none of which exists here.
+    is_sparse_csr = is_nested = is_mkldnn = is_vulkan = is_xla = is_ipu = is_maia = is_mtia = is_sparse
+
+    def is_pinned(self) -> bool:
+        return False
+
+    def is_shared(self) -> bool:
+        return False
+
+    def is_conj(self) -> bool:
+        """False: there are no complex tensors, so no lazily conjugated ones."""
+        return False
+
+    def is_neg(self) -> bool:
+        return False
+
+    def resolve_conj(self) -> Tensor:
+        return self
+
+    def resolve_neg(self) -> Tensor:
+        return self
+
+    @property
+    def is_quantized(self) -> bool:
+        return False
+
+    def is_inference(self) -> bool:
+        return False
+
+    def get_device(self) -> int:
+        """-1 for cpu tensors (PyTorch's convention), else the device index."""
+        device = self._meta.device
+        return -1 if device.type == "cpu" else device.index
+
+    def data_ptr(self) -> int:
+        """The address of the first element (the same for tensors sharing a buffer from the same offset);
+        0 for a tensor that holds no data."""
+        a = self._array
+        if a is None:
+            return 0
+        if self._key_set & LAZY_KEY_SET:
+            raise a.read_error("Tensor.data_ptr()")
+        return a.__array_interface__["data"][0]
+
+    def is_signed(self) -> bool:
+        return self._meta.dtype.is_signed
+
+    def is_complex(self) -> bool:
+        return False
+
+    def is_nonzero(self) -> bool:
+        """The truth of a one-element tensor (PyTorch's errors for other sizes)."""
+        n = self._meta.numel
+        if n == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        if n > 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data("is_nonzero").reshape(()))
+
+    def is_same_size(self, other) -> bool:
+        if not isinstance(other, Tensor):
+            raise TypeError(f"is_same_size(): argument 'other' (position 1) must be Tensor, not "
+                            f"{type(other).__name__}")
+        return self._meta.shape == other._meta.shape
 
     @property
     def is_lazy(self) -> bool:
@@ -483,6 +607,14 @@ class Tensor:
     def __repr__(self):
         return _format_tensor(self)
 
+    def __format__(self, format_spec):
+        """As PyTorch: a 0-d tensor formats its value (``f"{loss:.4f}"``); other tensors take only the empty
+        format spec (a TypeError otherwise)."""
+        if self._meta.ndim == 0 and self._array is not None and type(self) is Tensor \
+                and not self._key_set & LAZY_KEY_SET:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def __iter__(self):
         if self._meta.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
@@ -516,8 +648,7 @@ def _format_tensor(t: Tensor) -> str:
             body = "[]"
             extras.append(f"size={tuple(meta.shape)}")
         else:
-            body = np.array2string(a, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
-                                   precision=4, floatmode="maxprec_equal" if meta.dtype.is_floating_point else "maxprec")
+            body = _format_values(a, meta.dtype)
     extras.append(f"dtype={meta.dtype!r}")
     ag = t._ag
     if ag is not None and ag.grad_fn is not None:
@@ -525,3 +656,25 @@ def _format_tensor(t: Tensor) -> str:
     elif t._key_set & AUTOGRAD_KEY_SET:
         extras.append("requires_grad=True")
     return f"tensor({body}, {', '.join(extras)})"
+
+
+def _format_values(a: np.ndarray, dtype) -> str:
+    """The values as ``set_printoptions`` asks (framework/config.py)."""
+    opts = PRINT_OPTIONS
+    threshold = opts["threshold"]
+    kwargs = {"separator": ", ", "prefix": "tensor(", "edgeitems": opts["edgeitems"],
+              "threshold": sys.maxsize if threshold == float("inf") else threshold,
+              "max_line_width": opts["linewidth"], "precision": opts["precision"]}
+    if dtype.is_floating_point:
+        if dtype is dtypes.bfloat16:
+            a = a.astype(np.float32)
+        kwargs["floatmode"] = "maxprec_equal"
+        sci_mode = opts["sci_mode"]
+        if sci_mode is False:
+            kwargs["suppress_small"] = True
+        elif sci_mode:
+            precision = opts["precision"]
+            kwargs["formatter"] = {"float_kind": lambda v: f"{v:.{precision}e}"}
+    else:
+        kwargs["floatmode"] = "maxprec"
+    return np.array2string(a, **kwargs)

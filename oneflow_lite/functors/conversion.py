@@ -1,6 +1,7 @@
 """Conversion functors: ``cast`` (dtype), ``copy`` (device), and the Tensor methods
-built on them: ``to``, ``cpu``, ``type``, ``type_as``, ``float``, ``double``, ``half``,
-``int``, ``long``, ``bool``, ``byte``, ``char``, ``short``.
+built on them: ``to``, ``cpu``, ``type``, ``type_as``, ``view_as``, ``reshape_as``, ``float``, ``double``,
+``half``, ``bfloat16``, ``int``, ``long``, ``bool``, ``byte``, ``char``, ``short``; the legacy tensor types
+(``flow.FloatTensor`` ...).
 
 Note [Tensor.to]
 ``Tensor.to`` takes PyTorch's three overloads: ``to(dtype, non_blocking=False,
@@ -20,7 +21,7 @@ from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
 from oneflow_lite.framework.device import device as Device
 from oneflow_lite.framework.op_builder import OpBuilder
-from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.framework.tensor import Tensor, legacy_new
 from oneflow_lite.functors.registry import functor, get_functor
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
@@ -33,7 +34,7 @@ class CastFunctor:
 
     def __init__(self):
         self.op = OpBuilder("cast").input("in").output("out").build()
-        self._attrs = {d: AttrMap({"dtype": d}) for d in dt.ALL_DTYPES}
+        self._attrs = {d: AttrMap({"dtype": d}) for d in dt.ALL_DTYPES + dt.STORAGE_DTYPES}
 
     def __call__(self, x, dtype):
         if x._meta.dtype is dtype:
@@ -158,13 +159,13 @@ def _dtype_method(name, dtype):
 
 
 _DTYPE_METHODS = {
-    "float": dt.float32, "double": dt.float64, "half": dt.float16, "int": dt.int32, "long": dt.int64,
-    "bool": dt.bool_, "byte": dt.uint8, "char": dt.int8, "short": dt.int16,
+    "float": dt.float32, "double": dt.float64, "half": dt.float16, "bfloat16": dt.bfloat16, "int": dt.int32,
+    "long": dt.int64, "bool": dt.bool_, "byte": dt.uint8, "char": dt.int8, "short": dt.int16,
 }
 
 _TYPE_NAMES = {dt.bool_: "BoolTensor", dt.uint8: "ByteTensor", dt.int8: "CharTensor", dt.int16: "ShortTensor",
                dt.int32: "IntTensor", dt.int64: "LongTensor", dt.float16: "HalfTensor", dt.float32: "FloatTensor",
-               dt.float64: "DoubleTensor"}
+               dt.float64: "DoubleTensor", dt.bfloat16: "BFloat16Tensor"}
 _BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
 _TYPE_PREFIXES = ("oneflow_lite", "oneflow", "torch")
 
@@ -180,6 +181,8 @@ def type_(self, dtype=None, non_blocking=False):
     if dtype is None:
         prefix = "oneflow_lite" if m.device.type == "cpu" else f"oneflow_lite.{m.device.type}"
         return f"{prefix}.{_TYPE_NAMES[m.dtype]}"
+    if isinstance(dtype, LegacyTensorType):
+        dtype = dtype.dtype
     if isinstance(dtype, dt.dtype):
         return get_functor("Cast")(self, dtype)
     if isinstance(dtype, str):
@@ -196,6 +199,46 @@ def type_(self, dtype=None, non_blocking=False):
     raise TypeError(f"type(): argument 'dtype' must be flow.dtype or str, not {type(dtype).__name__}")
 
 
+def view_as(self, other):
+    """``self.view(other.size())``."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"view_as(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+    return self.view(other._meta.shape)
+
+
+def reshape_as(self, other):
+    """``self.reshape(other.size())``."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"reshape_as(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+    return self.reshape(other._meta.shape)
+
+
+# Note [Legacy tensor types]
+# ``flow.FloatTensor`` and friends are PyTorch's legacy tensor types: calling one is the legacy constructor
+# with that dtype (``flow.LongTensor([1, 2])``, ``flow.FloatTensor(2, 3)``, see Note [Legacy constructor]),
+# ``isinstance(t, flow.FloatTensor)`` checks the dtype (and cpu), and ``t.type(flow.LongTensor)`` casts.
+class LegacyTensorType:
+    """One legacy tensor type (Note [Legacy tensor types])."""
+
+    __slots__ = ("__name__", "dtype")
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self.__name__ = _TYPE_NAMES[dtype]
+
+    def __call__(self, *args, **kwargs):
+        return legacy_new(self.dtype, args, kwargs)
+
+    def __instancecheck__(self, obj) -> bool:
+        return isinstance(obj, Tensor) and obj._meta.dtype is self.dtype and obj._meta.device.type == "cpu"
+
+    def __repr__(self):
+        return f"<class 'oneflow_lite.{self.__name__}'>"
+
+
+LEGACY_TYPES = {name: LegacyTensorType(d) for d, name in _TYPE_NAMES.items()}
+
+
 def type_as(self, other):
     """This tensor with ``other``'s dtype and device (``self`` when they are its own)."""
     if not isinstance(other, Tensor):
@@ -207,5 +250,7 @@ Tensor.to = to
 Tensor.cpu = cpu
 Tensor.type = type_
 Tensor.type_as = type_as
+Tensor.view_as = view_as
+Tensor.reshape_as = reshape_as
 for _name, _dtype in _DTYPE_METHODS.items():
     setattr(Tensor, _name, _dtype_method(_name, _dtype))

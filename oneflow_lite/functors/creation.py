@@ -11,19 +11,22 @@ and step are all ints, else the default float dtype.
 
 from __future__ import annotations
 
+import math
 import warnings
+from functools import partial
 
 import numpy as np
 
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.calls import F
+from oneflow_lite.framework.config import default_device, warn_once
 from oneflow_lite.framework.device import device as Device
-from oneflow_lite.framework.generator import using_generator
+from oneflow_lite.framework.generator import default_generator, using_generator
 from oneflow_lite.framework.op_builder import OpBuilder
-from oneflow_lite.framework.tensor import Tensor
-from oneflow_lite.framework.tensor_meta import make_meta
+from oneflow_lite.framework.tensor import Tensor, register_legacy_constructor
+from oneflow_lite.framework.tensor_meta import Size, make_meta
 from oneflow_lite.functors.conversion import convert
-from oneflow_lite.functors.registry import composite, functor
+from oneflow_lite.functors.registry import composite, functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
@@ -41,9 +44,9 @@ class _ConstantFunctor:
 
     def _fill(self, size, value, dtype, device):
         if isinstance(value, float):
-            values = (size, dtype, device or _CPU, value, 0, True)
+            values = (size, dtype, device or default_device(), value, 0, True)
         else:
-            values = (size, dtype, device or _CPU, 0.0, int(value), False)
+            values = (size, dtype, device or default_device(), 0.0, int(value), False)
         return dispatch(self.op, (), cached_attrs(self._attrs, _CONSTANT_ATTRS, values))[0]
 
 
@@ -85,10 +88,11 @@ class ArangeFunctor:
 
     def __call__(self, start, end, step, dtype, device, requires_grad=False):
         if isinstance(start, float) or isinstance(end, float) or isinstance(step, float):
-            values = (dtype or _get_default_dtype(), device or _CPU, True,
+            values = (dtype or _get_default_dtype(), device or default_device(), True,
                       float(start), float(end), float(step), 0, 0, 1)
         else:
-            values = (dtype or dt.int64, device or _CPU, False, 0.0, 0.0, 1.0, int(start), int(end), int(step))
+            values = (dtype or dt.int64, device or default_device(), False, 0.0, 0.0, 1.0,
+                      int(start), int(end), int(step))
         return _requires_grad(dispatch(self.op, (), cached_attrs(self._attrs, _ARANGE_ATTRS, values))[0],
                               requires_grad)
 
@@ -110,7 +114,7 @@ class _RandomFunctor:
         self._attrs = {}
 
     def __call__(self, size, generator, dtype, device, requires_grad=False):
-        device = device or _CPU
+        device = device or default_device()
         attrs = cached_attrs(self._attrs, ("shape", "dtype", "device"), (size, dtype or _get_default_dtype(), device))
         if generator is None:
             return _requires_grad(dispatch(self.op, (), attrs)[0], requires_grad)
@@ -258,7 +262,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         return _requires_grad(convert(data.detach(), device, dtype, copy=True), requires_grad)
     array, inferred = _as_array(data)
     result = Tensor._make(array, make_meta(array.shape, dt.from_numpy_dtype(array.dtype), _CPU))
-    return _requires_grad(convert(result, device, dtype or inferred), requires_grad)
+    return _requires_grad(convert(result, device or default_device(), dtype or inferred), requires_grad)
 
 
 # ---- *_like, empty, eye, linspace / logspace -----------------------------------------------------
@@ -306,7 +310,7 @@ class EyeFunctor:
         self._attrs = {}
 
     def __call__(self, n, m, dtype, device, requires_grad=False):
-        values = (n, n if m is None else m, dtype or _get_default_dtype(), device or _CPU)
+        values = (n, n if m is None else m, dtype or _get_default_dtype(), device or default_device())
         return _requires_grad(dispatch(self.op, (), cached_attrs(self._attrs, ("rows", "cols", "dtype", "device"),
                                                                  values))[0], requires_grad)
 
@@ -330,7 +334,7 @@ class LinspaceFunctor:
 
     def _values(self, start, end, steps, dtype, device):
         return (_float_scalar(self.name, "start", start), _float_scalar(self.name, "end", end), steps,
-                dtype or _get_default_dtype(), device or _CPU)
+                dtype or _get_default_dtype(), device or default_device())
 
     def __call__(self, start, end, steps, dtype, device, requires_grad=False):
         values = self._values(start, end, steps, dtype, device)
@@ -370,7 +374,7 @@ class RandintLowFunctor:
         self._attrs = {}
 
     def __call__(self, low, high, size, generator, dtype, device, requires_grad=False):
-        device = device or _CPU
+        device = device or default_device()
         attrs = cached_attrs(self._attrs, ("low", "high", "shape", "dtype", "device"),
                              (low, high, size, dtype or dt.int64, device))
         return _requires_grad(_random(self.op, (), attrs, generator, device, "randint"), requires_grad)
@@ -391,7 +395,7 @@ class RandpermFunctor:
         self._attrs = {}
 
     def __call__(self, n, generator, dtype, device, requires_grad=False):
-        device = device or _CPU
+        device = device or default_device()
         attrs = cached_attrs(self._attrs, ("n", "dtype", "device"), (n, dtype or dt.int64, device))
         return _requires_grad(_random(self.op, (), attrs, generator, device, "randperm"), requires_grad)
 
@@ -439,7 +443,7 @@ class NormalFunctor:
     def __call__(self, mean, std, size, generator, dtype, device, requires_grad=False):
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-        device = device or _CPU
+        device = device or default_device()
         attrs = cached_attrs(self._attrs, ("shape", "dtype", "device", "mean", "std"),
                              (size, dtype or _get_default_dtype(), device, mean, std))
         return _requires_grad(_random(self.op, (), attrs, generator, device, "normal"), requires_grad)
@@ -482,22 +486,22 @@ def _range_args(name, args, kwargs, names, defaults):
     return out
 
 
-class _InitOps:
-    """The uniform / normal op exprs the in-place initialisers write with, each with its attr cache (built on
-    first use)."""
-
-    _ops = None
-
-    @classmethod
-    def get(cls):
-        if cls._ops is None:
-            cls._ops = tuple((OpBuilder(op_type).output("out").build(), {}) for op_type in ("uniform", "normal"))
-        return cls._ops
+_INIT_OPS: dict = {}  # op type -> (op expr, attr cache) of the source ops in-place initialisers write with
 
 
-def _fill_random(self, op_index, names, values, generator, name):
+def _init_op(op_type):
+    """The op expr of the source op ``op_type`` and its attr cache (built on first use)."""
+    entry = _INIT_OPS.get(op_type)
+    if entry is None:
+        entry = _INIT_OPS[op_type] = (OpBuilder(op_type).output("out").build(), {})
+    return entry
+
+
+def _fill_random(self, op_type, names, values, generator, name):
+    """Write the source op ``op_type`` (attrs shape / dtype / device of ``self``, and ``names`` = ``values``)
+    into ``self``, drawing from ``generator`` when given; returns ``self``."""
     m = self._meta
-    op, cache = _InitOps.get()[op_index]
+    op, cache = _init_op(op_type)
     attrs = cached_attrs(cache, ("shape", "dtype", "device") + names, (m.shape, m.dtype, m.device, *values))
     if generator is None:
         return dispatch(op, (), attrs, (self,))[0]
@@ -513,7 +517,7 @@ def uniform_(self, *args, generator=None, **kwargs):
     low, high = _range_args("uniform_", args, kwargs, ("from", "to"), (0.0, 1.0))
     if low > high:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={low} > to={high}")
-    return _fill_random(self, 0, ("from", "to"), (low, high), generator, "uniform_")
+    return _fill_random(self, "uniform", ("from", "to"), (low, high), generator, "uniform_")
 
 
 def normal_(self, *args, generator=None, **kwargs):
@@ -521,7 +525,7 @@ def normal_(self, *args, generator=None, **kwargs):
     mean, std = _range_args("normal_", args, kwargs, ("mean", "std"), (0.0, 1.0))
     if std < 0:
         raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std}")
-    return _fill_random(self, 1, ("mean", "std"), (mean, std), generator, "normal_")
+    return _fill_random(self, "normal", ("mean", "std"), (mean, std), generator, "normal_")
 
 
 # ---- Tensor.new_* ----------------------------------------------------------------------------------
@@ -583,7 +587,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
-_NUMPY_DTYPES = frozenset(d.np_dtype for d in dt.ALL_DTYPES)
+_NUMPY_DTYPES = frozenset(d.np_dtype for d in dt.ALL_DTYPES + dt.STORAGE_DTYPES)
 
 Tensor.uniform_ = uniform_
 Tensor.normal_ = normal_
@@ -592,3 +596,378 @@ Tensor.new_ones = _new("new_ones", "ones")
 Tensor.new_empty = _new("new_empty", "empty")
 Tensor.new_full = _new("new_full", "full", with_value=True)
 Tensor.new_tensor = new_tensor
+
+
+# ---- multinomial, bernoulli, poisson and the in-place distributions ---------------------------------------
+@functor("Multinomial")
+class MultinomialFunctor:
+    """``multinomial(input, num_samples, replacement=False)``: category indices drawn from each row of
+    probabilities (1-D or 2-D, not necessarily normalised)."""
+
+    def __init__(self):
+        self.op = OpBuilder("multinomial").input("x").output("out").build()
+        self._attrs = {}
+
+    def __call__(self, x, num_samples, replacement, generator):
+        attrs = cached_attrs(self._attrs, ("num_samples", "replacement"), (num_samples, bool(replacement)))
+        return _random(self.op, (x,), attrs, generator, x._meta.device, "multinomial")
+
+
+_PROBABILITY_OPS: dict = {}  # op type -> op expr of bernoulli / poisson
+
+
+def _probability_op(op_type):
+    """The op expr of ``op_type`` (one input ``x``), built on first use."""
+    op = _PROBABILITY_OPS.get(op_type)
+    if op is None:
+        op = _PROBABILITY_OPS[op_type] = OpBuilder(op_type).input("x").output("out").build()
+    return op
+
+
+_BERNOULLI_ATTRS: dict = {}
+
+
+def _bernoulli(probs, dtype, generator, out=None):
+    """1 with probability ``probs`` (a floating tensor), elementwise, in ``dtype`` (into ``out`` when given)."""
+    attrs = cached_attrs(_BERNOULLI_ATTRS, ("dtype",), (dtype,))
+    op = _probability_op("bernoulli")
+    outputs = None if out is None else (out,)
+    if generator is None:
+        return dispatch(op, (probs,), attrs, outputs)[0]
+    device = probs._meta.device
+    if generator.device is not device and device.device_type.has_storage:
+        raise RuntimeError(f"bernoulli: Expected a '{device.type}' device type for generator "
+                           f"but found '{generator.device.type}'")
+    with using_generator(generator):
+        return dispatch(op, (probs,), attrs, outputs)[0]
+
+
+@composite("Bernoulli")
+def bernoulli(x, generator):
+    """``bernoulli(input)``: 1 with probability ``input[i]``, in ``input``'s (floating) dtype."""
+    return _bernoulli(x, x._meta.dtype, generator)
+
+
+def _probability(name, p) -> float:
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"{name}: expected 0 <= p <= 1, but got p={p}")
+    return float(p)
+
+
+@composite("BernoulliProb")
+def bernoulli_prob(x, p, generator):
+    """``bernoulli(input, p)``: 1 with probability ``p``, of ``input``'s shape, dtype and device."""
+    m = x._meta
+    probs = F.full(m.shape, _probability("bernoulli", p), dtype=dt.float64, device=m.device)
+    return _bernoulli(probs, m.dtype, generator)
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    """``bernoulli_(p=0.5)``: fill with 1 with probability ``p`` (a number, or a tensor broadcast to this
+    tensor's shape), else 0; returns ``self``."""
+    m = self._meta
+    if isinstance(p, Tensor):
+        probs = p if p._meta.shape == m.shape else F.expand(p, m.shape)
+    elif isinstance(p, (int, float, np.integer, np.floating)) and not isinstance(p, (bool, np.bool_)):
+        probs = F.full(m.shape, _probability("bernoulli_", p), dtype=dt.float64, device=m.device)
+    else:
+        raise TypeError(f"bernoulli_(): argument 'p' must be float or Tensor, not {type(p).__name__}")
+    return _bernoulli(probs, m.dtype, generator, self)
+
+
+@functor("Poisson")
+class PoissonFunctor:
+    """``poisson(input)``: Poisson samples with rates ``input`` (floating, non-negative), in its dtype."""
+
+    def __init__(self):
+        self.op = _probability_op("poisson")
+
+    def __call__(self, x, generator):
+        return _random(self.op, (x,), None, generator, x._meta.device, "poisson")
+
+
+def _float_arg(name, arg, value) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}(): argument '{arg}' must be float, not {type(value).__name__}")
+    return float(value)
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    """``exponential_(lambd=1)``: fill with samples of density ``lambd * exp(-lambd * x)``; returns ``self``."""
+    value = _float_arg("exponential_", "lambd", lambd)
+    return _fill_random(self, "exponential", ("lambd",), (value,), generator, "exponential_")
+
+
+def geometric_(self, p, *, generator=None):
+    """``geometric_(p)``: fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    value = _float_arg("geometric_", "p", p)
+    return _fill_random(self, "geometric", ("p",), (value,), generator, "geometric_")
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """``log_normal_(mean=1, std=2)``: fill with ``exp(N(mean, std**2))`` samples; returns ``self``."""
+    values = (_float_arg("log_normal_", "mean", mean), _float_arg("log_normal_", "std", std))
+    return _fill_random(self, "log_normal", ("mean", "std"), values, generator, "log_normal_")
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """``cauchy_(median=0, sigma=1)``: fill with Cauchy samples; returns ``self``."""
+    values = (_float_arg("cauchy_", "median", median), _float_arg("cauchy_", "sigma", sigma))
+    return _fill_random(self, "cauchy", ("median", "sigma"), values, generator, "cauchy_")
+
+
+# The integers random_() draws from without bounds: a floating dtype's exactly representable ones.
+_FLOAT_DIGITS = {dt.float16: 11, dt.bfloat16: 8, dt.float32: 24, dt.float64: 53}
+
+
+def _random_upper(dtype) -> int:
+    """One past the largest value ``random_`` draws for ``dtype`` when ``to`` is not given (int64's maximum
+    itself is left out: the bound is an int64 attr)."""
+    if dtype is dt.bool_:
+        return 2
+    digits = _FLOAT_DIGITS.get(dtype)
+    if digits is not None:
+        return 2**digits + 1
+    return min(int(np.iinfo(dtype.np_dtype).max) + 1, 2**63 - 1)
+
+
+def _int_arg(name, arg, value) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}(): argument '{arg}' must be int, not {type(value).__name__}")
+    return int(value)
+
+
+def random_(self, *args, generator=None, **kwargs):
+    """``random_()``, ``random_(to)``, ``random_(from, to=None)``: fill with integers uniform in [from, to)
+    (from 0; up to the dtype's largest exactly representable integer when ``to`` is None); returns ``self``."""
+    if len(args) > 2:
+        raise TypeError(f"random_() takes at most 2 positional arguments but {len(args)} were given")
+    unknown = set(kwargs) - {"from", "to"}
+    if unknown:
+        raise TypeError(f"random_() got an unexpected keyword argument '{unknown.pop()}'")
+    if len(args) == 1 and not kwargs:
+        low, high = 0, args[0]
+    else:
+        values = dict(zip(("from", "to"), args))
+        for key, value in kwargs.items():
+            if key in values:
+                raise TypeError(f"random_() got multiple values for argument '{key}'")
+            values[key] = value
+        low, high = values.get("from", 0), values.get("to")
+    low = _int_arg("random_", "from", low)
+    high = _random_upper(self._meta.dtype) if high is None else _int_arg("random_", "to", high)
+    return _fill_random(self, "randint", ("low", "high"), (low, high), generator, "random_")
+
+
+@composite("RandintLike")
+def randint_like(x, high, dtype, device, requires_grad=False):
+    """``randint_like(input, high)``: ``randint(0, high)`` of ``input``'s shape (and dtype / device unless given)."""
+    return randint_like_low(x, 0, high, dtype, device, requires_grad)
+
+
+@composite("RandintLikeLow")
+def randint_like_low(x, low, high, dtype, device, requires_grad=False):
+    """``randint_like(input, low, high)``: ``randint(low, high)`` of ``input``'s shape (and dtype / device
+    unless given)."""
+    m = x._meta
+    return F.randint(low, high, m.shape, dtype=dtype or m.dtype, device=device or m.device,
+                     requires_grad=requires_grad)
+
+
+# ---- windows, triangle indices, scalar_tensor, empty_strided, range ----------------------------------------
+_WINDOW_ATTRS = ("kind", "window_length", "periodic", "alpha", "beta", "dtype", "device")
+# kind -> the names of its parameters after ``periodic`` and their defaults (alpha, beta)
+_WINDOW_PARAMS = {"hann": (), "hamming": ("alpha", "beta"), "blackman": (), "bartlett": (), "kaiser": ("beta",)}
+_WINDOW_DEFAULTS = {"hamming": (0.54, 0.46), "kaiser": (0.0, 12.0)}
+
+
+class WindowFunctor:
+    """``<kind>_window(window_length, periodic=True, [alpha, beta | beta], *, dtype, device, requires_grad)``."""
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.op = OpBuilder("window").output("out").build()
+        self._attrs = {}
+
+    def __call__(self, window_length, periodic, *args):
+        *params, dtype, device, requires_grad = args
+        alpha, beta = _WINDOW_DEFAULTS.get(self.kind, (0.54, 0.46))
+        named = dict(zip(_WINDOW_PARAMS[self.kind], params))
+        alpha, beta = named.get("alpha", alpha), named.get("beta", beta)
+        values = (self.kind, window_length, periodic, float(alpha), float(beta), dtype or _get_default_dtype(),
+                  device or default_device())
+        out = dispatch(self.op, (), cached_attrs(self._attrs, _WINDOW_ATTRS, values))[0]
+        return _requires_grad(out, requires_grad)
+
+
+for _kind in _WINDOW_PARAMS:
+    register_functor(f"{_kind.capitalize()}Window", partial(WindowFunctor, _kind))
+
+
+class TriangleIndicesFunctor:
+    """``tril_indices`` / ``triu_indices(row, col, offset=0)``: the (2, N) coordinates of the triangle."""
+
+    def __init__(self, upper):
+        self.upper = upper
+        self.op = OpBuilder("triangle_indices").output("out").build()
+        self._attrs = {}
+
+    def __call__(self, row, col, offset, dtype, device):
+        values = (row, col, offset, self.upper, dtype or dt.int64, device or default_device())
+        return dispatch(self.op, (), cached_attrs(self._attrs, ("row", "col", "offset", "upper", "dtype", "device"),
+                                                  values))[0]
+
+
+register_functor("TrilIndices", partial(TriangleIndicesFunctor, False))
+register_functor("TriuIndices", partial(TriangleIndicesFunctor, True))
+
+
+@composite("ScalarTensor")
+def scalar_tensor(s, dtype, device, requires_grad=False):
+    """``scalar_tensor(s)``: a 0-d tensor of ``s``, of the default float dtype unless ``dtype`` is given."""
+    return F.full((), s, dtype=dtype or _get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+@composite("EmptyStrided")
+def empty_strided(size, stride, dtype, device, requires_grad=False):
+    """``empty_strided(size, stride)``: ``empty(size)``; tensors here are always contiguous, so ``stride``
+    (one per dimension) only decides the memory layout PyTorch would use."""
+    if len(stride) != len(size):
+        raise RuntimeError(f"empty_strided: mismatch in length of strides and shape (size {list(size)}, stride "
+                           f"{list(stride)})")
+    return F.empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+@composite("Range")
+def range_(start, end, step, dtype, device, requires_grad=False):
+    """``range(start, end, step=1)`` (deprecated in PyTorch): ``start, start + step, ...`` up to ``end``
+    *inclusive*, of the default float dtype unless ``dtype`` is given."""
+    warn_once("oneflow_lite.range is deprecated and will be removed in a future release because its behavior is "
+              "inconsistent with Python's range builtin. Instead, use oneflow_lite.arange, which produces values "
+              "in [start, end).")
+    if step == 0:
+        raise RuntimeError("range: step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"range: unsupported range: {start} -> {end}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("range: upper bound and larger bound inconsistent with step sign")
+    count = math.floor((end - start) / step) + 1
+    offsets = F.arange(0, count, dtype=dt.float64, device=device)
+    values = F.add(F.mul(offsets, float(step)), float(start))
+    return _requires_grad(F.cast(values, dtype or _get_default_dtype()), requires_grad)
+
+
+# ---- frombuffer, asarray, rng state ------------------------------------------------------------------------
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) -> Tensor:
+    """A 1-D cpu tensor sharing memory with ``buffer`` (any object with the buffer protocol): ``count`` items
+    of ``dtype`` (-1: all) from byte ``offset``."""
+    if not isinstance(dtype, dt.dtype):
+        raise TypeError(f"frombuffer(): argument 'dtype' must be flow.dtype, not {type(dtype).__name__}")
+    try:
+        array = np.frombuffer(buffer, dtype=dtype.np_dtype, count=count, offset=offset)
+    except TypeError:
+        raise TypeError(f"frombuffer(): object of type {type(buffer).__name__} does not implement the buffer "
+                        f"protocol") from None
+    except ValueError as e:
+        raise ValueError(f"frombuffer(): {e} (buffer of {memoryview(buffer).nbytes} bytes, offset={offset}, "
+                         f"count={count}, dtype={dtype.name})") from None
+    if array.size == 0:
+        raise ValueError("frombuffer(): both buffer length and count must be positive after the offset")
+    if not array.flags.writeable:
+        warn_once("The given buffer is not writable, and oneflow_lite does not support non-writable tensors: "
+                  "writing to the tensor (in place) will fail.")
+        array = np.frombuffer(buffer, dtype=dtype.np_dtype, count=count, offset=offset)
+    return _requires_grad(Tensor._make(array, make_meta(array.shape, dtype, _CPU)), requires_grad)
+
+
+def _aliases(obj, result) -> bool:
+    """Whether the tensor ``result`` shares ``obj``'s memory (``obj`` a Tensor or anything else)."""
+    if result is obj:
+        return True
+    a = result._array
+    if not isinstance(a, np.ndarray):
+        return False
+    source = obj._array if isinstance(obj, Tensor) else obj
+    return isinstance(source, np.ndarray) and np.shares_memory(source, a)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
+    """``obj`` as a tensor (PyTorch's ``asarray``): shares memory with a Tensor or NumPy array when
+    ``dtype`` and ``device`` allow and ``copy`` is not True; ``copy=False`` makes a needed copy an error."""
+    if copy is not None and not isinstance(copy, bool):
+        raise TypeError(f"asarray(): argument 'copy' must be bool or None, not {type(copy).__name__}")
+    if copy:
+        return tensor(obj, dtype=dtype, device=device, requires_grad=requires_grad)
+    result = as_tensor(obj, dtype=dtype, device=device)
+    if copy is False and not _aliases(obj, result):
+        raise ValueError("asarray(): can't alias the given object with the requested dtype / device (copy=False)")
+    return _requires_grad(result, requires_grad)
+
+
+def get_rng_state() -> Tensor:
+    """The cpu default generator's state as a uint8 tensor (see Note [Generator state])."""
+    return from_numpy(default_generator("cpu").state_bytes())
+
+
+def set_rng_state(new_state) -> None:
+    """Restore the cpu default generator's state from ``get_rng_state()``."""
+    if not isinstance(new_state, Tensor):
+        raise TypeError(f"set_rng_state(): argument 'new_state' must be Tensor, not {type(new_state).__name__}")
+    default_generator("cpu").set_state(new_state.numpy())
+
+
+# ---- the legacy constructor (Note [Legacy constructor] in framework/tensor.py) --------------------------
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _legacy_constructor(dtype, args, kwargs):
+    """``Tensor()``, ``Tensor(*sizes)``, ``Tensor(size=...)``, ``Tensor(data)``, ``Tensor(other)`` with
+    ``dtype`` (None: the default float dtype), and ``device=``."""
+    kwargs = dict(kwargs)
+    device = kwargs.pop("device", None)
+    size = kwargs.pop("size", None)
+    if kwargs:
+        raise TypeError(f"new(): unexpected keyword argument '{next(iter(kwargs))}' (the legacy constructor takes "
+                        f"data or sizes, and device=; use flow.tensor(data, dtype=...) for a dtype)")
+    target = dtype or _get_default_dtype()
+    if size is not None:
+        if args:
+            raise TypeError("new(): give the sizes either positionally or as size=, not both")
+        return F.empty(size, dtype=target, device=device)
+    if not args:
+        return F.empty((0,), dtype=target, device=device)
+    first = args[0]
+    if len(args) == 1 and isinstance(first, Tensor):
+        if dtype is not None and first._meta.dtype is not dtype:
+            raise TypeError(f"expected {dtype.name} (got {first._meta.dtype.name})")
+        return first
+    if len(args) == 1 and isinstance(first, Size):
+        args = tuple(first)
+    elif len(args) == 1 and not _is_int(first):
+        if isinstance(first, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(first).__name__}'")
+        if not isinstance(first, (list, tuple, np.ndarray)):
+            raise TypeError(f"new(): data must be a sequence (got {type(first).__name__})")
+        return tensor(first, dtype=target, device=device)
+    bad = next((a for a in args if not _is_int(a)), None)
+    if bad is not None:
+        raise TypeError(f"new(): argument 'size' must be a tuple of ints, but found element of type "
+                        f"{type(bad).__name__}")
+    return F.empty(tuple(int(a) for a in args), dtype=target, device=device)
+
+
+def new(self, *args, **kwargs):
+    """``new(...)``: the legacy constructor with this tensor's dtype and (unless given) device."""
+    kwargs.setdefault("device", self._meta.device)
+    return _legacy_constructor(self._meta.dtype, args, kwargs)
+
+
+register_legacy_constructor(_legacy_constructor)
+Tensor.new = new
+Tensor.bernoulli_ = bernoulli_
+Tensor.exponential_ = exponential_
+Tensor.geometric_ = geometric_
+Tensor.log_normal_ = log_normal_
+Tensor.cauchy_ = cauchy_
+Tensor.random_ = random_

@@ -361,6 +361,39 @@ FUNCTIONAL_API: dict[str, list[str]] = {
         ("Tensor (Float mean, Float std, Shape size, *, Generator generator=None, DataType dtype=None, "
          "Device device=None, Bool requires_grad=False) => Normal"),
     ],
+    # ---- [compat c3] random draws, windows, triangle indices, more creation (functors/creation.py)
+    "multinomial": method(("Tensor (Tensor input, Int num_samples, Bool replacement=False, *, "
+                           "Generator generator=None) => Multinomial")),
+    "bernoulli": method("Tensor (Tensor input, *, Generator generator=None) => Bernoulli",
+                        "Tensor (Tensor input, Float p, *, Generator generator=None) => BernoulliProb"),
+    "poisson": ["Tensor (Tensor input, Generator generator=None) => Poisson"],
+    "randint_like": [
+        ("Tensor (Tensor input, Int high, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
+         "=> RandintLike"),
+        ("Tensor (Tensor input, Int low, Int high, *, DataType dtype=None, Device device=None, "
+         "Bool requires_grad=False) => RandintLikeLow"),
+    ],
+    "hann_window": [("Tensor (Int window_length, Bool periodic=True, *, DataType dtype=None, Device device=None, "
+                     "Bool requires_grad=False) => HannWindow")],
+    "hamming_window": [("Tensor (Int window_length, Bool periodic=True, Float alpha=0.54, Float beta=0.46, *, "
+                        "DataType dtype=None, Device device=None, Bool requires_grad=False) => HammingWindow")],
+    "blackman_window": [("Tensor (Int window_length, Bool periodic=True, *, DataType dtype=None, Device device=None, "
+                         "Bool requires_grad=False) => BlackmanWindow")],
+    "bartlett_window": [("Tensor (Int window_length, Bool periodic=True, *, DataType dtype=None, Device device=None, "
+                         "Bool requires_grad=False) => BartlettWindow")],
+    "kaiser_window": [("Tensor (Int window_length, Bool periodic=True, Float beta=12.0, *, DataType dtype=None, "
+                       "Device device=None, Bool requires_grad=False) => KaiserWindow")],
+    "tril_indices": [("Tensor (Int row, Int col, Int offset=0, *, DataType dtype=None, Device device=None) "
+                      "=> TrilIndices")],
+    "triu_indices": [("Tensor (Int row, Int col, Int offset=0, *, DataType dtype=None, Device device=None) "
+                      "=> TriuIndices")],
+    "scalar_tensor": [("Tensor (Scalar s, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
+                       "=> ScalarTensor")],
+    "empty_strided": [("Tensor (Shape size, Shape stride, *, DataType dtype=None, Device device=None, "
+                       "Bool requires_grad=False) => EmptyStrided")],
+    "range": [("Tensor (Scalar start, Scalar end, Scalar step=1, *, DataType dtype=None, Device device=None, "
+               "Bool requires_grad=False) => Range")],
+    # ---- end [compat c3]
     # ---- indexing, scatter / gather
     "gather": method("Tensor (Tensor input, Int dim, Tensor index, *, Bool sparse_grad=False) => DimGather"),
     "scatter": method(

@@ -43,7 +43,7 @@ def _constant_dtype(ctx):
     if dtype is dt.bool_:
         fits = True
     elif dtype.is_floating_point:
-        fits = not math.isfinite(value) or abs(value) <= float(np.finfo(dtype.np_dtype).max)
+        fits = not math.isfinite(value) or abs(value) <= dt.finfo(dtype).max
     else:
         info = np.iinfo(dtype.np_dtype)
         fits = math.isfinite(value) and info.min <= math.trunc(value) <= info.max
@@ -156,8 +156,8 @@ register_user_op("randint", outputs=["out"], no_grad=True,
                  attrs={**_SOURCE_ATTRS, "dtype": ("data_type", dt.int64), "low": ("int64", 0), "high": ("int64", 1)},
                  infer_shape=_shape, infer_dtype=_randint_dtype)
 
-# The largest n whose values 0 .. n-1 a dtype holds exactly (float16: 2048, float32: 2**24).
-_RANDPERM_MAX = {dt.float16: 2**11, dt.float32: 2**24, dt.float64: 2**53}
+# The largest n whose values 0 .. n-1 a dtype holds exactly (float16: 2048, bfloat16: 256, float32: 2**24).
+_RANDPERM_MAX = {dt.float16: 2**11, dt.bfloat16: 2**8, dt.float32: 2**24, dt.float64: 2**53}
 
 
 def _randperm_shape(ctx):
@@ -197,3 +197,151 @@ def _normal_tensor_dtype(ctx):
 # does not depend differentiably on its parameters here (see the Normal functors).
 register_user_op("normal_tensor", inputs=["mean", "std"], outputs=["out"], no_grad=True,
                  infer_shape=_normal_tensor_shape, infer_dtype=_normal_tensor_dtype)
+
+
+# ---- more random ops (no_grad: PyTorch does not differentiate through draws) ---------------------------
+def _multinomial_shape(ctx):
+    shape = ctx.shape("x")
+    n, replacement = ctx.attrs["num_samples"], ctx.attrs["replacement"]
+    if len(shape) not in (1, 2):
+        raise ctx.error(f"prob_dist must be 1 or 2 dim, got a tensor of {len(shape)} dims")
+    categories = shape[-1]
+    if categories == 0:
+        raise ctx.error("number of categories cannot be zero")
+    if categories > 2**24:
+        raise ctx.error(f"number of categories cannot exceed 2^24, got {categories}")
+    if n <= 0:
+        raise ctx.error(f"cannot sample n_sample <= 0 samples, got num_samples={n}")
+    if not replacement and n > categories:
+        raise ctx.error(f"cannot sample n_sample > prob_dist.size(-1) samples without replacement "
+                        f"(num_samples={n}, categories={categories})")
+    return (*shape[:-1], n)
+
+
+def _multinomial_dtype(ctx):
+    if not ctx.dtype("x").is_floating_point:
+        raise ctx.error(f"expected a floating point probability tensor, got {ctx.dtype('x').name}")
+    return dt.int64
+
+
+register_user_op("multinomial", inputs=["x"], outputs=["out"], no_grad=True,
+                 attrs={"num_samples": ("int64", 1), "replacement": ("bool", False)},
+                 infer_shape=_multinomial_shape, infer_dtype=_multinomial_dtype)
+
+
+def _probability_dtype(ctx):
+    if not ctx.dtype("x").is_floating_point:
+        raise ctx.error(f"expected a floating point tensor of probabilities / rates, got {ctx.dtype('x').name}")
+    return ctx.attrs["dtype"]
+
+
+def _same_x_shape(ctx):
+    return ctx.shape("x")
+
+
+# bernoulli(x): 1 with probability x, elementwise, in the dtype attr (the in-place variant writes any dtype).
+register_user_op("bernoulli", inputs=["x"], outputs=["out"], no_grad=True,
+                 attrs={"dtype": ("data_type", dt.float32)},
+                 infer_shape=_same_x_shape, infer_dtype=_probability_dtype)
+
+
+def _poisson_dtype(ctx):
+    dtype = ctx.dtype("x")
+    if not dtype.is_floating_point:
+        raise ctx.error(f"expected a floating point tensor of rates, got {dtype.name}")
+    return dtype
+
+
+register_user_op("poisson", inputs=["x"], outputs=["out"], no_grad=True,
+                 infer_shape=_same_x_shape, infer_dtype=_poisson_dtype)
+
+
+def _geometric_dtype(ctx):
+    p = ctx.attrs["p"]
+    if not 0 < p < 1:
+        raise ctx.error(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    dtype = ctx.attrs["dtype"]
+    if dtype is dt.bool_:
+        raise ctx.error("geometric_ is not implemented for bool")
+    return dtype
+
+
+def _positive_param_dtype(param, name):
+    def infer(ctx):
+        value = ctx.attrs[param]
+        if not value > 0:
+            raise ctx.error(f"{name} expects {param} > 0.0, but found {param}={value}")
+        return _float_dtype(ctx)
+    return infer
+
+
+# The in-place distributions of PyTorch's Tensor (exponential_, geometric_, log_normal_, cauchy_): source ops
+# of the tensor's shape / dtype / device, written into it.
+register_user_op("exponential", outputs=["out"], no_grad=True, attrs={**_SOURCE_ATTRS, "lambd": ("double", 1.0)},
+                 infer_shape=_shape, infer_dtype=_positive_param_dtype("lambd", "exponential_"))
+register_user_op("geometric", outputs=["out"], no_grad=True, attrs={**_SOURCE_ATTRS, "p": ("double", 0.5)},
+                 infer_shape=_shape, infer_dtype=_geometric_dtype)
+register_user_op("log_normal", outputs=["out"], no_grad=True,
+                 attrs={**_SOURCE_ATTRS, "mean": ("double", 1.0), "std": ("double", 2.0)},
+                 infer_shape=_shape, infer_dtype=_positive_param_dtype("std", "log_normal_"))
+register_user_op("cauchy", outputs=["out"], no_grad=True,
+                 attrs={**_SOURCE_ATTRS, "median": ("double", 0.0), "sigma": ("double", 1.0)},
+                 infer_shape=_shape, infer_dtype=_positive_param_dtype("sigma", "cauchy_"))
+
+
+# ---- window functions and triangle indices ------------------------------------------------------------
+WINDOWS = ("hann", "hamming", "blackman", "bartlett", "kaiser")
+
+
+def _window_shape(ctx):
+    kind, n = ctx.attrs["kind"], ctx.attrs["window_length"]
+    if kind not in WINDOWS:
+        raise ctx.error(f"unknown window {kind!r}; expected one of {', '.join(WINDOWS)}")
+    if n < 0:
+        raise ctx.error(f"{kind}_window requires non-negative window_length, got window_length={n}")
+    return (n,)
+
+
+def _window_dtype(ctx):
+    dtype = ctx.attrs["dtype"]
+    if not dtype.is_floating_point:
+        raise ctx.error(f"{ctx.attrs['kind']}_window expects floating point dtypes, got {dtype.name}")
+    return dtype
+
+
+# window(kind, N, periodic, alpha, beta): PyTorch's *_window functions (alpha / beta: hamming's coefficients,
+# beta also kaiser's shape parameter).
+register_user_op("window", outputs=["out"], no_grad=True,
+                 attrs={"kind": ("string", "hann"), "window_length": ("int64", 0), "periodic": ("bool", True),
+                        "alpha": ("double", 0.54), "beta": ("double", 0.46), "dtype": ("data_type", dt.float32),
+                        "device": ("device", "cpu")},
+                 infer_shape=_window_shape, infer_dtype=_window_dtype)
+
+
+def tril_count(row: int, col: int, offset: int) -> int:
+    """How many (i, j) with 0 <= i < row, 0 <= j < col and j - i <= offset."""
+    return int(np.clip(np.arange(row) + offset + 1, 0, col).sum()) if row > 0 and col > 0 else 0
+
+
+def _triangle_shape(ctx):
+    a = ctx.attrs
+    row, col, offset = a["row"], a["col"], a["offset"]
+    if row < 0 or col < 0:
+        raise ctx.error(f"row and col must be non-negative, got row={row}, col={col}")
+    if a["upper"]:
+        return (2, row * col - tril_count(row, col, offset - 1))
+    return (2, tril_count(row, col, offset))
+
+
+def _triangle_dtype(ctx):
+    dtype = ctx.attrs["dtype"]
+    if dtype not in (dt.int32, dt.int64):
+        raise ctx.error(f"expected dtype int32 or int64, got {dtype.name}")
+    return dtype
+
+
+# triangle_indices: the (2, N) coordinates of the lower (upper=False) or upper triangle, row by row.
+register_user_op("triangle_indices", outputs=["out"], no_grad=True,
+                 attrs={"row": ("int64", 0), "col": ("int64", 0), "offset": ("int64", 0), "upper": ("bool", False),
+                        "dtype": ("data_type", dt.int64), "device": ("device", "cpu")},
+                 infer_shape=_triangle_shape, infer_dtype=_triangle_dtype)

@@ -13,3 +13,4 @@ from oneflow_lite.kernels.cpu import reduce  # noqa: F401
 from oneflow_lite.kernels.cpu import conv  # noqa: F401
 from oneflow_lite.kernels.cpu import nn  # noqa: F401
 from oneflow_lite.kernels.cpu import model_update  # noqa: F401
+from oneflow_lite.kernels.cpu import bfloat16  # noqa: F401  (last: wraps the float32 kernels above)

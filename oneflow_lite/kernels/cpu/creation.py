@@ -3,11 +3,13 @@
 import numpy as np
 
 from oneflow_lite.dispatch.kernel_predicate import dtype_in, output_dtype_in
-from oneflow_lite.framework.dtype import FLOATING_DTYPES, NUMERIC_DTYPES
+from oneflow_lite.framework.dtype import FLOATING_DTYPES, NUMERIC_DTYPES, bfloat16
 from oneflow_lite.framework.generator import current_generator
 from oneflow_lite.kernels.registration import cpu_kernel
 
 _float16 = np.dtype(np.float16)
+_float32 = np.dtype(np.float32)
+_bfloat16 = bfloat16.np_dtype
 _float64 = np.dtype(np.float64)
 _int64 = np.dtype(np.int64)
 
@@ -43,6 +45,8 @@ def uniform_cpu(ctx):
     gen = current_generator(ctx.device).numpy
     if meta.np_dtype == _float16:
         x = (gen.integers(0, 2048, meta.shape, dtype=np.int16) * (1.0 / 2048)).astype(_float16)
+    elif meta.np_dtype == _bfloat16:  # as float16: 8 random bits times 2**-8
+        x = (gen.integers(0, 256, meta.shape, dtype=np.int16) * (1.0 / 256)).astype(_bfloat16)
     else:
         x = gen.random(meta.shape, dtype=meta.np_dtype)
     low, high = ctx.attrs["from"], ctx.attrs["to"]
@@ -55,8 +59,8 @@ def uniform_cpu(ctx):
 def normal_cpu(ctx):
     meta = ctx.out_metas[0]
     gen = current_generator(ctx.device).numpy
-    if meta.np_dtype == _float16:
-        x = gen.standard_normal(meta.shape, dtype=np.float32).astype(_float16)
+    if meta.np_dtype == _float16 or meta.np_dtype == _bfloat16:
+        x = gen.standard_normal(meta.shape, dtype=np.float32).astype(meta.np_dtype)
     else:
         x = gen.standard_normal(meta.shape, dtype=meta.np_dtype)
     mean, std = ctx.attrs["mean"], ctx.attrs["std"]
@@ -91,7 +95,7 @@ def _linspace(ctx):
         return np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
 
 
-_NUMERIC_OUT = output_dtype_in("out", *NUMERIC_DTYPES)
+_NUMERIC_OUT = output_dtype_in("out", *NUMERIC_DTYPES, bfloat16)
 
 
 @cpu_kernel("linspace", _NUMERIC_OUT)
@@ -119,11 +123,127 @@ def randperm_cpu(ctx):
     return current_generator(ctx.device).numpy.permutation(ctx.attrs["n"]).astype(meta.np_dtype)
 
 
-@cpu_kernel("normal_tensor", dtype_in("mean", *FLOATING_DTYPES))
+@cpu_kernel("normal_tensor", dtype_in("mean", *FLOATING_DTYPES, bfloat16))
 def normal_tensor_cpu(ctx, mean, std):
     if std.size and not (std >= 0).all():
         raise RuntimeError("normal expects all elements of std >= 0.0")
     meta = ctx.out_metas[0]
     gen = current_generator(ctx.device).numpy
-    z = gen.standard_normal(meta.shape, dtype=np.float32 if meta.np_dtype == _float16 else meta.np_dtype)
+    z = gen.standard_normal(meta.shape, dtype=meta.np_dtype if meta.np_dtype in (_float32, _float64) else _float32)
     return (z * std + mean).astype(meta.np_dtype, copy=False)
+
+
+# ---- more random kernels -----------------------------------------------------------------------------
+def _check_probabilities(p):
+    if not np.isfinite(p).all() or (p < 0).any():
+        raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or element < 0")
+    if (p.sum(axis=-1) <= 0).any():
+        raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+@cpu_kernel("multinomial")
+def multinomial_cpu(ctx, x):
+    """With replacement: inverse-CDF draws per row; without: the top ``num_samples`` of p / E with E ~ Exp(1)
+    (PyTorch's method: a draw without replacement, in the order drawn)."""
+    p = x.astype(_float64).reshape(-1, x.shape[-1])
+    _check_probabilities(p)
+    n = ctx.attrs["num_samples"]
+    gen = current_generator(ctx.device).numpy
+    if ctx.attrs["replacement"]:
+        cdf = np.cumsum(p, axis=1)
+        u = gen.random((p.shape[0], n)) * cdf[:, -1:]
+        out = np.stack([np.searchsorted(c, row, side="right") for c, row in zip(cdf, u)])
+        out = np.minimum(out, p.shape[1] - 1)  # u * total can round up to total
+    else:
+        keys = p / gen.standard_exponential(p.shape)
+        out = np.argsort(-keys, axis=1, kind="stable")[:, :n]
+    return out.astype(_int64).reshape(ctx.out_metas[0].shape)
+
+
+@cpu_kernel("bernoulli")
+def bernoulli_cpu(ctx, x):
+    p = x.astype(_float64)
+    if p.size and not ((p >= 0) & (p <= 1)).all():
+        raise RuntimeError("bernoulli: expected all probabilities p to satisfy 0 <= p <= 1")
+    meta = ctx.out_metas[0]
+    return np.asarray(current_generator(ctx.device).numpy.random(p.shape) < p).astype(meta.np_dtype)
+
+
+@cpu_kernel("poisson")
+def poisson_cpu(ctx, x):
+    rates = x.astype(_float64)
+    if rates.size and not (rates >= 0).all():
+        raise RuntimeError("poisson: invalid Poisson rate, expected rate to be non-negative")
+    return np.asarray(current_generator(ctx.device).numpy.poisson(rates)).astype(ctx.out_metas[0].np_dtype)
+
+
+def _draw(ctx, fn):
+    """``fn(numpy_generator, shape)`` in float64, cast to the output dtype."""
+    meta = ctx.out_metas[0]
+    with np.errstate(over="ignore"):
+        return np.asarray(fn(current_generator(ctx.device).numpy, meta.shape)).astype(meta.np_dtype)
+
+
+@cpu_kernel("exponential")
+def exponential_cpu(ctx):
+    scale = 1.0 / ctx.attrs["lambd"]
+    return _draw(ctx, lambda g, shape: g.exponential(scale, shape))
+
+
+@cpu_kernel("geometric")
+def geometric_cpu(ctx):
+    p = ctx.attrs["p"]
+    return _draw(ctx, lambda g, shape: g.geometric(p, shape).astype(_float64))
+
+
+@cpu_kernel("log_normal")
+def log_normal_cpu(ctx):
+    mean, std = ctx.attrs["mean"], ctx.attrs["std"]
+    return _draw(ctx, lambda g, shape: g.lognormal(mean, std, shape))
+
+
+@cpu_kernel("cauchy")
+def cauchy_cpu(ctx):
+    median, sigma = ctx.attrs["median"], ctx.attrs["sigma"]
+    return _draw(ctx, lambda g, shape: median + sigma * g.standard_cauchy(shape))
+
+
+# ---- windows and triangle indices ------------------------------------------------------------------------
+def _cosine_window(n, coefficients):
+    """sum_k (-1)^k a_k cos(2 pi k i / (n - 1)) for i in 0 .. n-1 (hann, hamming, blackman)."""
+    phase = 2 * np.pi * np.arange(n, dtype=_float64) / (n - 1)
+    return sum((-1) ** k * a * np.cos(k * phase) for k, a in enumerate(coefficients))
+
+
+def _window_values(kind, n, alpha, beta):
+    """The symmetric window of ``n`` > 1 points, in float64."""
+    if kind == "hann":
+        return _cosine_window(n, (0.5, 0.5))
+    if kind == "hamming":
+        return _cosine_window(n, (alpha, beta))
+    if kind == "blackman":
+        return _cosine_window(n, (0.42, 0.5, 0.08))
+    if kind == "bartlett":
+        return 1 - np.abs(2 * np.arange(n, dtype=_float64) / (n - 1) - 1)
+    return np.kaiser(n, beta)
+
+
+@cpu_kernel("window")
+def window_cpu(ctx):
+    """A periodic window of N points is the symmetric one of N + 1 without its last point (PyTorch)."""
+    a = ctx.attrs
+    meta = ctx.out_metas[0]
+    n = a["window_length"]
+    if n <= 1:
+        return np.ones(n, meta.np_dtype)
+    periodic = a["periodic"]
+    values = _window_values(a["kind"], n + 1 if periodic else n, a["alpha"], a["beta"])
+    return (values[:-1] if periodic else values).astype(meta.np_dtype)
+
+
+@cpu_kernel("triangle_indices")
+def triangle_indices_cpu(ctx):
+    a = ctx.attrs
+    row, col, offset = a["row"], a["col"], a["offset"]
+    rows, cols = np.triu_indices(row, offset, col) if a["upper"] else np.tril_indices(row, offset, col)
+    return np.stack([rows, cols]).astype(ctx.out_metas[0].np_dtype).reshape(ctx.out_metas[0].shape)
