@@ -234,6 +234,66 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "interpolate": [("Tensor (Tensor input, IntList size=None, FloatList scale_factor=None, String mode=\"nearest\", "
                      "Bool align_corners=None, Bool recompute_scale_factor=None, Bool antialias=False) "
                      "=> Interpolate")],
+    # ---- more pooling, unpooling, fold / unfold, shuffles, grid sampling (functors/conv.py)
+    "max_pool1d_with_indices": [("TensorTuple (Tensor input, IntList[1] kernel_size, IntList[1] stride=None, "
+                                  "IntList[1] padding=0, IntList[1] dilation=1, Bool ceil_mode=False, "
+                                  "Bool return_indices=False) => MaxPool1dWithIndices")],
+    "max_pool2d_with_indices": [("TensorTuple (Tensor input, IntList[2] kernel_size, IntList[2] stride=None, "
+                                  "IntList[2] padding=0, IntList[2] dilation=1, Bool ceil_mode=False, "
+                                  "Bool return_indices=False) => MaxPool2dWithIndices")],
+    "max_pool3d_with_indices": [("TensorTuple (Tensor input, IntList[3] kernel_size, IntList[3] stride=None, "
+                                  "IntList[3] padding=0, IntList[3] dilation=1, Bool ceil_mode=False, "
+                                  "Bool return_indices=False) => MaxPool3dWithIndices")],
+    "adaptive_max_pool1d": [("Tensor (Tensor input, IntList[1] output_size, Bool return_indices=False) "
+                             "=> AdaptiveMaxPool1d")],
+    "adaptive_max_pool1d_with_indices": [("TensorTuple (Tensor input, IntList[1] output_size, "
+                                          "Bool return_indices=False) => AdaptiveMaxPool1dWithIndices")],
+    "adaptive_max_pool2d": [("Tensor (Tensor input, OptionalIntList output_size, Bool return_indices=False) "
+                             "=> AdaptiveMaxPool2d")],
+    "adaptive_max_pool2d_with_indices": [("TensorTuple (Tensor input, OptionalIntList output_size, "
+                                          "Bool return_indices=False) => AdaptiveMaxPool2dWithIndices")],
+    "adaptive_max_pool3d": [("Tensor (Tensor input, OptionalIntList output_size, Bool return_indices=False) "
+                             "=> AdaptiveMaxPool3d")],
+    "adaptive_max_pool3d_with_indices": [("TensorTuple (Tensor input, OptionalIntList output_size, "
+                                          "Bool return_indices=False) => AdaptiveMaxPool3dWithIndices")],
+    "fractional_max_pool2d": [("Tensor (Tensor input, IntList[2] kernel_size, IntList[2] output_size=None, "
+                               "FloatList output_ratio=None, Bool return_indices=False, "
+                               "Tensor _random_samples=None) => FractionalMaxPool2d")],
+    "fractional_max_pool2d_with_indices": [("TensorTuple (Tensor input, IntList[2] kernel_size, "
+                                            "IntList[2] output_size=None, FloatList output_ratio=None, "
+                                            "Bool return_indices=False, Tensor _random_samples=None) "
+                                            "=> FractionalMaxPool2dWithIndices")],
+    "fractional_max_pool3d": [("Tensor (Tensor input, IntList[3] kernel_size, IntList[3] output_size=None, "
+                               "FloatList output_ratio=None, Bool return_indices=False, "
+                               "Tensor _random_samples=None) => FractionalMaxPool3d")],
+    "fractional_max_pool3d_with_indices": [("TensorTuple (Tensor input, IntList[3] kernel_size, "
+                                            "IntList[3] output_size=None, FloatList output_ratio=None, "
+                                            "Bool return_indices=False, Tensor _random_samples=None) "
+                                            "=> FractionalMaxPool3dWithIndices")],
+    "lp_pool1d": [("Tensor (Tensor input, Scalar norm_type, IntList[1] kernel_size, IntList[1] stride=None, "
+                   "Bool ceil_mode=False) => LpPool1d")],
+    "max_unpool1d": [("Tensor (Tensor input, Tensor indices, IntList[1] kernel_size, IntList[1] stride=None, "
+                      "IntList[1] padding=0, IntList output_size=None) => MaxUnpool1d")],
+    "lp_pool2d": [("Tensor (Tensor input, Scalar norm_type, IntList[2] kernel_size, IntList[2] stride=None, "
+                   "Bool ceil_mode=False) => LpPool2d")],
+    "max_unpool2d": [("Tensor (Tensor input, Tensor indices, IntList[2] kernel_size, IntList[2] stride=None, "
+                      "IntList[2] padding=0, IntList output_size=None) => MaxUnpool2d")],
+    "lp_pool3d": [("Tensor (Tensor input, Scalar norm_type, IntList[3] kernel_size, IntList[3] stride=None, "
+                   "Bool ceil_mode=False) => LpPool3d")],
+    "max_unpool3d": [("Tensor (Tensor input, Tensor indices, IntList[3] kernel_size, IntList[3] stride=None, "
+                      "IntList[3] padding=0, IntList output_size=None) => MaxUnpool3d")],
+    "unfold": [("Tensor (Tensor input, IntList kernel_size, IntList dilation=1, IntList padding=0, "
+                "IntList stride=1) => Unfold")],
+    "fold": [("Tensor (Tensor input, IntList output_size, IntList kernel_size, IntList dilation=1, IntList padding=0, "
+              "IntList stride=1) => Fold")],
+    "pixel_shuffle": ["Tensor (Tensor input, Int upscale_factor) => PixelShuffle"],
+    "pixel_unshuffle": ["Tensor (Tensor input, Int downscale_factor) => PixelUnshuffle"],
+    "channel_shuffle": ["Tensor (Tensor input, Int groups) => ChannelShuffle"],
+    "native_channel_shuffle": ["Tensor (Tensor input, Int groups) => ChannelShuffle"],
+    "conv_tbc": ["Tensor (Tensor input, Tensor weight, Tensor bias, Int pad=0) => ConvTbc"],
+    "grid_sample": [("Tensor (Tensor input, Tensor grid, String mode=\"bilinear\", String padding_mode=\"zeros\", "
+                     "Bool align_corners=None) => GridSample")],
+    "affine_grid": ["Tensor (Tensor theta, Shape size, Bool align_corners=None) => AffineGrid"],
     # ---- neural network: softmax, losses, dropout, normalisation, embedding, attention
     "softmax": method("Tensor (Tensor input, Int dim=None, *, DataType dtype=None, Int _stacklevel=3) => Softmax"),
     "log_softmax": method("Tensor (Tensor input, Int dim=None, *, DataType dtype=None, Int _stacklevel=3) => LogSoftmax"),

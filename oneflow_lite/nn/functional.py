@@ -30,3 +30,22 @@ from oneflow_lite.nn.modules.activation import multi_head_attention_forward
 from oneflow_lite.nn.modules.linear import bilinear
 
 __all__ += ["bilinear", "multi_head_attention_forward"]
+
+# ---- pooling, unpooling, fold / unfold, shuffles, grid sampling, upsampling (functors/conv.py) ------------------
+_SPATIAL_NAMES = (
+    "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+    "fractional_max_pool2d", "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices",
+    "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+    "fold", "unfold", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
+    "conv_tbc", "grid_sample", "affine_grid",
+)
+for _name in _SPATIAL_NAMES:
+    globals()[_name] = getattr(_F, _name)
+
+# The deprecated wrappers of ``interpolate`` (plain functions, so their warnings point at the caller).
+from oneflow_lite.nn.modules.upsampling import upsample, upsample_bilinear, upsample_nearest
+
+__all__ += list(_SPATIAL_NAMES) + ["upsample", "upsample_bilinear", "upsample_nearest"]

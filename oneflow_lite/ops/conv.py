@@ -1,4 +1,5 @@
-"""Convolution, pooling and upsampling ops (channels first: ``(N, C, *spatial)``), for 1 to 3 spatial dims.
+"""Convolution, pooling, unpooling, im2col / col2im and upsampling ops (channels first: ``(N, C, *spatial)``), for
+1 to 3 spatial dims.
 
 Note [Convolution ops]
 ``conv1d`` / ``conv2d`` / ``conv3d`` take ``in`` ``(N, C, *spatial)``, ``weight``
@@ -22,7 +23,10 @@ as PyTorch, the flat index of each maximum within its input plane (without
 padding); its gradient ``max_pool{n}d_grad(dy, indice)`` scatters ``dy`` to those
 indices, and ``max_pool{n}d_gather(x, indice)`` (the gradient of that) picks them.
 ``avg_pool{n}d_grad`` and ``adaptive_avg_pool{n}d_grad`` are the adjoints of
-their forward ops and the other way round. ``upsample_nearest`` /
+their forward ops and the other way round. Their kernels compute each output from
+its own window only (a masked sum, never a product with an averaging matrix), so a
+NaN or inf reaches only the windows that hold it. As PyTorch, ``avg_pool3d`` also
+requires the unpadded input to be at least the kernel. ``upsample_nearest`` /
 ``upsample_linear`` (for ``interpolate``) take their ``output_size`` and the
 user's ``scales`` (0.0: not given), which PyTorch's index computation uses.
 Every backward op of the pooling and upsampling ops is linear in its gradient
@@ -269,6 +273,9 @@ def _pool_out(ctx, shape, nd, dilated):
     if any(p < 0 or p > k // 2 for p, k in zip(pad, kernel)):
         raise ctx.error(f"pad should be smaller than or equal to half of kernel size, but got padding={list(pad)} "
                         f"and kernel_size={list(kernel)}")
+    if nd == 3 and not dilated and any(i < k for i, k in zip(shape[-3:], kernel)):  # PyTorch's avg_pool3d check
+        raise ctx.error(f"input image (T: {shape[-3]} H: {shape[-2]} W: {shape[-1]}) smaller than kernel size "
+                        f"(kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
     out = pool_output_size(shape[-nd:], kernel, stride, pad, dilation, a["ceil_mode"])
     if any(o < 1 for o in out):
         raise ctx.error(f"Given input size: ({'x'.join(map(str, shape[-nd - 1:]))}). Calculated output size: "
@@ -473,5 +480,224 @@ register_user_op("upsample_linear_grad", inputs=["dy"], outputs=["dx"], attrs={*
                  infer_shape=_upsample_grad_shape, infer_dtype=same_dtype)
 for _mode, _attrs in (("nearest", _NEAREST_ATTRS), ("linear", _LINEAR_ATTRS)):
     _up = f"upsample_{_mode}"
+    derivative(_up, x=partial(_to_input, _up + "_grad", tuple(_attrs), slice(2, None)))
+    derivative(_up + "_grad", dy=partial(_to_dy, _up, tuple(_attrs), None))
+
+
+# ---- adaptive and fractional max pooling, max unpooling ------------------------------------------
+# Note [Max pooling family]
+# ``adaptive_max_pool{n}d(x)`` and ``fractional_max_pool{n}d(x, random_samples)`` output the maxima and, as
+# ``max_pool{n}d``, the flat index of each within its input plane, so their gradient is the same scatter
+# (``max_pool{n}d_grad``). ``max_unpool{n}d(x, indice)`` writes each value at its index of a zero output plane
+# (PyTorch's partial inverse of max pooling: a later duplicate index overwrites an earlier one); its gradient
+# picks the output gradient at the indices (``max_pool{n}d_gather``). The windows of the adaptive pooling are
+# PyTorch's ``[floor(o * I / O), ceil((o + 1) * I / O))``; those of the fractional pooling start at
+# PyTorch's pseudo-random sequence made from one sample in [0, 1) per plane and spatial dim.
+def _max_outputs(infer):
+    def both(ctx):
+        shape = infer(ctx)
+        return shape, shape
+    return both
+
+
+_SPATIAL_NAMES = {2: ("height", "width"), 3: ("time", "height", "width")}
+
+
+def _fractional_shape(nd):
+    def infer(ctx):
+        x, s = ctx.shape("x"), ctx.shape("random_samples")
+        kernel, out = ctx.attrs["kernel_size"], ctx.attrs["output_size"]
+        if len(x) not in (nd + 1, nd + 2) or 0 in x[-nd - 1:]:
+            raise ctx.error(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input, but got: "
+                            f"{list(x)}")
+        _check_list(ctx, "kernel_size", kernel, nd)
+        _check_list(ctx, "output_size", out, nd)
+        if any(k <= 0 for k in kernel):
+            raise ctx.error(f"kernel_size must be greater than 0, but got {list(kernel)}")
+        if any(o < 0 for o in out):
+            raise ctx.error(f"output_size must not be negative, but got {list(out)}")
+        n = x[0] if len(x) == nd + 2 else 1
+        if len(s) != 3:
+            raise ctx.error(f"Expect _random_samples to have 3 dimensions (N, C, {nd}), got {list(s)}")
+        if s[0] < n:
+            raise ctx.error("Expect _random_samples.size(0) no less then input batch size.")
+        if s[1] != x[-nd - 1]:
+            raise ctx.error("Expect _random_samples.size(1) equals to input channel size.")
+        if s[2] != nd:
+            raise ctx.error(f"Expect _random_samples.size(2) equals to {nd}; got {s[2]}.")
+        for name, i, k, o in zip(_SPATIAL_NAMES[nd], x[-nd:], kernel, out):
+            if o + k - 1 > i or (nd == 3 and o + k - 1 == i):  # PyTorch's 3-D check is strict
+                raise ctx.error(f"pool {name} {k} too large relative to input {name} {i}")
+        shape = (*x[:-nd], *out)
+        return shape, shape
+    return infer
+
+
+def _fractional_dtype(ctx):
+    d = ctx.dtype("x")
+    if ctx.dtype("random_samples") is not d:
+        raise ctx.error("Expect _random_samples to have the same dtype as input")
+    return d, _int64
+
+
+def _max_unpool_shape(nd):
+    def infer(ctx):
+        x, idx = ctx.shape("x"), ctx.shape("indice")
+        out = ctx.attrs["output_size"]
+        if len(x) not in (nd + 1, nd + 2):
+            raise ctx.error(f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d Tensor, but got a "
+                            f"tensor with {len(x)} dimensions.")
+        if ctx.dtype("indice") is not _int64:
+            raise ctx.error(f"elements in indices should be type int64 but got: {ctx.dtype('indice').name}")
+        if tuple(x) != tuple(idx):
+            raise ctx.error(f"Expected shape of indices to be same as that of the input tensor ({list(x)}) but got "
+                            f"indices tensor with shape: {list(idx)}")
+        _check_list(ctx, "output_size", out, nd)
+        if any(o < 0 for o in out):
+            raise ctx.error(f"output_size must contain non-negative spatial dimensions, but got {list(out)}")
+        return (*x[:-nd], *out)
+    return infer
+
+
+def _pick(gather_op, dy, indice):
+    """The gradient of ``max_unpool{n}d``: the output gradient picked at the indices."""
+    return getattr(F.ops, gather_op)(dy, indice)
+
+
+_OUTPUT_SIZE = {"output_size": ("list_int64", ())}
+for _nd in (1, 2, 3):
+    register_user_op(f"adaptive_max_pool{_nd}d", inputs=["x"], outputs=["y", "indice"], attrs=_OUTPUT_SIZE,
+                     infer_shape=_max_outputs(_adaptive_shape(_nd)), infer_dtype=_max_pool_dtype)
+    register_user_op(f"max_unpool{_nd}d", inputs=["x", "indice"], outputs=["y"], attrs=_OUTPUT_SIZE,
+                     infer_shape=_max_unpool_shape(_nd), infer_dtype=same_dtype)
+    derivative(f"adaptive_max_pool{_nd}d", x=partial(_scatter, f"max_pool{_nd}d_grad", _nd))
+    derivative(f"max_unpool{_nd}d", x=partial(_pick, f"max_pool{_nd}d_gather"))
+for _nd in (2, 3):
+    register_user_op(f"fractional_max_pool{_nd}d", inputs=["x", "random_samples"], outputs=["y", "indice"],
+                     attrs={"kernel_size": ("list_int32", ()), **_OUTPUT_SIZE},
+                     infer_shape=_fractional_shape(_nd), infer_dtype=_fractional_dtype)
+    derivative(f"fractional_max_pool{_nd}d", x=partial(_scatter, f"max_pool{_nd}d_grad", _nd))
+
+
+# ---- im2col / col2im (unfold / fold) -------------------------------------------------------------
+# Note [im2col and col2im]
+# ``im2col(x)`` takes ``(N, C, H, W)`` (or unbatched ``(C, H, W)``) to the blocks ``(N, C * kh * kw, L)``, one
+# column per sliding-window position (PyTorch's ``unfold``); ``col2im`` (``fold``) sums such columns back into an
+# ``output_size`` image. Each is linear and the other is its adjoint, so each one's gradient is the other op with
+# the same attrs (double backward works).
+_FOLD_ATTRS = {"kernel_size": ("list_int32", ()), "dilation_rate": ("list_int32", ()),
+               "padding": ("list_int32", ()), "strides": ("list_int32", ())}
+_FOLD_CHECKS = (("kernel_size", "kernel size should be greater than zero", "kernel", 1),
+                ("dilation_rate", "dilation should be greater than zero", "dilation", 1),
+                ("padding", "padding should be non-negative", "pad", 0),
+                ("strides", "stride should be greater than zero", "stride", 1))
+
+
+def _fold_blocks(ctx, size):
+    """The attrs checked as PyTorch's ``im2col_shape_check``; the number of blocks along H and W of ``size``."""
+    a = ctx.attrs
+    for name, message, short, low in _FOLD_CHECKS:
+        values = a[name]
+        if len(values) != 2:
+            raise ctx.error(f"It is expected {name} equals to 2, but got size {len(values)}")
+        if any(v < low for v in values):
+            raise ctx.error(f"{message}, but got {short}_height: {values[0]} {short}_width: {values[1]}")
+    return tuple((i + 2 * p - d * (k - 1) - 1) // s + 1
+                 for i, k, d, p, s in zip(size, a["kernel_size"], a["dilation_rate"], a["padding"], a["strides"]))
+
+
+def _fold_settings(ctx) -> str:
+    a = ctx.attrs
+    return (f"kernel_size=({_pair_text(a['kernel_size'])}), dilation=({_pair_text(a['dilation_rate'])}), "
+            f"padding=({_pair_text(a['padding'])})")
+
+
+def _pair_text(values) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+def _im2col_shape(ctx):
+    x = ctx.shape("x")
+    if len(x) not in (3, 4) or 0 in x[-3:]:
+        raise ctx.error(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                        f"dimensions for input, but got: {list(x)}")
+    blocks = _fold_blocks(ctx, x[-2:])
+    if any(b < 1 for b in blocks):
+        raise ctx.error(f"Given input with spatial size ({_pair_text(x[-2:])}), {_fold_settings(ctx)}, calculated "
+                        f"shape of the array of sliding blocks as ({_pair_text(blocks)}), but its components must "
+                        f"be at least one.")
+    k = ctx.attrs["kernel_size"]
+    return (*x[:-3], x[-3] * k[0] * k[1], blocks[0] * blocks[1])
+
+
+def _col2im_shape(ctx):
+    x, out = ctx.shape("x"), ctx.attrs["output_size"]
+    if len(x) not in (2, 3) or 0 in x[-2:]:
+        raise ctx.error(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                        f"dimensions for input, but got: {list(x)}")
+    if len(out) != 2:
+        raise ctx.error(f"It is expected output_size equals to 2, but got size {len(out)}")
+    blocks = _fold_blocks(ctx, out)
+    k = ctx.attrs["kernel_size"]
+    if x[-2] % (k[0] * k[1]):
+        raise ctx.error(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                        f"got input.size(1)={x[-2]} and kernel_size=({_pair_text(k)}).")
+    settings = (f"Given output_size=({_pair_text(out)}), {_fold_settings(ctx)}, "
+                f"stride=({_pair_text(ctx.attrs['strides'])})")
+    if blocks[0] * blocks[1] != x[-1]:
+        raise ctx.error(f"{settings}, expected size of input's dimension 2 to match the calculated number of "
+                        f"sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
+                        f"input.size(2)={x[-1]}.")
+    if any(b < 1 for b in blocks):
+        raise ctx.error(f"{settings}, calculated shape of the array of sliding blocks as ({_pair_text(blocks)}), "
+                        f"which is too small (non-positive)")
+    return (*x[:-2], x[-2] // (k[0] * k[1]), *out)
+
+
+register_user_op("im2col", inputs=["x"], outputs=["y"], attrs=_FOLD_ATTRS, infer_shape=_im2col_shape,
+                 infer_dtype=same_dtype)
+register_user_op("col2im", inputs=["x"], outputs=["y"], attrs={**_FOLD_ATTRS, **_OUTPUT_SIZE},
+                 infer_shape=_col2im_shape, infer_dtype=same_dtype)
+_FOLD_KEYS = tuple(_FOLD_ATTRS)
+derivative("im2col", x=lambda dy, x_meta, attrs: F.ops.col2im(
+    dy, attrs=AttrMap({**{k: attrs[k] for k in _FOLD_KEYS}, "output_size": x_meta.shape[-2:]})))
+derivative("col2im", x=lambda dy, attrs: F.ops.im2col(dy, attrs=AttrMap({k: attrs[k] for k in _FOLD_KEYS})))
+
+
+# ---- bicubic and anti-aliased upsampling ---------------------------------------------------------
+# Note [Interpolation taps]
+# ``upsample_bicubic`` (PyTorch's ``upsample_bicubic2d``: 4 taps per axis, clamped to the input, A = -0.75) and
+# ``upsample_antialias`` (PyTorch's ``_upsample_{bilinear,bicubic,lanczos}2d_aa``: a ``filter`` stretched over
+# the source pixels a downscaled output pixel covers, weights normalised to sum 1) are separable: along each
+# spatial axis an output is a weighted sum of a few input taps. The kernels compute the taps once per axis;
+# each gradient op scatters the weighted gradient back to the taps (the adjoint), and the gradient of a gradient
+# op is its forward op, so double backward works. A tap outside an anti-aliasing window is masked out, never
+# multiplied by a zero weight, so inf and NaN stay in the outputs whose windows hold them.
+_AA_FILTERS = ("bilinear", "bicubic", "lanczos")
+_BICUBIC_ATTRS = {**_UPSAMPLE_ATTRS, "align_corners": ("bool", False)}
+_AA_ATTRS = {**_BICUBIC_ATTRS, "filter": ("string", "bilinear")}
+
+
+def _antialias_shape(ctx):
+    if ctx.attrs["filter"] not in _AA_FILTERS:
+        raise ctx.error(f"filter must be one of {', '.join(_AA_FILTERS)}, got '{ctx.attrs['filter']}'")
+    return _upsample_shape(ctx)
+
+
+def _antialias_grad_shape(ctx):
+    if ctx.attrs["filter"] not in _AA_FILTERS:
+        raise ctx.error(f"filter must be one of {', '.join(_AA_FILTERS)}, got '{ctx.attrs['filter']}'")
+    return _upsample_grad_shape(ctx)
+
+
+register_user_op("upsample_bicubic", inputs=["x"], outputs=["y"], attrs=_BICUBIC_ATTRS,
+                 infer_shape=_upsample_shape, infer_dtype=same_dtype)
+register_user_op("upsample_bicubic_grad", inputs=["dy"], outputs=["dx"], attrs={**_BICUBIC_ATTRS, **_INPUT_SIZE},
+                 infer_shape=_upsample_grad_shape, infer_dtype=same_dtype)
+register_user_op("upsample_antialias", inputs=["x"], outputs=["y"], attrs=_AA_ATTRS,
+                 infer_shape=_antialias_shape, infer_dtype=same_dtype)
+register_user_op("upsample_antialias_grad", inputs=["dy"], outputs=["dx"], attrs={**_AA_ATTRS, **_INPUT_SIZE},
+                 infer_shape=_antialias_grad_shape, infer_dtype=same_dtype)
+for _up, _attrs in (("upsample_bicubic", _BICUBIC_ATTRS), ("upsample_antialias", _AA_ATTRS)):
     derivative(_up, x=partial(_to_input, _up + "_grad", tuple(_attrs), slice(2, None)))
     derivative(_up + "_grad", dy=partial(_to_dy, _up, tuple(_attrs), None))

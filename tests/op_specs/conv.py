@@ -4,10 +4,12 @@ The references are direct loops over output (or input) positions and kernel offs
 definitions: a different computation from the kernels' im2col / sliding windows / per-axis gathers.
 """
 
+import itertools
 import math
 
 import numpy as np
 from opinfo import FLOATS, INTS, OpSpec, Sample, make, register
+from opinfo import make as _make
 
 import oneflow_lite as flow
 
@@ -328,6 +330,64 @@ def _linear_src(o, in_size, out_size, scale, align_corners):
     return i0, i0 + (1 if i0 < in_size - 1 else 0), 1.0 - l1, l1
 
 
+def _source_scale(in_size, out_size, scale, align_corners):
+    """PyTorch's ``area_pixel_compute_scale``."""
+    if align_corners:
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    return 1.0 / scale if scale else in_size / out_size
+
+
+def _cubic(t, a):
+    """The cubic convolution kernel at distance ``t``."""
+    t = abs(t)
+    if t < 1:
+        return ((a + 2) * t - (a + 3)) * t * t + 1
+    return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a if t < 2 else 0.0
+
+
+def _bicubic_taps(o, in_size, out_size, scale, align_corners):
+    """(index, weight) pairs of output ``o``: PyTorch's upsample_bicubic2d (A = -0.75, taps clamped)."""
+    s = _source_scale(in_size, out_size, scale, align_corners)
+    real = s * o if align_corners else s * (o + 0.5) - 0.5
+    i0 = min(math.floor(real), in_size - 1)
+    t = min(max(real - i0, 0.0), 1.0)
+    return [(min(max(i0 - 1 + k, 0), in_size - 1), _cubic(t + 1 - k, -0.75)) for k in range(4)]
+
+
+def _lanczos(v):
+    def sinc(u):
+        return 1.0 if u == 0 else math.sin(math.pi * u) / (math.pi * u)
+    return sinc(v) * sinc(v / 3) if -3 <= v < 3 else 0.0
+
+
+_AA_FILTERS = {"bilinear": (lambda v: max(0.0, 1 - abs(v)), 1.0), "bicubic": (lambda v: _cubic(v, -0.5), 2.0),
+               "lanczos": (_lanczos, 3.0)}
+
+
+def _antialias_taps(o, in_size, out_size, scale, align_corners, mode):
+    """(index, weight) pairs of output ``o``: the filter stretched over the input pixels the output pixel covers
+    when downscaling, weights normalised to sum 1 (PyTorch's and Pillow's anti-aliased resampling)."""
+    fn, half_width = _AA_FILTERS[mode]
+    s = _source_scale(in_size, out_size, scale, align_corners)
+    support = half_width * s if s >= 1 else half_width
+    stretch = 1 / s if s >= 1 else 1.0
+    center = s * (o + 0.5)
+    lo, hi = max(int(center - support + 0.5), 0), min(int(center + support + 0.5), in_size)
+    weights = [fn((j - center + 0.5) * stretch) for j in range(lo, hi)]
+    total = sum(weights)
+    return [(j, w / total if total else w) for j, w in zip(range(lo, hi), weights)]
+
+
+def _separable(x, out, taps):
+    """Each output the sum over its taps along every axis (``taps(axis, o)``: (index, weight) pairs)."""
+    y = np.zeros((*x.shape[:2], *out))
+    for pos in np.ndindex(*out):
+        for pick in itertools.product(*(taps(d, p) for d, p in enumerate(pos))):
+            weight = math.prod(w for _, w in pick)
+            y[(slice(None), slice(None), *pos)] += weight * x[(slice(None), slice(None), *(i for i, _ in pick))]
+    return y
+
+
 def _interpolate_ref(x, size=None, scale_factor=None, mode="nearest", align_corners=None,
                      recompute_scale_factor=None, antialias=False):
     nd = x.ndim - 2
@@ -338,6 +398,16 @@ def _interpolate_ref(x, size=None, scale_factor=None, mode="nearest", align_corn
         sf = _tup(scale_factor, nd)
         out = tuple(math.floor(i * f) for i, f in zip(in_size, sf))
         scales = (None,) * nd if recompute_scale_factor else sf
+    if mode == "area":
+        return _adaptive_ref(nd)(x, out)
+    if antialias or mode == "bicubic":
+        def taps(d, o):
+            if antialias:
+                if in_size[d] == out[d]:  # an unchanged dim is left as it is, as in PyTorch
+                    return [(o, 1.0)]
+                return _antialias_taps(o, in_size[d], out[d], scales[d], bool(align_corners), mode)
+            return _bicubic_taps(o, in_size[d], out[d], scales[d], bool(align_corners))
+        return _separable(x.astype(np.float64), out, taps).astype(x.dtype)
     y = np.zeros((*x.shape[:2], *out))
     for pos in np.ndindex(*out):
         if mode in ("nearest", "nearest-exact"):
@@ -345,7 +415,9 @@ def _interpolate_ref(x, size=None, scale_factor=None, mode="nearest", align_corn
                         for i in range(nd))
             y[(slice(None), slice(None), *pos)] = x[(slice(None), slice(None), *src)]
             continue
-        corners = [_linear_src(pos[i], in_size[i], out[i], scales[i], bool(align_corners)) for i in range(nd)]
+        # PyTorch leaves a dim of unchanged size as it is, whatever the scale factor
+        corners = [(pos[i], pos[i], 1.0, 0.0) if in_size[i] == out[i] else
+                   _linear_src(pos[i], in_size[i], out[i], scales[i], bool(align_corners)) for i in range(nd)]
         for pick in np.ndindex(*(2,) * nd):  # every corner of the cell, weighted by the product of lambdas
             idx = tuple(c[j] for c, j in zip(corners, pick))
             weight = math.prod(c[2 + j] for c, j in zip(corners, pick))
@@ -370,7 +442,34 @@ def _interpolate_samples(dtype):
         yield Sample((x,), {"scale_factor": 0.6, "mode": mode}, name=f"{nd}d-{mode}-down")
         yield Sample((x, (1,) * nd), {"mode": mode, "align_corners": True}, name=f"{nd}d-{mode}-to-1")
         yield Sample((x,), {"scale_factor": 1.7, "mode": mode, "align_corners": False}, name=f"{nd}d-{mode}-1.7")
+        yield Sample((x,), {"scale_factor": (1.2,) * nd, "mode": mode}, name=f"{nd}d-{mode}-same-size")
     yield Sample((make((0, 2, 3, 4), dtype), (5, 5)), name="empty-batch")
+
+
+_FILTER_RNG = np.random.default_rng(99)  # its own stream: these samples do not shift other specs' values
+
+
+def _interpolate_filter_samples(dtype):
+    """bicubic, the anti-aliased modes (lanczos among them) and area."""
+    def make(shape, dtype):
+        return _make(shape, dtype, rng=_FILTER_RNG)
+    x = make((2, 3, 8, 6), dtype)
+    for size in ((4, 3), (3, 2), (11, 9), (1, 1)):
+        for ac in (False, True):
+            yield Sample((x, size), {"mode": "bicubic", "align_corners": ac}, name=f"bicubic-{size}-{ac}")
+            for mode in ("bilinear", "bicubic"):
+                yield Sample((x, size), {"mode": mode, "align_corners": ac, "antialias": True},
+                             name=f"antialias-{mode}-{size}-{ac}")
+        yield Sample((x, size), {"mode": "lanczos", "antialias": True}, name=f"lanczos-{size}")
+    yield Sample((x,), {"scale_factor": 0.4, "mode": "bicubic"}, name="bicubic-scale")
+    yield Sample((x,), {"scale_factor": (0.5, 0.3), "mode": "bilinear", "antialias": True}, name="antialias-scale")
+    yield Sample((x,), {"scale_factor": (1.1, 0.5), "mode": "bicubic", "antialias": True},
+                 name="antialias-same-height")
+    yield Sample((x,), {"scale_factor": (1.1, 1.1), "mode": "bicubic"}, name="bicubic-same-size")
+    for nd, sp in ((1, (9,)), (2, (7, 6)), (3, (5, 4, 6))):
+        x = make((2, 3, *sp), dtype)
+        yield Sample((x, tuple(s // 2 + 1 for s in sp)), {"mode": "area"}, name=f"{nd}d-area")
+        yield Sample((x,), {"scale_factor": 1.6, "mode": "area"}, name=f"{nd}d-area-scale")
 
 
 def _interpolate_grad_samples():
@@ -383,7 +482,25 @@ def _interpolate_grad_samples():
     yield Sample((make((1, 1, 2, 3, 2), f64), (3, 2, 3)), {"mode": "trilinear"}, name="grad-trilinear")
 
 
+def _interpolate_filter_grad_samples():
+    f64 = flow.float64
+
+    def make(shape, dtype):
+        return _make(shape, dtype, rng=_FILTER_RNG)
+    yield Sample((make((1, 2, 4, 3), f64), (5, 2)), {"mode": "bicubic"}, name="grad-bicubic")
+    yield Sample((make((1, 2, 4, 3), f64), (3, 5)), {"mode": "bicubic", "align_corners": True},
+                 name="grad-bicubic-ac")
+    for mode in ("bilinear", "bicubic", "lanczos"):
+        yield Sample((make((1, 2, 7, 3), f64), (3, 4)), {"mode": mode, "antialias": True},
+                     name=f"grad-antialias-{mode}")
+    yield Sample((make((1, 2, 5, 4), f64), (3, 3)), {"mode": "area"}, name="grad-area")
+
+
 register(
     OpSpec("interpolate", _interpolate_ref, _interpolate_samples, dtypes=(*FLOATS, flow.uint8),
            grad_samples=_interpolate_grad_samples, gradgrad=True, op=flow.nn.functional.interpolate),
+    # sums of 4 to 16 weighted taps in float32: a looser tolerance than the nearest / linear modes
+    OpSpec("interpolate_filters", _interpolate_ref, _interpolate_filter_samples,
+           grad_samples=_interpolate_filter_grad_samples, gradgrad=True, op=flow.nn.functional.interpolate,
+           atol=1e-5, rtol=1e-4),
 )

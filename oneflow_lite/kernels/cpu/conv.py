@@ -1,11 +1,12 @@
-"""cpu kernels of the convolution, pooling and upsampling ops (Notes [Convolution ops] and [Pooling ops] in
-ops/conv.py).
+"""cpu kernels of the convolution, pooling, unpooling, im2col / col2im and upsampling ops (Notes [Convolution
+ops], [Pooling ops], [Max pooling family], [im2col and col2im] and [Interpolation taps] in ops/conv.py).
 
 Convolutions are im2col: ``sliding_window_view`` of the padded input, one copy into
 ``(groups, N * positions, C / groups * kernel)`` columns and a batched matmul per group; the input gradient
-(col2im) adds one strided slice per kernel offset. Pooling takes the same windows; upsampling gathers along one
-spatial axis at a time and its gradient scatters back with ``np.add.at``. float16 computes in float32 and rounds
-once, as PyTorch's cpu kernels accumulate half in float.
+(col2im) adds one strided slice per kernel offset. Pooling takes the same windows; adaptive and fractional
+pooling gather their windows of varying start with index arrays. Upsampling gathers along one spatial axis at a
+time and its gradient scatters back by runs of equal indices. float16 computes in float32 and rounds once, as
+PyTorch's cpu kernels accumulate half in float.
 """
 
 from __future__ import annotations
@@ -292,47 +293,211 @@ for _nd in (1, 2, 3):
     cpu_kernel(f"avg_pool{_nd}d_grad", dtype_in("dy", *_FLOAT))(_quiet(avg_pool_grad_cpu))
 
 
-# ---- adaptive average pooling --------------------------------------------------------------------
-def _adaptive_matrix(in_size, out_size, ct):
-    """``(out_size, in_size)``: row ``o`` averages inputs ``floor(o * I / O) <= i < ceil((o + 1) * I / O)``."""
+# ---- adaptive pooling ----------------------------------------------------------------------------
+def _adaptive_windows(in_size, out_size):
+    """PyTorch's adaptive windows ``[floor(o * I / O), ceil((o + 1) * I / O))`` along one axis: the indices
+    ``(O, L)`` of each window padded to the longest ``L`` by repeating its last index, which of them are inside
+    the window, and each window's length."""
     o = np.arange(out_size)
     start = o * in_size // out_size
     end = -(-(o + 1) * in_size // out_size)
-    i = np.arange(in_size)
-    inside = (i >= start[:, None]) & (i < end[:, None])
-    return (inside / (end - start)[:, None]).astype(ct)
+    length = int((end - start).max()) if out_size else 0
+    idx = start[:, None] + np.arange(length)
+    return np.minimum(idx, end[:, None] - 1), idx < end[:, None], end - start
 
 
-def _along_axes(x, mats):
-    """``x`` with ``mats[i]`` (``(new, old)``) applied to its i-th trailing spatial axis."""
-    nd = len(mats)
-    for i, mat in enumerate(mats):
-        axis = x.ndim - nd + i
-        x = np.moveaxis(np.tensordot(x, mat, axes=([axis], [1])), -1, axis)
-    return x
+def _trailing(v, x, axis):
+    """``v`` (indexed by positions along ``axis`` first) shaped to broadcast against ``x``'s dims from ``axis``."""
+    return v.reshape(v.shape + (1,) * (x.ndim - axis - 1))
 
 
 def adaptive_avg_pool_cpu(ctx, x):
+    """One spatial axis at a time: the mean of each window's own elements (a masked sum, never a product with
+    zeros, so a NaN or inf reaches only the windows that hold it)."""
     m = ctx.out_metas[0]
     out_size = ctx.attrs["output_size"]
     nd = len(out_size)
+    if 0 in m.shape:
+        return _zeros(m.shape, m.np_dtype)
     ct = _compute_dtype(x)
-    mats = [_adaptive_matrix(i, o, ct) for i, o in zip(x.shape[-nd:], out_size)]
-    return np.ascontiguousarray(_along_axes(x.astype(ct, copy=False), mats)).astype(m.np_dtype, copy=False)
+    y = x.astype(ct, copy=False)
+    for i, o in enumerate(out_size):
+        axis = y.ndim - nd + i
+        n = y.shape[axis]
+        if n % o == 0:  # equal windows side by side: a reshape
+            y = y.reshape(*y.shape[:axis], o, n // o, *y.shape[axis + 1:]).sum(axis + 1, dtype=ct) / ct.type(n // o)
+            continue
+        idx, inside, count = _adaptive_windows(n, o)
+        total = np.where(_trailing(inside, y, axis), y.take(idx, axis), 0).sum(axis + 1, dtype=ct)
+        y = total / _trailing(count.astype(ct), total, axis)
+    return y.astype(m.np_dtype, copy=False)
 
 
 def adaptive_avg_pool_grad_cpu(ctx, dy):
+    """The adjoint: each window's gradient over its length, added to the window's own elements."""
     m = ctx.out_metas[0]
     in_size = ctx.attrs["input_size"]
     nd = len(in_size)
     ct = _compute_dtype(dy)
-    mats = [_adaptive_matrix(i, o, ct).T for i, o in zip(in_size, dy.shape[-nd:])]
-    return np.ascontiguousarray(_along_axes(dy.astype(ct, copy=False), mats)).astype(m.np_dtype, copy=False)
+    g = dy.astype(ct, copy=False)
+    for i, n in enumerate(in_size):
+        axis = g.ndim - nd + i
+        idx, inside, count = _adaptive_windows(n, g.shape[axis])
+        g = g / _trailing(np.maximum(count, 1).astype(ct), g, axis)
+        out = _zeros((*g.shape[:axis], n, *g.shape[axis + 1:]), ct)
+        for j in range(idx.shape[1]):  # the j-th element of every window: indices non-decreasing in o
+            sel = inside[:, j]
+            _sum_into(np.compress(sel, g, axis), idx[sel, j], n, axis, out)
+        g = out
+    return g.astype(m.np_dtype, copy=False)
 
 
 for _nd in (1, 2, 3):
     cpu_kernel(f"adaptive_avg_pool{_nd}d", dtype_in("x", *_FLOAT))(_quiet(adaptive_avg_pool_cpu))
     cpu_kernel(f"adaptive_avg_pool{_nd}d_grad", dtype_in("dy", *_FLOAT))(_quiet(adaptive_avg_pool_grad_cpu))
+
+
+def _window_max(windows, flat):
+    """The maximum of each window (the last axis of ``windows``) and its flat index taken from ``flat``
+    (broadcastable to ``windows``), by PyTorch's rule: the first maximum, or the last NaN if there is one."""
+    arg = windows.argmax(-1)
+    if windows.dtype.kind == "f":
+        nan = np.isnan(windows)
+        if nan.any():
+            arg = np.where(nan.any(-1), (windows.shape[-1] - 1) - nan[..., ::-1].argmax(-1), arg)
+    arg = arg[..., None]
+    y = np.take_along_axis(windows, arg, -1)[..., 0]
+    return y, np.take_along_axis(np.broadcast_to(flat, windows.shape), arg, -1)[..., 0].astype(_I64, copy=False)
+
+
+def _gather_windows(x, lead, axes_idx, in_size):
+    """``x[(*lead, *axes)]`` for per-axis window indices ``axes_idx[i]`` (``(..., O_i, K_i)``, the leading dims
+    broadcasting with ``lead``): the windows ``(..., *O, prod(K))`` and their flat indices within a plane."""
+    nd = len(axes_idx)
+    arrays, flat = [], 0
+    for i, idx in enumerate(axes_idx):
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = idx.shape[-2:]
+        a = idx.reshape(*idx.shape[:-2], *shape)
+        arrays.append(a)
+        flat = flat * in_size[i] + a
+    windows = x[(*lead, *arrays)]
+    out = windows.shape[:windows.ndim - nd]
+    flat = np.broadcast_to(flat, flat.shape[:flat.ndim - 2 * nd] + windows.shape[windows.ndim - 2 * nd:])
+    return windows.reshape(*out, -1), flat.reshape(*flat.shape[:flat.ndim - nd], -1)
+
+
+def adaptive_max_pool_cpu(ctx, x):
+    m = ctx.out_metas[0]
+    out_size = ctx.attrs["output_size"]
+    nd = len(out_size)
+    if 0 in m.shape:
+        return _zeros(m.shape, x.dtype), _zeros(m.shape, _I64)
+    in_size = x.shape[-nd:]
+    idx = [_adaptive_windows(i, o)[0] for i, o in zip(in_size, out_size)]
+    windows, flat = _gather_windows(x, (Ellipsis,), idx, in_size)
+    return _window_max(windows, flat)
+
+
+def _fractional_starts(sample, in_size, out_size, kernel):
+    """PyTorch's ``generate_intervals`` for every plane: the window starts ``(P, O)`` from one sample per plane,
+    in the samples' dtype as PyTorch's kernel computes."""
+    starts = np.empty((sample.shape[0], out_size), _I64)
+    if out_size > 1:
+        ct = sample.dtype.type
+        alpha = ct(in_size - kernel) / ct(out_size - 1)
+        i = np.arange(out_size - 1, dtype=sample.dtype)
+        starts[:, :-1] = ((i + sample[:, None]) * alpha).astype(_I64) - (sample * alpha).astype(_I64)[:, None]
+    if out_size:
+        starts[:, -1] = in_size - kernel
+    return starts
+
+
+# PyTorch's sample of each spatial dim: (W, H) for 2-D, (T, H, W) for 3-D.
+_SAMPLE_OF_DIM = {2: (1, 0), 3: (0, 1, 2)}
+
+
+def fractional_max_pool_cpu(ctx, x, samples):
+    m = ctx.out_metas[0]
+    kernel, out_size = ctx.attrs["kernel_size"], ctx.attrs["output_size"]
+    nd = len(kernel)
+    if 0 in m.shape:
+        return _zeros(m.shape, x.dtype), _zeros(m.shape, _I64)
+    in_size = x.shape[-nd:]
+    n = x.shape[0] if x.ndim == nd + 2 else 1
+    planes = n * x.shape[-nd - 1]
+    per_plane = samples[:n].reshape(planes, nd)
+    idx = [(_fractional_starts(per_plane[:, _SAMPLE_OF_DIM[nd][i]], in_size[i], out_size[i], kernel[i])[..., None]
+            + np.arange(kernel[i])) for i in range(nd)]
+    rows = np.arange(planes).reshape(planes, *(1,) * (2 * nd))
+    windows, flat = _gather_windows(x.reshape(planes, *in_size), (rows,), idx, in_size)
+    y, indices = _window_max(windows, flat)
+    return y.reshape(m.shape), indices.reshape(m.shape)
+
+
+def max_unpool_cpu(ctx, x, idx):
+    """Each value written at its index of a zero output plane (a later duplicate overwrites an earlier one)."""
+    m = ctx.out_metas[0]
+    nd = len(ctx.attrs["output_size"])
+    out_size = m.shape[-nd:]
+    planes, plane_size = _prod(m.shape[:-nd]), _prod(out_size)
+    if idx.size and (idx.min() < 0 or idx.max() >= plane_size):
+        bad = idx[(idx < 0) | (idx >= plane_size)].flat[0]
+        raise RuntimeError(f"max_unpool{nd}d: Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(map(str, out_size))})")
+    y = _zeros(planes * plane_size, x.dtype)
+    rows = np.arange(0, planes * plane_size, plane_size, dtype=_I64)[:, None]
+    y[(idx.reshape(planes, _prod(idx.shape[-nd:])) + rows).ravel()] = x.reshape(-1)
+    return y.reshape(m.shape)
+
+
+for _nd in (1, 2, 3):
+    cpu_kernel(f"adaptive_max_pool{_nd}d", dtype_in("x", *_FLOAT))(adaptive_max_pool_cpu)
+    cpu_kernel(f"max_unpool{_nd}d", dtype_in("x", *_FLOAT))(max_unpool_cpu)
+for _nd in (2, 3):
+    cpu_kernel(f"fractional_max_pool{_nd}d", dtype_in("x", *_FLOAT))(fractional_max_pool_cpu)
+
+
+# ---- im2col / col2im -----------------------------------------------------------------------------
+def _fold_blocks(in_size, attrs):
+    return tuple((i + 2 * p - d * (k - 1) - 1) // s + 1 for i, k, d, p, s in
+                 zip(in_size, attrs["kernel_size"], attrs["dilation_rate"], attrs["padding"], attrs["strides"]))
+
+
+def im2col_cpu(ctx, x):
+    """The windows of the padded input, ``(..., C, *blocks, *kernel)``, moved to ``(..., C * K, L)``."""
+    attrs = ctx.attrs
+    m = ctx.out_metas[0]
+    kernel, pad = attrs["kernel_size"], attrs["padding"]
+    nd = len(kernel)
+    v = _windows(_pad(x, pad, pad), kernel, attrs["strides"], attrs["dilation_rate"],
+                 _fold_blocks(x.shape[-nd:], attrs))
+    c_axis = x.ndim - nd - 1
+    v = np.moveaxis(v, tuple(range(-nd, 0)), tuple(range(c_axis + 1, c_axis + 1 + nd)))
+    return np.ascontiguousarray(v).reshape(m.shape)
+
+
+def col2im_cpu(ctx, x):
+    """Each kernel offset's columns added to its strided positions of the padded output, then cropped."""
+    attrs = ctx.attrs
+    m = ctx.out_metas[0]
+    kernel, pad, strides, dilation = attrs["kernel_size"], attrs["padding"], attrs["strides"], attrs["dilation_rate"]
+    out_size = attrs["output_size"]
+    nd = len(kernel)
+    blocks = _fold_blocks(out_size, attrs)
+    ct = _compute_dtype(x)
+    cols = x.astype(ct, copy=False).reshape(*m.shape[:-nd], *kernel, *blocks)
+    size = [max(o + 2 * p, (b - 1) * s + d * (k - 1) + 1)
+            for o, p, b, s, d, k in zip(out_size, pad, blocks, strides, dilation, kernel)]
+    out = _zeros((*m.shape[:-nd], *size), ct)
+    for offs in np.ndindex(*kernel):
+        out[(Ellipsis, *(_steps(j * d, b, s) for j, d, b, s in zip(offs, dilation, blocks, strides)))] += \
+            cols[(Ellipsis, *offs, *(slice(None),) * nd)]
+    return out[(Ellipsis, *(slice(p, p + o) for p, o in zip(pad, out_size)))].astype(m.np_dtype)
+
+
+cpu_kernel("im2col", dtype_in("x", *_FLOAT))(im2col_cpu)
+cpu_kernel("col2im", dtype_in("x", *_FLOAT))(_quiet(col2im_cpu))
 
 
 # ---- upsampling ----------------------------------------------------------------------------------
@@ -412,6 +577,8 @@ def upsample_linear_cpu(ctx, x):
     y = x.astype(ct, copy=False)
     scales = _scales(attrs, nd)
     for axis in range(nd + 1, 1, -1):
+        if x.shape[axis] == out_size[axis - 2]:  # PyTorch leaves a dim of unchanged size as it is
+            continue
         i0, i1, l0, l1 = _linear_weights(x.shape[axis], out_size[axis - 2], scales[axis - 2],
                                          attrs["align_corners"], ct)
         y = y.take(i0, axis) * _weights_shape(l0, axis, y.ndim) + y.take(i1, axis) * _weights_shape(l1, axis, y.ndim)
@@ -428,6 +595,8 @@ def upsample_linear_grad_cpu(ctx, dy):
     scales = _scales(attrs, nd)
     for axis in range(2, nd + 2):
         i = in_size[axis - 2]
+        if i == dy.shape[axis]:
+            continue
         i0, i1, l0, l1 = _linear_weights(i, dy.shape[axis], scales[axis - 2], attrs["align_corners"], ct)
         acc = _sum_into(g * _weights_shape(l0, axis, g.ndim), i0, i, axis)
         g = _sum_into(g * _weights_shape(l1, axis, g.ndim), i1, i, axis, acc)
@@ -438,3 +607,136 @@ cpu_kernel("upsample_nearest", dtype_in("x", dt.uint8, *_FLOAT))(upsample_neares
 cpu_kernel("upsample_nearest_grad", dtype_in("dy", *_FLOAT))(_quiet(upsample_nearest_grad_cpu))
 cpu_kernel("upsample_linear", dtype_in("x", *_FLOAT))(_quiet(upsample_linear_cpu))
 cpu_kernel("upsample_linear_grad", dtype_in("dy", *_FLOAT))(_quiet(upsample_linear_grad_cpu))
+
+
+# ---- bicubic and anti-aliased upsampling (Note [Interpolation taps] in ops/conv.py) --------------
+def _area_scale(in_size, out_size, scale, align_corners, ct):
+    """PyTorch's ``area_pixel_compute_scale`` in the op-math dtype."""
+    if align_corners:
+        return ct.type(in_size - 1) / ct.type(out_size - 1) if out_size > 1 else ct.type(0)
+    return ct.type(1.0 / scale) if scale > 0 else ct.type(in_size) / ct.type(out_size)
+
+
+def _cubic_near(x, a):
+    """The cubic convolution kernel for ``|x| < 1``."""
+    return ((a + 2) * x - (a + 3)) * x * x + 1
+
+
+def _cubic_far(x, a):
+    """The cubic convolution kernel for ``1 <= |x| < 2``."""
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+
+def _bicubic_taps(in_size, out_size, scale, align_corners, filter_, ct):
+    """``upsample_bicubic2d``'s four taps per output (clamped into the input) and weights (A = -0.75)."""
+    s = _area_scale(in_size, out_size, scale, align_corners, ct)
+    o = np.arange(out_size, dtype=ct)
+    real = s * o if align_corners else s * (o + ct.type(0.5)) - ct.type(0.5)
+    i0 = np.minimum(np.floor(real).astype(_I64), in_size - 1)
+    t = np.clip(real - i0, 0, 1).astype(ct)
+    a = ct.type(-0.75)
+    one = ct.type(1)
+    w = np.stack([_cubic_far(t + one, a), _cubic_near(t, a), _cubic_near(one - t, a), _cubic_far(2 * one - t, a)], 1)
+    return np.clip(i0[:, None] + np.arange(-1, 3), 0, in_size - 1), w, None
+
+
+def _aa_bilinear(x):
+    x = np.abs(x)
+    return np.where(x < 1, 1 - x, 0)
+
+
+def _aa_bicubic(x):
+    """Pillow's bicubic filter (a = -0.5), as PyTorch's anti-aliased bicubic."""
+    x = np.abs(x)
+    a = x.dtype.type(-0.5)
+    return np.where(x < 1, _cubic_near(x, a), np.where(x < 2, _cubic_far(x, a), 0))
+
+
+def _aa_lanczos(x):
+    """Lanczos-3: ``sinc(x) * sinc(x / 3)`` on [-3, 3)."""
+    return np.where((x >= -3) & (x < 3), np.sinc(x) * np.sinc(x / 3), 0)
+
+
+_AA = {"bilinear": (_aa_bilinear, 2), "bicubic": (_aa_bicubic, 4), "lanczos": (_aa_lanczos, 6)}
+
+
+def _antialias_taps(in_size, out_size, scale, align_corners, filter_, ct):
+    """PyTorch's anti-aliased taps: the filter stretched by the downscale factor over the input pixels it
+    covers, weights normalised to sum 1; positions past a window's end are masked. None when the size does not
+    change: PyTorch leaves that dim as it is, whatever the scale factor."""
+    if in_size == out_size:
+        return None
+    fn, interp = _AA[filter_]
+    s = _area_scale(in_size, out_size, scale, align_corners, ct)
+    support = ct.type(interp * 0.5) * s if s >= 1 else ct.type(interp * 0.5)
+    width = math.ceil(support) * 2 + 1
+    center = s * (np.arange(out_size, dtype=ct) + ct.type(0.5))
+    invscale = ct.type(1) / s if s >= 1 else ct.type(1)
+    xmin = np.maximum(np.trunc(center - support + ct.type(0.5)).astype(_I64), 0)
+    xsize = np.clip(np.minimum(np.trunc(center + support + ct.type(0.5)).astype(_I64), in_size) - xmin, 0, width)
+    j = np.arange(width)
+    inside = j < xsize[:, None]
+    pos = (j + xmin[:, None]).astype(ct)
+    w = np.where(inside, fn((pos - center[:, None] + ct.type(0.5)) * invscale), 0).astype(ct)
+    total = w.sum(1, keepdims=True)
+    w = np.where(total != 0, w / np.where(total != 0, total, 1), w).astype(ct)
+    return np.minimum(xmin[:, None] + j, in_size - 1), w, inside
+
+
+def _apply_taps(x, axis, idx, w, inside):
+    """Along ``axis``: each output the weighted sum of its taps ``x[idx]`` (masked where not ``inside``)."""
+    v = x.take(idx, axis)  # (..., O, K, ...)
+    if inside is not None:
+        v = np.where(_trailing(inside, x, axis), v, 0)
+    return (v * _trailing(w, x, axis)).sum(axis + 1)
+
+
+def _scatter_taps(g, axis, idx, w, inside, size):
+    """The adjoint of :func:`_apply_taps`: each output's gradient times its weights, added to its taps."""
+    out = _zeros((*g.shape[:axis], size, *g.shape[axis + 1:]), g.dtype)
+    for k in range(idx.shape[1]):  # every tap column is non-decreasing in the output position
+        v = g * _trailing(w[:, k], g, axis)
+        if inside is not None:
+            v = np.where(_trailing(inside[:, k], g, axis), v, 0)
+        _sum_into(v, idx[:, k], size, axis, out)
+    return out
+
+
+def _resample_cpu(taps, ctx, x):
+    """A separable resampling, one spatial axis at a time (the last first, as PyTorch)."""
+    attrs = ctx.attrs
+    m = ctx.out_metas[0]
+    out_size = attrs["output_size"]
+    nd = len(out_size)
+    ct = _compute_dtype(x)
+    y = x.astype(ct, copy=False)
+    scales = _scales(attrs, nd)
+    filter_ = attrs.get("filter")
+    for axis in range(nd + 1, 1, -1):
+        i = axis - 2
+        found = taps(x.shape[axis], out_size[i], scales[i], attrs["align_corners"], filter_, ct)
+        if found is not None:
+            y = _apply_taps(y, axis, *found)
+    return y.astype(m.np_dtype, copy=False)
+
+
+def _resample_grad_cpu(taps, ctx, dy):
+    attrs = ctx.attrs
+    m = ctx.out_metas[0]
+    in_size = attrs["input_size"]
+    nd = len(in_size)
+    ct = _compute_dtype(dy)
+    g = dy.astype(ct, copy=False)
+    scales = _scales(attrs, nd)
+    filter_ = attrs.get("filter")
+    for axis in range(2, nd + 2):
+        i = axis - 2
+        found = taps(in_size[i], dy.shape[axis], scales[i], attrs["align_corners"], filter_, ct)
+        if found is not None:
+            g = _scatter_taps(g, axis, *found, in_size[i])
+    return g.astype(m.np_dtype, copy=False)
+
+
+for _op, _taps in (("upsample_bicubic", _bicubic_taps), ("upsample_antialias", _antialias_taps)):
+    cpu_kernel(_op, dtype_in("x", *_FLOAT))(_quiet(functools.partial(_resample_cpu, _taps)))
+    cpu_kernel(_op + "_grad", dtype_in("dy", *_FLOAT))(_quiet(functools.partial(_resample_grad_cpu, _taps)))
