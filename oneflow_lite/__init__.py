@@ -39,6 +39,7 @@ from oneflow_lite.serialization import load, save  # noqa: F401
 from oneflow_lite import accelerator, amp, backends, cuda, distributed, onnx  # noqa: F401,E402  (environment)
 from oneflow_lite.compile import compile  # noqa: F401,E402
 from oneflow_lite import mock_torch  # noqa: F401,E402  (import torch as oneflow_lite)
+from oneflow_lite import library  # noqa: F401,E402  (flow.library: ops and devices defined from Python)
 
 _C = functional
 
