@@ -247,3 +247,27 @@ def test_the_digits_mlp_trains_on_the_device_as_on_cpu():
     assert native["native:relu"] == len(losses) + 1  # each step, and the test set
     assert {"fallback:linear", "fallback:sgd_update", "fallback:log_softmax"} <= fell_back
     assert dev.COUNTS["to_device"] > 0 and dev.COUNTS["to_host"] > 0
+
+
+def test_a_library_op_runs_on_the_device_natively_or_through_the_fallback():
+    with flow.library.scoped("cd_ns"):
+        flow.library.define("cd_ns::twice(Tensor x) -> Tensor")
+        flow.library.register_fake("cd_ns::twice", lambda x: flow.empty_like(x))
+        flow.library.impl("cd_ns::twice", "cpu", lambda x: x * x.dtype.type(2))
+        x = flow.tensor([1.0, -3.0]).to("countdev")
+        dev.reset()
+        y = flow.ops.cd_ns.twice(x)
+        assert y.device is flow.device("countdev") and y.numpy().tolist() == [2.0, -6.0]
+        assert dev.COUNTS["fallback:cd_ns.twice"] == 1  # the cpu impl, run by the device's fallback
+
+        def twice_native(x):
+            dev.COUNTS["native:cd_ns.twice"] += 1
+            return x + x
+
+        with flow.library.impl("cd_ns::twice", "countdev", twice_native):
+            assert flow.ops.cd_ns.twice(x).numpy().tolist() == [2.0, -6.0]
+            assert dev.COUNTS["native:cd_ns.twice"] == 1 and dev.COUNTS["fallback:cd_ns.twice"] == 1
+            assert "kernel[countdev]: test_a_library_op_runs_on_the_device" in dump_table("cd_ns.twice")
+        flow.ops.cd_ns.twice(x)
+        assert dev.COUNTS["fallback:cd_ns.twice"] == 2
+    assert not hasattr(flow.ops, "cd_ns")

@@ -15,13 +15,11 @@ import pytest
 import oneflow_lite as flow
 from oneflow_lite.autograd.grad_function import get_grad_function
 from oneflow_lite.dispatch import dump, dump_table
-from oneflow_lite.dispatch.dispatcher import DISPATCHER
 from oneflow_lite.framework import op_registry
 from oneflow_lite.framework.errors import RegistrationError
 from oneflow_lite.functors.signature import parse_schema
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HERE = os.path.basename(__file__)
 SCALE = "lt::scale(Tensor x, *, Float factor=2.0) -> Tensor"
 CALLS = []
 
@@ -58,10 +56,6 @@ def define_scale(autograd=True):
     if autograd:
         handles.append(flow.library.register_autograd("lt::scale", scale_backward, setup_context=scale_setup))
     return handles
-
-
-def _line(fn) -> str:
-    return f"tests/{HERE}:"
 
 
 # ---- the schema ------------------------------------------------------------------------------------------------
@@ -125,7 +119,7 @@ def test_a_defined_op_runs_eagerly_with_the_functional_apis_argument_checks():
     assert "The op lt::scale(Tensor x, *, Float factor=2.0) -> Tensor" in flow.ops.lt.scale.__doc__
     assert dir(flow.ops.lt) == ["scale"]
     with pytest.raises(AttributeError, match=r"flow\.ops\.lt has no op 'nope'; its ops: scale"):
-        flow.ops.lt.nope
+        _ = flow.ops.lt.nope
 
 
 def test_kernels_get_the_schemas_arguments_as_arrays_and_values():
@@ -485,10 +479,9 @@ def test_scoped_removes_what_the_block_registered_in_its_namespace():
         assert not hasattr(flow.ops, "lt") and op_registry.find("lt.scale") is None
         assert get_grad_function("lt.scale") is None and "lt::scale" not in flow.library.defined_ops()
         assert hasattr(flow.ops, "other_ns")
-        with pytest.raises(ValueError):
-            with flow.library.scoped("lt"):
-                define_scale()
-                raise ValueError("an exception passes through")
+        with pytest.raises(ValueError), flow.library.scoped("lt"):
+            define_scale()
+            raise ValueError("an exception passes through")
         assert op_registry.find("lt.scale") is None
     finally:
         outside.remove()
@@ -527,27 +520,27 @@ def test_the_duplicate_of_an_op_type_registered_elsewhere_is_named():
     (lambda: flow.library.register_autograd("lt::nope", scale_backward), RegistrationError,
      r"flow\.library\.register_autograd: op 'lt::nope' is not defined"),
     (lambda: flow.library.impl("relu", "cpu", scale_cpu), ValueError,
-     r"flow\.library\.impl: expected an op name 'namespace::name' or a function flow\.ops\.<namespace>\.<name>, "
-     r"got 'relu'"),
+     (r"flow\.library\.impl: expected an op name 'namespace::name' or a function flow\.ops\.<namespace>\.<name>, "
+     r"got 'relu'")),
     (lambda: flow.library.impl("lt::scale", "cuda", scale_cpu), ValueError,
-     r"flow\.library\.impl\('lt::scale'\): unknown device type 'cuda' \(argument device_types\); known: cpu, or "
-     r"'CompositeImplicitAutograd'"),
+     (r"flow\.library\.impl\('lt::scale'\): unknown device type 'cuda' \(argument device_types\); known: cpu, or "
+     r"'CompositeImplicitAutograd'")),
     (lambda: flow.library.impl("lt::scale", "meta", scale_cpu), ValueError,
-     r"flow\.library\.impl\('lt::scale'\): a meta kernel computes nothing; register the op's shape and dtype "
-     r"inference with flow\.library\.register_fake\('lt::scale'\) instead"),
+     (r"flow\.library\.impl\('lt::scale'\): a meta kernel computes nothing; register the op's shape and dtype "
+     r"inference with flow\.library\.register_fake\('lt::scale'\) instead")),
     (lambda: flow.library.impl("lt::scale", ["cpu", "CompositeImplicitAutograd"], scale_cpu), ValueError,
      r"CompositeImplicitAutograd cannot be combined with device types"),
     (lambda: flow.library.impl("lt::scale", "cpu", 3), TypeError,
      r"flow\.library\.impl\('lt::scale', 'cpu'\): expected a function, got 3"),
     (lambda: flow.library.impl("lt::scale", "cpu", scale_cpu), RegistrationError,
-     r"flow\.library\.impl\('lt::scale', 'cpu'\): a 'cpu' kernel is already registered at tests/test_library\.py:\d+; "
-     r"duplicate at tests/test_library\.py:\d+ \(remove the first one's handle to replace it\)"),
+     (r"flow\.library\.impl\('lt::scale', 'cpu'\): a 'cpu' kernel is already registered at tests/test_library\.py:\d+; "
+     r"duplicate at tests/test_library\.py:\d+ \(remove the first one's handle to replace it\)")),
     (lambda: flow.library.register_fake("lt::scale", scale_fake), RegistrationError,
-     r"flow\.library\.register_fake\('lt::scale'\): a fake is already registered at tests/test_library\.py:\d+; "
-     r"duplicate at"),
+     (r"flow\.library\.register_fake\('lt::scale'\): a fake is already registered at tests/test_library\.py:\d+; "
+     r"duplicate at")),
     (lambda: flow.library.register_autograd("lt::scale", scale_backward), RegistrationError,
-     r"flow\.library\.register_autograd\('lt::scale'\): a backward is already registered at "
-     r"tests/test_library\.py:\d+; duplicate at"),
+     (r"flow\.library\.register_autograd\('lt::scale'\): a backward is already registered at "
+     r"tests/test_library\.py:\d+; duplicate at")),
     (lambda: flow.library.register_autograd("lt::scale", None), TypeError,
      r"flow\.library\.register_autograd\('lt::scale'\): backward must be a function, got None"),
 ])

@@ -395,7 +395,7 @@ class FunctionSchema:
 
     def __init__(self, text: str):
         if not isinstance(text, str):
-            raise ValueError(f"expected a schema string {_SCHEMA_FORM}, got {type(text).__name__}")
+            raise TypeError(f"expected a schema string {_SCHEMA_FORM}, got {type(text).__name__}")
         m = re.fullmatch(r"\s*(\w+)::([\w.]+)\s*\((.*)\)\s*->\s*(.+?)\s*", text)
         if not m:
             raise ValueError(f"cannot parse schema {text!r}; expected {_SCHEMA_FORM}")

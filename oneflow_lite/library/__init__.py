@@ -33,6 +33,6 @@ from oneflow_lite.library.ops import COMPOSITE, OpNamespace, define, defined_ops
 
 _scoped_library = scoped  # PyTorch's name
 
-__all__ = ["AutogradContext", "COMPOSITE", "Handle", "OpCheckReport", "OpNamespace", "define", "defined_ops",
+__all__ = ["COMPOSITE", "AutogradContext", "Handle", "OpCheckReport", "OpNamespace", "define", "defined_ops",
            "impl", "opcheck", "register_autograd", "register_device", "register_fake", "register_fallback",
            "scoped"]

@@ -31,10 +31,7 @@ def location_of(frame) -> str:
     """``path:line`` of ``frame`` (paths inside the package relative to its parent, as in dumps)."""
     if frame is None:
         return "<unknown>"
-    path = frame.f_code.co_filename
-    if path.startswith(_PACKAGE_PARENT):
-        path = path[len(_PACKAGE_PARENT):]
-    return f"{path}:{frame.f_lineno}"
+    return f"{frame.f_code.co_filename.removeprefix(_PACKAGE_PARENT)}:{frame.f_lineno}"
 
 
 def user_location() -> str:

@@ -48,7 +48,7 @@ from oneflow_lite.functors.functional import FunctionalFunction
 from oneflow_lite.functors.signature import parse_schema
 from oneflow_lite.interpreters.op_interp_util import dispatch
 from oneflow_lite.kernels.meta import meta_kernel
-from oneflow_lite.library.handles import Handle, user_frame, user_location, location_of
+from oneflow_lite.library.handles import Handle, location_of, user_frame, user_location
 
 COMPOSITE = "CompositeImplicitAutograd"
 _META = Device("meta")
@@ -63,7 +63,7 @@ _PLACEHOLDERS = {"int64": 0, "double": 0.0, "bool": False, "string": "", "list_i
 COUNTS_ATTR = "_counts"
 
 _lock = threading.RLock()
-_ops: dict[str, "LibraryOp"] = {}  # qualname -> op
+_ops: dict[str, LibraryOp] = {}  # qualname -> op
 _by_function: dict = {}  # flow.ops.<ns>.<name> -> op
 
 
