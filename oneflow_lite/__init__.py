@@ -57,6 +57,7 @@ from oneflow_lite import accelerator, amp, backends, cuda, distributed, onnx  # 
 from oneflow_lite.compile import compile  # noqa: F401,E402
 from oneflow_lite import random  # noqa: F401,E402  (flow.random: seeds, rng state, fork_rng)
 from oneflow_lite import mock_torch  # noqa: F401,E402  (import torch as oneflow_lite)
+from oneflow_lite import library  # noqa: F401,E402  (flow.library: ops and devices defined from Python)
 
 _C = functional
 default_generator = _default_generator("cpu")  # torch.default_generator; callable with a device, as OneFlow's

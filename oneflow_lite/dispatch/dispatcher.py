@@ -19,10 +19,25 @@ complete new ``(mask, table)`` tuple for each affected entry and stores it with
 a single assignment. A reader loads ``entry.dispatch_state`` once per call and
 uses that tuple throughout, so it sees either the old table or the new one,
 never a mix; the old tuple is freed when its last reader lets go.
+
+Note [Device fallbacks]
+A device type may have one boxed *kernel fallback*: the kernel of every op that
+has no kernel of its own on that device for a call's dtypes (PyTorch's boxed
+CPU fallback of an out-of-tree backend). ``fn(op, ctx, *arrays)`` gets a
+:class:`FallbackCall` (the op type, the call's dtypes, and ``op.kernel(device_type)``,
+the kernel another device type runs for the same call) and the kernel's usual
+arguments, and returns what that kernel would: typically it moves the arrays to
+the host, runs the cpu kernel and moves the results back (Note [Device storage and
+transfer hooks] in framework/device.py). It lives where kernels are chosen, not at
+the device's dispatch key, so the eager interpreter and the graph compiler both
+use it, and its choice is cached per op expr like any kernel's; registering or
+removing one drops every cached choice. A kernel registered for the device later
+takes precedence at once.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import warnings
 import weakref
@@ -165,6 +180,7 @@ class Dispatcher:
         self._entries: dict[str, OperatorEntry] = {}
         self._fallbacks: dict[DispatchKey, list[Registration]] = {}
         self._composites: dict[str, dict] = {}  # function name -> {functor: file:line of a composite, or None}
+        self._device_fallbacks: dict[str, list[Registration]] = {}  # Note [Device fallbacks]
         self._seq = 0
 
     # ---- lookup -------------------------------------------------------------------------------
@@ -199,6 +215,12 @@ class Dispatcher:
         with self._lock:
             self._composites[name] = dict(overloads)
 
+    def unregister_composite(self, name: str, overloads: dict) -> None:
+        """Forget the composite function ``name`` if ``overloads`` is what is recorded for it."""
+        with self._lock:
+            if self._composites.get(name) == overloads:
+                del self._composites[name]
+
     def composite(self, name: str) -> dict | None:
         """``{functor: file:line or None}`` of the overloads of function ``name`` when one of them is a
         composite, else None."""
@@ -210,6 +232,14 @@ class Dispatcher:
 
     def fallbacks(self) -> dict[DispatchKey, list[Registration]]:
         return {k: list(v) for k, v in self._fallbacks.items()}
+
+    def device_fallback(self, device_type: str) -> Registration | None:
+        """The kernel fallback of ``device_type`` (Note [Device fallbacks]), or None."""
+        regs = self._device_fallbacks.get(device_type)
+        return regs[-1] if regs else None
+
+    def device_fallbacks(self) -> dict[str, Registration]:
+        return {d: regs[-1] for d, regs in self._device_fallbacks.items()}
 
     # ---- registration -------------------------------------------------------------------------
     @staticmethod
@@ -285,6 +315,43 @@ class Dispatcher:
             if not regs:
                 del self._fallbacks[key]
             self._recompute_all()
+
+    def register_device_fallback(self, device_type: str, fn, *, location: str | None = None) -> Registration:
+        """Register ``fn(op, ctx, *arrays)`` as the kernel of every op without a kernel of its own on
+        ``device_type`` (Note [Device fallbacks]); the newest registration wins, removing it restores the
+        previous."""
+        what = f"register_device_fallback('{device_type}')"
+        self._check_fn(fn, what, "kernel")
+        if device_type not in device_mod.device_types():
+            raise RegistrationError(f"{what}: unknown device type {device_type!r}; "
+                                    f"known: {', '.join(device_mod.device_types())}")
+        if not device_mod.device_type(device_type).has_storage:
+            raise RegistrationError(f"{what}: '{device_type}' holds no data, so its kernels compute nothing; "
+                                    f"a fallback has nothing to do there")
+        location = location or caller_location()
+        with self._lock:
+            regs = self._device_fallbacks.setdefault(device_type, [])
+            reg = Registration(fn, location, None)
+            if regs:
+                warnings.warn(f"Overriding a previously registered kernel fallback of device type '{device_type}'\n"
+                              f"  previous: {regs[-1].describe()} registered at {regs[-1].location}\n"
+                              f"  new: {reg.describe()} registered at {location}", stacklevel=2)
+            regs.append(reg)
+            reg._undo = lambda: self._remove_device_fallback(device_type, reg)
+            self._all_kernels_changed()
+        return reg
+
+    def _remove_device_fallback(self, device_type, reg):
+        with self._lock:
+            regs = self._device_fallbacks.get(device_type, [])
+            regs.remove(reg)
+            if not regs:
+                del self._device_fallbacks[device_type]
+            self._all_kernels_changed()
+
+    def _all_kernels_changed(self):
+        for e in list(self._entries.values()):
+            e.kernels_changed()
 
     def register_kernel(self, op_type: str, device_type: str, fn, *, predicate: KernelPredicate = ANY_DTYPE,
                         priority: int = 0, name: str | None = None, location: str | None = None,
@@ -383,6 +450,10 @@ class Dispatcher:
             if reg.predicate(ctx) and (best is None or (reg.priority, reg.seq) > (best.priority, best.seq)):
                 best = reg
         if best is None:
+            fallback = self.device_fallback(device.type)
+            if fallback is not None:
+                return _fallback_registration(fallback, FallbackCall(self, op_expr, entry, device, input_dtypes,
+                                                                     output_dtypes))
             raise OpKernelNotFoundError(_no_kernel_message(op_expr, entry, device, input_dtypes, output_dtypes))
         return best
 
@@ -437,6 +508,47 @@ class Dispatcher:
         entry.dispatch_state = (mask, tuple(table))
 
 
+class FallbackCall:
+    """What a device's kernel fallback knows of the call it serves (Note [Device fallbacks]): ``op_type``,
+    ``device``, ``input_dtypes`` / ``output_dtypes``, and ``kernel(device_type)``."""
+
+    __slots__ = ("_dispatcher", "_entry", "_op_expr", "device", "input_dtypes", "op_type", "output_dtypes")
+
+    def __init__(self, dispatcher, op_expr, entry, device, input_dtypes, output_dtypes):
+        self._dispatcher = dispatcher
+        self._op_expr = weakref.ref(op_expr)  # the op expr caches this call's kernel: no reference cycle
+        self._entry = entry
+        self.op_type = entry.op_type
+        self.device = device
+        self.input_dtypes = input_dtypes
+        self.output_dtypes = output_dtypes
+
+    def kernel(self, device_type: str = "cpu"):
+        """The kernel ``device_type`` runs for this call (its dtypes), called as ``kernel(ctx, *arrays)``;
+        OpKernelNotFoundError when it has none."""
+        if device_type == self.device.type:
+            raise RuntimeError(f"FallbackCall.kernel: '{self.op_type}' has no kernel of its own on "
+                               f"'{device_type}'; that is why its fallback runs")
+        return self._dispatcher.select_kernel(self._op_expr(), self._entry, device_mod.device(device_type),
+                                              self.input_dtypes, self.output_dtypes)
+
+    def __repr__(self):
+        ins = ", ".join(d.name for d in self.input_dtypes)
+        return f"<FallbackCall {self.op_type} on {self.device} ({ins})>"
+
+
+def _fallback_registration(fallback: Registration, call: FallbackCall) -> KernelRegistration:
+    """The kernel of ``call``: the device's fallback with the call bound (Note [Device fallbacks])."""
+    reg = KernelRegistration(functools.partial(fallback.fn, call), fallback.location, None)
+    reg.device_type = call.device.type
+    reg.predicate = ANY_DTYPE
+    reg.priority = 0
+    reg.seq = 0
+    reg.name = f"fallback {fallback.describe()}"
+    reg.out_variant = None
+    return reg
+
+
 def _no_kernel_message(op_expr, entry, device, input_dtypes, output_dtypes) -> str:
     ins = ", ".join(f"{n}={d.name}" for n, d in zip(op_expr.indexed_ibns, input_dtypes)) or "no inputs"
     outs = ", ".join(f"{n}={d.name}" for n, d in zip(op_expr.indexed_obns, output_dtypes))
@@ -451,6 +563,9 @@ def _no_kernel_message(op_expr, entry, device, input_dtypes, output_dtypes) -> s
         others = sorted(entry.kernels)
         lines.append(f"'{entry.op_type}' has no kernels on '{device.type}'"
                      + (f"; it has kernels on: {', '.join(others)}." if others else "."))
+        if device.type not in ("cpu", "meta"):
+            lines.append(f"Register one for '{device.type}', or a kernel fallback serving every op without one: "
+                         f"flow.library.register_fallback('{device.type}', fn).")
     return "\n".join(lines)
 
 

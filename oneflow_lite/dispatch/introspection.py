@@ -90,15 +90,25 @@ def dump_table(op_type: str) -> str:
                 regs = sorted(entry.kernels.get(dev_type, ()), key=lambda r: (-r.priority, -r.seq))
                 for r in regs:
                     lines.extend(_kernel_lines(r, "    "))
+                fallback = DISPATCHER.device_fallback(dev_type)
+                if fallback is not None:
+                    lines.append(f"    {_fallback_line(dev_type, fallback)} (for calls no kernel above takes)")
     text = "\n".join(lines) + "\n"
     return text if not found else text + "\nfunction " + _composite_text(op_type, found)
 
 
+def _fallback_line(device_type: str, reg) -> str:
+    return f"kernel fallback[{device_type}]: {reg.describe()} registered at {reg.location}"
+
+
 def fallbacks() -> str:
-    """The boxed fallback registered at each key."""
+    """The boxed fallback registered at each key, then the kernel fallback of each device type that has one
+    (Note [Device fallbacks] in dispatch/dispatcher.py)."""
     lines = []
     for key, regs in sorted(DISPATCHER.fallbacks().items()):
         lines.append(f"{key.name}: {regs[-1].describe()} registered at {regs[-1].location}")
+    for device_type, reg in sorted(DISPATCHER.device_fallbacks().items()):
+        lines.append(_fallback_line(device_type, reg))
     return "\n".join(lines) + "\n"
 
 

@@ -3,6 +3,18 @@
 A device type names a dispatch key (its backend) and how its buffers are
 made. ``cpu`` and ``meta`` are built in; an out-of-tree backend registers one more
 type on the ``PrivateUse1`` key with :func:`register_device_type`.
+
+Note [Device storage and transfer hooks]
+A device with storage keeps a NumPy array per tensor (its "device memory"; an
+out-of-tree device may keep them anywhere NumPy can see, and count or check them).
+Its two transfer hooks say how data crosses the host boundary:
+``to_device(host_array) -> device_array`` makes a new device buffer holding a
+host array's values, ``to_host(device_array) -> host_array`` a new host array
+holding a device buffer's. ``flow.library.register_device`` registers a device
+type with its hooks and makes ``copy`` (``x.to(...)``, ``flow.tensor(...,
+device=...)``) call them in both directions; kernels and fallbacks on the device
+call them too (see Note [Device fallbacks] in dispatch/dispatcher.py). Without
+hooks a transfer copies the array.
 """
 
 from __future__ import annotations
@@ -12,16 +24,23 @@ import threading
 from oneflow_lite.dispatch.dispatch_key import DispatchKey
 
 
+def _copy(array):
+    return array.copy()
+
+
 class DeviceType:
-    """What a device type is: its name, backend dispatch key and whether it holds data."""
+    """What a device type is: its name, backend dispatch key, whether it holds data, and its transfer hooks
+    (Note [Device storage and transfer hooks])."""
 
-    __slots__ = ("name", "dispatch_key", "key_set", "has_storage")
+    __slots__ = ("name", "dispatch_key", "key_set", "has_storage", "to_device", "to_host")
 
-    def __init__(self, name: str, dispatch_key: DispatchKey, has_storage: bool):
+    def __init__(self, name: str, dispatch_key: DispatchKey, has_storage: bool, to_device=None, to_host=None):
         self.name = name
         self.dispatch_key = dispatch_key
         self.key_set = 1 << dispatch_key
         self.has_storage = has_storage
+        self.to_device = to_device or _copy
+        self.to_host = to_host or _copy
 
     def __repr__(self):
         return f"DeviceType({self.name!r}, {self.dispatch_key.name})"
@@ -33,15 +52,21 @@ _lock = threading.Lock()
 
 
 def register_device_type(name: str, dispatch_key: DispatchKey = DispatchKey.PrivateUse1,
-                         has_storage: bool = True) -> DeviceType:
+                         has_storage: bool = True, *, to_device=None, to_host=None) -> DeviceType:
     """Make ``flow.device(name)`` valid and route its tensors to ``dispatch_key``.
 
     Only backend keys are accepted, and a backend key serves one device type.
+    ``to_device`` / ``to_host`` are the device's transfer hooks (Note [Device storage
+    and transfer hooks]); ``flow.library.register_device`` also makes copies use them.
     """
     from oneflow_lite.dispatch.dispatch_key import BACKEND_KEYS
 
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"register_device_type: name must be an identifier, got {name!r}")
+    for hook_name, hook in (("to_device", to_device), ("to_host", to_host)):
+        if hook is not None and not callable(hook):
+            raise ValueError(f"register_device_type('{name}'): {hook_name} must be a function of a NumPy array "
+                             f"returning a NumPy array, got {hook!r}")
     if dispatch_key not in BACKEND_KEYS:
         raise ValueError(f"register_device_type: {dispatch_key!r} is not a backend key; "
                          f"expected one of {[k.name for k in BACKEND_KEYS]}")
@@ -51,7 +76,7 @@ def register_device_type(name: str, dispatch_key: DispatchKey = DispatchKey.Priv
         for t in _types.values():
             if t.dispatch_key == dispatch_key:
                 raise ValueError(f"register_device_type: {dispatch_key.name} already serves device type {t.name!r}")
-        dt = DeviceType(name, dispatch_key, has_storage)
+        dt = DeviceType(name, dispatch_key, has_storage, to_device, to_host)
         _types[name] = dt
     return dt
 

@@ -103,6 +103,11 @@ class InferContext:
     def input_metas(self) -> tuple:
         return self._metas
 
+    @property
+    def arg_slices(self) -> dict:
+        """Input argument name -> (start, count) in ``input_metas`` (absent optional inputs are missing)."""
+        return self._arg_slices
+
     def attr(self, name: str):
         return self.attrs[name]
 
@@ -115,7 +120,7 @@ class OpDefinition:
     """A registered user op. Made by :func:`register_user_op`."""
 
     def __init__(self, op_type, inputs, outputs, attrs, infer_shape, infer_dtype, infer_device,
-                 no_grad, cpu_only, location):
+                 no_grad, cpu_only, location, module=None):
         self.op_type = op_type
         self.inputs: tuple[Arg, ...] = inputs
         self.outputs: tuple[Arg, ...] = outputs
@@ -126,6 +131,7 @@ class OpDefinition:
         self.no_grad = no_grad
         self.cpu_only = cpu_only
         self.location = location
+        self.module = module  # the Python module that defines the op, when it is not the package (saved graphs)
         self.defaults = attr_mod.AttrMap({a.name: a.default for a in attrs.values() if not a.required})
         self.input_by_name = {a.name: a for a in inputs}
         self.output_by_name = {a.name: a for a in outputs}
@@ -159,6 +165,11 @@ class OpDefinition:
             if _defs.get(self.op_type) is self:
                 del _defs[self.op_type]
 
+    def reinstate(self) -> None:
+        """Register this definition again after :meth:`remove` (an error naming both sites if another
+        definition of the op type took its place meanwhile)."""
+        _add(self, self.location)
+
     def __repr__(self):
         return f"<OpDefinition {self.signature()} at {self.location}>"
 
@@ -167,21 +178,30 @@ _defs: dict[str, OpDefinition] = {}
 _lock = threading.Lock()
 
 
+def _is_op_type(op_type) -> bool:
+    """An identifier (``relu``), or a namespace and an identifier (``my_ns.scale``, ops of flow.library)."""
+    return isinstance(op_type, str) and all(part.isidentifier() for part in op_type.split(".", 1))
+
+
 def register_user_op(op_type: str, *, inputs=(), outputs=(), attrs=None, infer_shape, infer_dtype,
-                     infer_device=None, no_grad=False, cpu_only=False) -> OpDefinition:
+                     infer_device=None, no_grad=False, cpu_only=False, location: str | None = None,
+                     module: str | None = None) -> OpDefinition:
     """Define a user op.
 
+    ``op_type`` is an identifier, or ``namespace.name`` (the ops of ``flow.library``).
     ``inputs`` / ``outputs`` are names or :class:`Arg`; ``attrs`` maps a name to
     ``(type, default)`` or ``(type, REQUIRED)``, type being one of ``attr.ATTR_TYPES``.
     ``infer_shape(ctx)`` and ``infer_dtype(ctx)`` return the output's shape / dtype
     (a sequence of them when the op has several output tensors); ``infer_device(ctx)``
     returns the device the op runs on and puts its outputs (default: the inputs'
     device, or the ``device`` attr of a source op, or cpu). A second definition
-    of the same op type is an error naming both sites.
+    of the same op type is an error naming both sites. ``location`` (default: the caller's ``file:line``)
+    and ``module`` (the defining module, named by errors about saved graphs) are for registration helpers.
     """
-    location = caller_location()
-    if not isinstance(op_type, str) or not op_type.isidentifier():
-        raise OpDefinitionError(f"register_user_op: op type must be an identifier, got {op_type!r}")
+    location = location or caller_location()
+    if not _is_op_type(op_type):
+        raise OpDefinitionError(f"register_user_op: op type must be an identifier, got {op_type!r} (or "
+                                f"'namespace.name', as the ops of flow.library)")
     if not callable(infer_shape) or not callable(infer_dtype):
         raise OpDefinitionError(f"op '{op_type}': infer_shape and infer_dtype are required functions")
     if infer_device is not None and not callable(infer_device):
@@ -212,14 +232,18 @@ def register_user_op(op_type: str, *, inputs=(), outputs=(), attrs=None, infer_s
     if duplicates:
         raise OpDefinitionError(f"op '{op_type}': names used twice among inputs, outputs and attrs: {duplicates}")
     definition = OpDefinition(op_type, ins, outs, attr_defs, infer_shape, infer_dtype, infer_device,
-                              bool(no_grad), bool(cpu_only), location)
-    with _lock:
-        old = _defs.get(op_type)
-        if old is not None:
-            raise RegistrationError(f"op '{op_type}' is already registered at {old.location}; "
-                                    f"duplicate registration at {location}")
-        _defs[op_type] = definition
+                              bool(no_grad), bool(cpu_only), location, module)
+    _add(definition, location)
     return definition
+
+
+def _add(definition: OpDefinition, location: str) -> None:
+    with _lock:
+        old = _defs.get(definition.op_type)
+        if old is not None and old is not definition:
+            raise RegistrationError(f"op '{definition.op_type}' is already registered at {old.location}; "
+                                    f"duplicate registration at {location}")
+        _defs[definition.op_type] = definition
 
 
 def lookup(op_type: str) -> OpDefinition:

@@ -5,6 +5,12 @@
 keyword-only) and the functor name. ``str(parse(s)) == s`` for a normalised ``s``.
 ``Signature.bind(args, kwargs)`` converts a call's arguments or raises
 :class:`SignatureMismatch` saying why they do not fit.
+
+The same argument grammar, in PyTorch's ``ns::name(args) -> returns`` form, is the
+schema of an op defined with ``flow.library.define``: :func:`parse_schema` gives a
+:class:`FunctionSchema` (``str(parse_schema(s)) == s`` for a normalised ``s``), and
+``FunctionSchema.signature(functor)`` the functional :class:`Signature` of its calls.
+A type followed by ``?`` (``Tensor? bias``) also accepts None.
 """
 
 from __future__ import annotations
@@ -170,16 +176,17 @@ _PACKABLE = ("IntList", "Shape")
 
 
 class ArgSpec:
-    __slots__ = ("type", "name", "default", "default_text", "kw_only", "convert", "size")
+    __slots__ = ("type", "name", "default", "default_text", "kw_only", "convert", "size", "nullable")
 
     def __init__(self, type_, name, default_text, kw_only):
-        base, size = type_, None
-        m = re.fullmatch(r"IntList\[(\d+)\]", type_)
+        self.nullable = type_.endswith("?")  # ``Tensor? bias``: None is a value of the argument
+        base, size = type_.rstrip("?"), None
+        m = re.fullmatch(r"IntList\[(\d+)\]", base)
         if m:
             base, size = "IntList", int(m.group(1))
         if base not in ARG_TYPES:
             raise ValueError(f"unknown argument type {type_!r} for '{name}'; expected one of "
-                             f"{', '.join(ARG_TYPES)} (IntList[N] for a fixed size)")
+                             f"{', '.join(ARG_TYPES)} (IntList[N] for a fixed size; a trailing '?' accepts None)")
         self.type = type_
         self.name = name
         self.default_text = default_text
@@ -211,7 +218,17 @@ class ArgSpec:
 
     @property
     def optional(self) -> bool:
-        return self.default is None
+        """Whether None is accepted: ``Type? name`` or a None default."""
+        return self.nullable or self.default is None
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not _NO_DEFAULT
+
+    @property
+    def base_type(self) -> str:
+        """The type without its size and ``?``: ``IntList[2]?`` -> ``IntList``."""
+        return self.type.rstrip("?").split("[")[0]
 
     def __str__(self):
         return f"{self.type} {self.name}" + ("" if self.default_text is None else f"={self.default_text}")
@@ -239,40 +256,12 @@ class Signature:
         self.return_type, params, self.functor_name = m.groups()
         if self.return_type not in RETURN_TYPES:
             raise ValueError(f"signature {text!r}: unknown return type {self.return_type!r}")
-        self.args: list[ArgSpec] = []
-        kw_only = False
-        for part in _split_params(params):
-            if part == "*":
-                if kw_only:
-                    raise ValueError(f"signature {text!r}: '*' given twice")
-                kw_only = True
-                continue
-            pm = re.fullmatch(r"(\w+(?:\[\d+\])?)\s+(\w+)(?:\s*=\s*(.+))?", part)
-            if not pm:
-                raise ValueError(f"signature {text!r}: cannot parse argument {part!r}")
-            self.args.append(ArgSpec(pm.group(1), pm.group(2), pm.group(3), kw_only))
-        names = [a.name for a in self.args]
-        if len(set(names)) != len(names):
-            raise ValueError(f"signature {text!r}: an argument name is used twice")
-        seen_default = False
-        for a in self.args:
-            if a.kw_only:
-                break
-            if a.default is not _NO_DEFAULT:
-                seen_default = True
-            elif seen_default:
-                raise ValueError(f"signature {text!r}: '{a.name}' without a default follows one with a default")
+        self.args: list[ArgSpec] = parse_params(params, f"signature {text!r}")
         self.positional = [a for a in self.args if not a.kw_only]
         self.by_name = {a.name: a for a in self.args}
 
     def params_text(self) -> str:
-        parts, star = [], False
-        for a in self.args:
-            if a.kw_only and not star:
-                parts.append("*")
-                star = True
-            parts.append(str(a))
-        return "(" + ", ".join(parts) + ")"
+        return params_text(self.args)
 
     def __str__(self):
         return f"{self.return_type} {self.params_text()} => {self.functor_name}"
@@ -310,14 +299,14 @@ class Signature:
                 continue
             else:
                 raise SignatureMismatch("{}() missing required argument '{}' (pos {})", fname, spec.name, i + 1)
-            if v is None and spec.default is None:
+            if v is None and (spec.default is None or spec.nullable):
                 values.append(None)
                 continue
             converted = spec.convert(v)
             if converted is BAD:
                 raise SignatureMismatch("{}(): argument '{}' ({}) must be {}, not {}", fname, spec.name,
                                         f"position {i + 1}" if i < n_args else "keyword",
-                                        ARG_TYPES[spec.type.split('[')[0]][1], type(v).__name__)
+                                        ARG_TYPES[spec.base_type][1], type(v).__name__)
             if spec.size is not None:
                 try:
                     converted = spec.fit_size(converted)
@@ -329,6 +318,49 @@ class Signature:
             if unknown:
                 raise SignatureMismatch("{}() got an unexpected keyword argument '{}'", fname, unknown[0])
         return values
+
+
+def parse_params(params: str, where: str) -> list[ArgSpec]:
+    """The argument specs of a parameter list ``Type name[=default], ..., *, ...`` (the grammar shared by
+    functional signatures and op schemas); ValueError naming ``where`` when it does not parse."""
+    args: list[ArgSpec] = []
+    kw_only = False
+    for part in _split_params(params):
+        if part == "*":
+            if kw_only:
+                raise ValueError(f"{where}: '*' given twice")
+            kw_only = True
+            continue
+        pm = re.fullmatch(r"(\w+(?:\[\d+\])?\??)\s+(\w+)(?:\s*=\s*(.+))?", part)
+        if not pm:
+            raise ValueError(f"{where}: cannot parse argument {part!r}; expected 'Type name' or 'Type name=default'")
+        try:
+            args.append(ArgSpec(pm.group(1), pm.group(2), pm.group(3), kw_only))
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+    names = [a.name for a in args]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{where}: an argument name is used twice")
+    seen_default = False
+    for a in args:
+        if a.kw_only:
+            break
+        if a.default is not _NO_DEFAULT:
+            seen_default = True
+        elif seen_default:
+            raise ValueError(f"{where}: '{a.name}' without a default follows one with a default")
+    return args
+
+
+def params_text(args) -> str:
+    """``(Type name, *, Type name=default)``: the text of a parameter list."""
+    parts, star = [], False
+    for a in args:
+        if a.kw_only and not star:
+            parts.append("*")
+            star = True
+        parts.append(str(a))
+    return "(" + ", ".join(parts) + ")"
 
 
 def _split_params(text: str) -> list[str]:
@@ -353,10 +385,89 @@ def parse(text: str) -> Signature:
     return Signature(text)
 
 
+_SCHEMA_FORM = "'namespace::name(Type arg, ..., *, Type arg=default) -> Tensor'"
+
+
+class FunctionSchema:
+    """An op schema, ``my_ns::scale(Tensor x, *, Float factor=2.0) -> Tensor``: a namespace and a name, the
+    arguments in the functional grammar, and the returns: ``Tensor``, ``TensorTuple`` (as many tensors as the
+    op makes) or ``(Tensor, Tensor)`` (optionally named: ``(Tensor values, Tensor indices)``)."""
+
+    def __init__(self, text: str):
+        if not isinstance(text, str):
+            raise TypeError(f"expected a schema string {_SCHEMA_FORM}, got {type(text).__name__}")
+        m = re.fullmatch(r"\s*(\w+)::([\w.]+)\s*\((.*)\)\s*->\s*(.+?)\s*", text)
+        if not m:
+            raise ValueError(f"cannot parse schema {text!r}; expected {_SCHEMA_FORM}")
+        self.namespace, self.name, params, returns = m.groups()
+        if "." in self.name:
+            raise ValueError(f"schema {text!r}: overload names ('{self.name}') are not supported; give each "
+                             f"overload its own op name")
+        where = f"schema {text!r}"
+        self.args: list[ArgSpec] = parse_params(params, where)
+        self.returns: tuple = _parse_returns(returns, where)  # output names (None: unnamed); () for TensorTuple
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.namespace}::{self.name}"
+
+    @property
+    def returns_tuple(self) -> bool:
+        """Whether the op returns a tuple of tensors (``TensorTuple`` or ``(Tensor, ...)``)."""
+        return self.returns != (None,) or self.variadic_returns
+
+    @property
+    def variadic_returns(self) -> bool:
+        """``-> TensorTuple``: the number of outputs is known only from the op's fake (meta) function."""
+        return self.returns == ()
+
+    def returns_text(self) -> str:
+        if self.variadic_returns:
+            return "TensorTuple"
+        if self.returns == (None,):
+            return "Tensor"
+        return "(" + ", ".join("Tensor" if n is None else f"Tensor {n}" for n in self.returns) + ")"
+
+    def signature(self, functor_name: str) -> Signature:
+        """The functional signature of the op's calls, run by the functor ``functor_name``."""
+        ret = "TensorTuple" if self.returns_tuple else "Tensor"
+        return Signature(f"{ret} {params_text(self.args)} => {functor_name}")
+
+    def __str__(self):
+        return f"{self.qualname}{params_text(self.args)} -> {self.returns_text()}"
+
+    def __repr__(self):
+        return f"FunctionSchema({str(self)!r})"
+
+
+def _parse_returns(text: str, where: str) -> tuple:
+    if text == "Tensor":
+        return (None,)
+    if text == "TensorTuple":
+        return ()
+    m = re.fullmatch(r"\((.*)\)", text)
+    items = [p.strip() for p in m.group(1).split(",")] if m else [text]
+    names = []
+    for item in items:
+        rm = re.fullmatch(r"Tensor(?:\s+(\w+))?", item)
+        if not rm:
+            raise ValueError(f"{where}: cannot parse the returns {text!r}; expected 'Tensor', 'TensorTuple' or "
+                             f"'(Tensor, Tensor)' (optionally named: '(Tensor values, Tensor indices)')")
+        names.append(rm.group(1))
+    if len([n for n in names if n is not None]) != len({n for n in names if n is not None}):
+        raise ValueError(f"{where}: a return name is used twice")
+    return tuple(names)
+
+
+def parse_schema(text: str) -> FunctionSchema:
+    """The :class:`FunctionSchema` of ``ns::name(args) -> returns``; ValueError saying what does not parse."""
+    return FunctionSchema(text)
+
+
 def describe_call(args, kwargs) -> str:
     """``(Tensor, int, *, alpha=float)``: the types of a call, for the no-overload error."""
     parts = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
     return "(" + ", ".join(parts) + ")"
 
 
-__all__ = ["Signature", "SignatureMismatch", "parse", "ARG_TYPES"]
+__all__ = ["ARG_TYPES", "FunctionSchema", "Signature", "SignatureMismatch", "parse", "parse_schema"]

@@ -55,6 +55,7 @@ from google.protobuf.message import DecodeError
 
 from oneflow_lite._proto import job_pb2
 from oneflow_lite.framework import dtype as dtypes
+from oneflow_lite.framework import op_registry
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET, Tensor
 from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.graph import io
@@ -503,6 +504,7 @@ class Graph:
             "args_spec": io.to_json(entry.in_spec[0]), "kwargs_spec": io.to_json(entry.in_spec[1]),
             "out_spec": io.to_json(entry.out_spec),
             "variables": sorted(entry.variables),
+            "op_modules": _op_modules(entry.job),
         }
         arrays = {"__job__": np.frombuffer(entry.job.SerializeToString(deterministic=True), np.uint8),
                   "__meta__": np.frombuffer(json.dumps(meta).encode(), np.uint8)}
@@ -671,6 +673,7 @@ def _load(path: str) -> Graph:
     if not isinstance(name, str) or name != job.job_conf.job_name:
         raise _load_error(path, f"graph name {name!r} does not match the job's name {job.job_conf.job_name!r}")
     in_spec, out_spec, var_names = _read_specs(path, meta)
+    _check_ops_registered(path, job, meta)
     try:
         ir = JobIR.parse(job)
     except JobError as e:
@@ -689,6 +692,38 @@ def _load(path: str) -> Graph:
         raise _load_error(path, str(e)) from None
     graph._add(entry)
     return graph
+
+
+# Note [Saved graphs of library ops]
+# A saved job names its ops by type; an op defined out of the package (flow.library) is
+# registered only once the module defining it has run. save() records the defining module
+# of each such op type (op_registry's ``module``); load() checks every op type first and
+# names the op, its namespace and that module instead of failing inside the job's parser.
+def _op_modules(job) -> dict:
+    """Op type -> the module defining it, for the job's op types defined outside the package."""
+    found = {}
+    for conf in job.net.op:
+        if conf.WhichOneof("op_type") == "user_conf":
+            definition = op_registry.find(conf.user_conf.op_type_name)
+            if definition is not None and definition.module is not None:
+                found[definition.op_type] = definition.module
+    return found
+
+
+def _check_ops_registered(path: str, job, meta: dict) -> None:
+    """An error naming the first op type of ``job`` that is not registered and what to import for it."""
+    modules = meta.get("op_modules") if isinstance(meta.get("op_modules"), dict) else {}
+    for conf in job.net.op:
+        op_type = conf.user_conf.op_type_name if conf.WhichOneof("op_type") == "user_conf" else None
+        if op_type and op_registry.find(op_type) is None:
+            namespace = op_type.split(".", 1)[0]
+            what = (f"the ops of namespace '{namespace}' (flow.library.define('{namespace}::...'))" if "." in op_type
+                    else "it (register_user_op)")
+            where = (f"; it was defined by module '{modules[op_type]}' when the graph was saved"
+                     if op_type in modules else "")
+            raise RuntimeError(f"flow.nn.Graph.load('{path}'): op '{conf.name}' has type '{op_type}', which is not "
+                               f"registered in this process: import the module that defines {what} before "
+                               f"loading{where}")
 
 
 def _load_error(path: str, why: str) -> RuntimeError:
