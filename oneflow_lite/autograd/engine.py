@@ -364,11 +364,20 @@ def _check_nan(node, in_grads) -> None:
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
+def _after_apply(node, in_grads, grads, anomaly):
+    """A node's post hooks, then the NaN check of anomaly mode, on the input grads it computed."""
+    hooks = node.hooks
+    if hooks is not None and hooks.post:
+        in_grads = _call_post_hooks(hooks.post, in_grads, grads)
+    if anomaly:
+        _check_nan(node, in_grads)
+    return in_grads
+
+
 def _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_graph, create_graph, accumulate,
                      anomaly=False):
-    """Run each ready node on its summed output grads (Note [The backward engine]) and release its producers;
-    one loop, with no call per node on the common path: the backward benchmark (W6) times it. ``anomaly``:
-    check the input grads of each node for NaN (``_check_nan``)."""
+    """Run each ready node on its summed output grads and release its producers (Note [The backward engine]): one
+    loop, no call per node on the common path (W6 times it); ``anomaly`` checks input grads for NaN."""
     while ready:
         node = ready.pop()
         grads = buffers.pop(node, None)
@@ -389,18 +398,12 @@ def _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_
                     accumulate_grad(node.variable, g, create_graph, True)
                     g = None
                     continue
-                if type(node) is OpNode:  # OpNode.apply, inlined
-                    gf = node.grad_fn
-                    in_grads = node.apply(grads, create_graph) if gf is None else gf.apply(node.state, grads)
-                    if type(in_grads) is not tuple or len(in_grads) != len(next_functions):
-                        in_grads = node.check_grads(in_grads)
-                else:
-                    in_grads = node.apply(grads, create_graph)
-                hooks = node.hooks
-                if hooks is not None and hooks.post:
-                    in_grads = _call_post_hooks(hooks.post, in_grads, grads)
-                if anomaly:
-                    _check_nan(node, in_grads)
+                gf = node.grad_fn if type(node) is OpNode else None  # OpNode.apply, inlined
+                in_grads = node.apply(grads, create_graph) if gf is None else gf.apply(node.state, grads)
+                if gf is not None and (type(in_grads) is not tuple or len(in_grads) != len(next_functions)):
+                    in_grads = node.check_grads(in_grads)
+                if anomaly or node.hooks is not None:
+                    in_grads = _after_apply(node, in_grads, grads, anomaly)
                 i = 0  # not enumerate(): a tuple per input costs more than the count (W6)
                 for (nxt, nr), g in zip(next_functions, in_grads):
                     if nxt is not None and g is not None:

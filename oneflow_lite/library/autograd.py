@@ -59,7 +59,7 @@ class LibraryGradFunction:
 
     def capture(self, state, inputs, outputs, attrs) -> None:
         op = self.op
-        slices = attrs.arg_slices()[0]
+        slices = attrs.arg_tuples()[0].slices
         needs = state.needs_input_grad
         values = op.values(inputs, slices, attrs)
         ctx = AutogradContext(tuple([_any_need(needs, slices.get(spec.name)) if kind != "attr" else False

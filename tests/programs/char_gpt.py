@@ -114,12 +114,12 @@ def main(steps=30, seed=0, flash=True, sample=True, deterministic_init=True):
     if deterministic_init:
         numpy_init(model, seed, scale=0.05)
     print(f"number of parameters: {sum(p.numel() for p in model.parameters()) / 1e3:.2f}K")
-    optimizer = model.configure_optimizers(0.1, 3e-3, (0.9, 0.95))
+    optimizer = model.configure_optimizers(0.1, 1e-2, (0.9, 0.95))
     block, batch = model.block_size, 8
     starts = torch.arange(0, len(data) - block - 1, 7)[:batch * 4]
     losses = []
     for it in range(steps):
-        lr = get_lr(it, 3, steps, 3e-3, 3e-4)
+        lr = get_lr(it, 3, steps, 1e-2, 1e-3)
         for group in optimizer.param_groups:
             group["lr"] = lr
         ix = starts[(it * batch) % len(starts):(it * batch) % len(starts) + batch]

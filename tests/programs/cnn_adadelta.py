@@ -78,7 +78,7 @@ def test(model, data, target):
 def main(epochs=3, seed=0, dropout=0.25, deterministic_init=True, shuffle=True):
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    x, y = make_data(rng, 256)
+    x, y = make_data(rng, 512)
     tx, ty = make_data(rng, 128)
     loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=shuffle)
     model = Net(dropout)
