@@ -18,6 +18,14 @@ _NN_NAMES = (
     "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "dropout", "layer_norm", "group_norm",
     "batch_norm", "embedding", "one_hot", "scaled_dot_product_attention",
+    # the nn sweep: activations, distances, dropout variants, normalisation, losses, embedding_bag
+    "celu", "celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "selu_", "rrelu", "rrelu_", "threshold",
+    "threshold_", "hardshrink", "softshrink", "tanhshrink", "softsign", "softmin", "logsigmoid", "glu", "prelu",
+    "gumbel_softmax", "normalize", "cosine_similarity", "pairwise_distance", "pdist", "alpha_dropout",
+    "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "instance_norm", "local_response_norm",
+    "rms_norm", "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "soft_margin_loss",
+    "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss", "poisson_nll_loss",
+    "gaussian_nll_loss", "triplet_margin_loss", "embedding_bag",
 )
 
 for _name in _NN_NAMES:

@@ -144,6 +144,47 @@ derivative("softmax_grad", y=_softmax_grad_y, dy=lambda ddx, y, attrs: F.ops.sof
 derivative("log_softmax_grad", joint=_log_softmax_grad_backward)
 
 
+# ---- activations with attrs: celu, hardshrink, softshrink, threshold ----------------------------------
+# Each ``<op>(x)`` has a ``<op>_grad(dy, x)`` with the same attrs computing ``dy * op'(x)``. The shrink and
+# threshold ops are piecewise linear: their grad op is linear in dy with a mask of x (its own adjoint) and
+# has no derivative in x. celu's second derivative is ``exp(x / alpha) / alpha`` where ``x <= 0``.
+def _act_grad_shape(ctx):
+    return _same_as(ctx, "x", "dy")
+
+
+NN_ACTIVATION_ATTRS = {
+    "celu": {"alpha": ("double", 1.0)},
+    "hardshrink": {"lambd": ("double", 0.5)},
+    "softshrink": {"lambd": ("double", 0.5)},
+    "threshold": {"threshold_val": ("double", 0.0), "value": ("double", 0.0)},
+}
+for _op, _attrs in NN_ACTIVATION_ATTRS.items():
+    register_user_op(_op, inputs=["x"], outputs=["y"], attrs=_attrs, infer_shape=same_shape, infer_dtype=same_dtype)
+    register_user_op(_op + "_grad", inputs=["dy", "x"], outputs=["dx"], attrs=_attrs, infer_shape=_act_grad_shape,
+                     infer_dtype=same_dtype)
+
+
+def _act_backward(grad_op, dy, x, attrs):
+    return getattr(F.ops, grad_op)(dy, x, attrs=attrs)
+
+
+def _celu_second(ddx, dy, x, alpha):
+    """d/dx of ``dy * celu'(x)``: ``ddx * dy * exp(x / alpha) / alpha`` where ``x <= 0``, else 0."""
+    d2 = F.where(F.le(x, 0.0), F.div(F.exp(F.div(x, alpha)), alpha), 0.0)
+    return F.mul(F.mul(ddx, dy), d2)
+
+
+def _act_grad_adjoint(grad_op, ddx, x, attrs):
+    """The grad op is linear in dy: d/d dy of ``grad_op(dy, x)`` applied to ddx is ``grad_op(ddx, x)``."""
+    return getattr(F.ops, grad_op)(ddx, x, attrs=attrs)
+
+
+for _op in NN_ACTIVATION_ATTRS:
+    derivative(_op, x=partial(_act_backward, _op + "_grad"))
+    derivative(_op + "_grad", dy=partial(_act_grad_adjoint, _op + "_grad"),
+               **({"x": _celu_second} if _op == "celu" else {}))
+
+
 # ---- nll ----------------------------------------------------------------------------------------
 def _check_nll_target(ctx, input_shape, target_shape):
     """PyTorch's shape rules of ``nll_loss``: input (C,) with a 0-d target, or (N, C, d1, ...) with

@@ -104,6 +104,71 @@ cpu_kernel("softmax_grad", _floats("dy"))(_axis_kernel(_softmax_grad, "softmax_g
 cpu_kernel("log_softmax_grad", _floats("dy"))(_axis_kernel(_log_softmax_grad, "log_softmax_grad_cpu"))
 
 
+# ---- activations with attrs: celu, hardshrink, softshrink, threshold ---------------------------------------
+def _celu(a, x):
+    alpha = a["alpha"]
+    return _where(x > 0, x, np.expm1(x / alpha) * alpha)
+
+
+def _celu_grad(a, dy, x):
+    return _where(x > 0, dy, dy * _exp(x / a["alpha"]))
+
+
+def _in_band(a, x):
+    """``-lambd <= x <= lambd`` (False for NaN, which both shrinks pass through)."""
+    lambd = a["lambd"]
+    return (x >= -lambd) & (x <= lambd)
+
+
+def _softshrink(a, x):
+    lambd = a["lambd"]
+    return _where(x > lambd, x - lambd, _where(x < -lambd, x + lambd, x * 0))
+
+
+def _threshold_values(a, x):
+    """The threshold and the value in ``x``'s dtype (truncated for integers, as PyTorch converts scalars)."""
+    t = x.dtype.type
+    if x.dtype.kind in "iu":
+        return t(int(a["threshold_val"])), t(int(a["value"]))
+    return t(a["threshold_val"]), t(a["value"])
+
+
+def _threshold(a, x):
+    th, value = _threshold_values(a, x)
+    return _where(x <= th, value, x)
+
+
+def _threshold_grad(a, dy, x):
+    th, _ = _threshold_values(a, x)
+    return _where(x <= th, dy.dtype.type(0), dy)
+
+
+def _elementwise_kernel(fn, name):
+    """A kernel of the elementwise formula ``fn(attrs, *arrays)`` with the first array's shape and dtype,
+    float16 in float32, without NumPy warnings."""
+    def kernel(ctx, *arrays):
+        d = arrays[0].dtype
+        if d == _F16:
+            arrays = [a.astype(_F32) for a in arrays]
+        with _errstate(all="ignore"):
+            r = fn(ctx.attrs, *arrays)
+        return r.astype(d, copy=False)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+_NN_ACTIVATIONS = {
+    "celu": (_celu, _celu_grad, FLOATING_DTYPES),
+    "hardshrink": (lambda a, x: _where(_in_band(a, x), x.dtype.type(0), x),
+                   lambda a, dy, x: _where(_in_band(a, x), dy.dtype.type(0), dy), FLOATING_DTYPES),
+    "softshrink": (_softshrink, lambda a, dy, x: _where(_in_band(a, x), dy.dtype.type(0), dy), FLOATING_DTYPES),
+    "threshold": (_threshold, _threshold_grad, dt.NUMERIC_DTYPES),
+}
+for _op, (_fwd, _bwd, _dtypes) in _NN_ACTIVATIONS.items():
+    cpu_kernel(_op, dtype_in("x", *_dtypes))(_elementwise_kernel(_fwd, _op + "_cpu"))
+    cpu_kernel(_op + "_grad", _floats("dy"))(_elementwise_kernel(_bwd, _op + "_grad_cpu"))
+
+
 # ---- nll (Note [The reduction of nll] in ops/nn.py) ----------------------------------------------------
 _min_reduce = np.minimum.reduce
 _arange = np.arange

@@ -2,10 +2,13 @@
 
 from oneflow_lite.nn.modules import (
     activation,
+    batchnorm,
     container,
     conv,
+    distance,
     dropout,
     flatten,
+    instancenorm,
     linear,
     loss,
     normalization,
@@ -15,8 +18,8 @@ from oneflow_lite.nn.modules import (
     transformer,
 )
 
-_SUBMODULES = (activation, container, conv, dropout, flatten, linear, loss, normalization, pooling, rnn, sparse,
-               transformer)
+_SUBMODULES = (activation, batchnorm, container, conv, distance, dropout, flatten, instancenorm, linear, loss,
+               normalization, pooling, rnn, sparse, transformer)
 for _m in _SUBMODULES:
     globals().update((name, getattr(_m, name)) for name in _m.__all__)
 
