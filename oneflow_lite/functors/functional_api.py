@@ -344,6 +344,11 @@ FUNCTIONAL_API: dict[str, list[str]] = {
                        "Float norm_type=2.0, Bool scale_grad_by_freq=False, String mode=\"mean\", Bool sparse=False, "
                        "Tensor per_sample_weights=None, Bool include_last_offset=False, Int padding_idx=None) "
                        "=> EmbeddingBag")],
+    "ctc_loss": [
+        ("Tensor (Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Int blank=0, "
+         "String reduction=\"mean\", Bool zero_infinity=False) => CtcLoss"),
+        ("Tensor (Tensor log_probs, Tensor targets, IntList input_lengths, IntList target_lengths, Int blank=0, "
+         "String reduction=\"mean\", Bool zero_infinity=False) => CtcLoss")],
     # ---- shape
     "reshape": method("Tensor (Tensor input, Shape shape) => Reshape"),
     "transpose": method("Tensor (Tensor input, Int dim0, Int dim1) => Transpose"),

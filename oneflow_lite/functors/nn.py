@@ -1354,3 +1354,50 @@ def _bag_max(rows, bag_of, bags, dim, weight):
     values = F.max(F.index_select(table, 0, tensor(grid.reshape(-1), device=device)).reshape(bags, width, dim), 1)[0]
     empty = tensor((counts == 0)[:, None], device=device)
     return F.masked_fill(values, empty, 0.0) if (counts == 0).any() else values
+
+
+# ---- ctc_loss (Note [CTC loss] in ops/nn.py) ---------------------------------------------------------------------
+def _lengths(name, lengths, device):
+    """Lengths given as a tensor or a list of ints, as a 1-D int64 tensor."""
+    if isinstance(lengths, Tensor):
+        if lengths._meta.dtype.is_floating_point or lengths._meta.dtype is _bool:
+            raise RuntimeError(f"ctc_loss: {name} must be integral")
+        return F.reshape(lengths, (-1,))
+    return tensor(list(lengths), dtype=_int64, device=device)
+
+
+@functor("CtcLoss")
+class CtcLossFunctor:
+    """``ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction='mean',
+    zero_infinity=False)``: log_probs (T, N, C) (or (T, C) for one sample), targets (N, S) padded or
+    concatenated; "mean" divides each loss by its target length (at least 1), then averages over the batch."""
+
+    def __init__(self):
+        self.op = _op("ctc_loss", ("log_probs", "targets", "input_lengths", "target_lengths"), ("loss",))
+        self._attrs = {}
+
+    def __call__(self, log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+                 zero_infinity=False):
+        reduction = _reduction("ctc_loss", reduction)
+        m = log_probs._meta
+        if not m.dtype.is_floating_point:
+            raise OpKernelNotFoundError(f"ctc_loss: not implemented for '{TORCH_NAMES[m.dtype]}'; log_probs must be "
+                                        f"floating point")
+        batched = m.ndim == 3
+        if not batched:
+            if m.ndim != 2:
+                raise RuntimeError(f"ctc_loss: log_probs must be (T, N, C) or (T, C), got shape {_dims(m.shape)}")
+            log_probs = F.unsqueeze(log_probs, 1)
+            targets = F.reshape(targets, (1, -1))
+        input_lengths = _lengths("input_lengths", input_lengths, m.device)
+        target_lengths = _lengths("target_lengths", target_lengths, m.device)
+        if targets._meta.dtype.is_floating_point:
+            targets = cast(targets, _int64)
+        attrs = cached_attrs(self._attrs, ("blank", "zero_infinity"), (blank, zero_infinity))
+        loss = dispatch(self.op, (log_probs, targets, input_lengths, target_lengths), attrs)[0]
+        if reduction == "mean":
+            lengths = F.clamp(cast(target_lengths, m.dtype), 1)
+            return F.mean(F.div(loss, lengths))
+        if reduction == "sum":
+            return F.sum(loss)
+        return loss if batched else F.reshape(loss, ())

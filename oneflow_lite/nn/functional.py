@@ -25,7 +25,7 @@ _NN_NAMES = (
     "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "instance_norm", "local_response_norm",
     "rms_norm", "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "soft_margin_loss",
     "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss", "poisson_nll_loss",
-    "gaussian_nll_loss", "triplet_margin_loss", "embedding_bag",
+    "gaussian_nll_loss", "triplet_margin_loss", "embedding_bag", "ctc_loss",
 )
 
 for _name in _NN_NAMES:
