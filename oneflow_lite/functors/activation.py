@@ -10,6 +10,8 @@ the bounds truncated to integers); the others take floating tensors only
 import warnings
 from functools import partial
 
+import numpy as np
+
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
 from oneflow_lite.framework.calls import F
@@ -198,6 +200,12 @@ class ThresholdFunctor(_Activation):
     op_type = "threshold"
 
     def __call__(self, x, threshold, value, inplace=False):
+        d = x._meta.dtype
+        if not d.is_floating_point and d is not _bool:
+            info = np.iinfo(d.np_dtype)
+            for name, v in (("threshold", threshold), ("value", value)):
+                if not info.min <= int(v) <= info.max:
+                    raise RuntimeError(f"threshold: {name} {v} cannot be converted to type {d.name} without overflow")
         return self._run(x, cached_attrs(self._attrs, ("threshold_val", "value"), (threshold, value)), inplace)
 
 
@@ -288,6 +296,7 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     Gumbel(0, 1) noise ``g``; ``hard`` returns the one-hot of its argmax with the soft sample's gradient."""
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=4)
+    _floating_only("gumbel_softmax", logits)
     gumbels = F.neg(F.log(F.neg(F.log(F.rand_like(logits)))))  # -log(Exp(1)); U = 0 gives -inf, a zero weight
     y_soft = F.softmax(F.div(F.add(logits, gumbels), tau), dim)
     if not hard:

@@ -734,6 +734,18 @@ def normalize(x, p=2.0, dim=1, eps=1e-12, out=None):
     return out
 
 
+def _floating_kernel(name, x):
+    """PyTorch's "not implemented for 'Long'" of the losses with floating kernels only."""
+    d = x._meta.dtype
+    if not d.is_floating_point:
+        raise OpKernelNotFoundError(f"{name}: not implemented for '{TORCH_NAMES[d]}'; expected a floating point input")
+
+
+def _no_bool(name, *tensors):
+    if any(t._meta.dtype is _bool for t in tensors):
+        raise RuntimeError(f"{name}: Subtraction, the `-` operator, with a bool tensor is not supported")
+
+
 def _floating_input(name, x):
     d = x._meta.dtype
     if not d.is_floating_point:
@@ -1029,6 +1041,7 @@ def hinge_embedding_loss(x, target, margin=1.0, size_average=None, reduce=None, 
 def margin_ranking_loss(x1, x2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """``max(0, -target * (x1 - x2) + margin)``."""
     reduction = _reduction("margin_ranking_loss", reduction, size_average, reduce)
+    _no_bool("margin_ranking_loss", x1, x2)
     if not x1._meta.ndim == x2._meta.ndim == target._meta.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {x1.shape}, input2: {x2.shape}, target: {target.shape} ")
@@ -1040,6 +1053,7 @@ def soft_margin_loss(x, target, size_average=None, reduce=None, reduction="mean"
     """``log(1 + exp(-target * x))``, computed as ``softplus`` (finite where PyTorch's ``log1p(exp(.))``
     overflows to inf)."""
     reduction = _reduction("soft_margin_loss", reduction, size_average, reduce)
+    _floating_input("soft_margin_loss", x)
     return _reduce(F.softplus(F.neg(F.mul(target, x))), reduction)
 
 
@@ -1083,6 +1097,7 @@ def multi_margin_loss(x, target, p=1, margin=1.0, weight=None, size_average=None
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight._meta.ndim != 1:
         raise ValueError("weight must be one-dimensional")
+    _floating_kernel("multi_margin_loss", x)
     x2, nframe, dim = _margin_frames("multi_margin_loss", x, target)
     if target._meta.ndim > 1 or target._meta.numel != nframe:
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
@@ -1113,6 +1128,7 @@ def multilabel_margin_loss(x, target, size_average=None, reduce=None, reduction=
     """``sum_{j, i not a target} max(0, 1 - (x[y_j] - x[i])) / C`` per sample, where the targets ``y_j`` are the
     class indices of ``target`` before its first -1."""
     reduction = _reduction("multilabel_margin_loss", reduction, size_average, reduce)
+    _floating_kernel("multilabel_margin_loss", x)
     x2, nframe, dim = _margin_frames("multilabel_margin_loss", x, target)
     if tuple(target._meta.shape) != tuple(x._meta.shape):
         raise RuntimeError(f"multilabel_margin_loss: inconsistent target size: {_dims(target.shape)} for input of "
@@ -1143,13 +1159,16 @@ def poisson_nll_loss(x, target, log_input=True, full=False, size_average=None, e
         reduction = _legacy_reduction(size_average, reduce)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"poisson_nll_loss: {reduction} is not a valid value for reduction")
+    _no_bool("poisson_nll_loss", x, target)
     if log_input:
         loss = F.sub(F.exp(x), F.mul(target, x))
     else:
         loss = F.sub(x, F.mul(target, F.log(F.add(x, eps))))
-    if full:
-        stirling = F.add(F.sub(F.mul(target, F.log(target)), target), F.mul(F.log(F.mul(target, 2 * math.pi)), 0.5))
-        loss = F.add(loss, F.masked_fill(stirling, F.le(target, 1), 0.0))
+    if full:  # the logs of the targets <= 1 (left out) are taken at 2, so they are finite
+        small = F.le(target, 1)
+        t = F.masked_fill(target, small, 2)
+        stirling = F.add(F.sub(F.mul(t, F.log(t)), t), F.mul(F.log(F.mul(t, 2 * math.pi)), 0.5))
+        loss = F.add(loss, F.masked_fill(stirling, small, 0.0))
     return _reduce(loss, reduction)
 
 
@@ -1169,6 +1188,7 @@ def _gaussian_var(x, var):
 def gaussian_nll_loss(x, target, var, full=False, eps=1e-6, reduction="mean"):
     """``(log(max(var, eps)) + (x - target)**2 / max(var, eps)) / 2`` (+ ``log(2 pi) / 2`` with ``full``);
     the clamp is not differentiated (var's gradient passes through it), as in PyTorch."""
+    _floating_input("gaussian_nll_loss", x)
     if not isinstance(var, Tensor):
         if var < 0:
             raise ValueError("gaussian_nll_loss: var has negative entry/entries")
@@ -1203,6 +1223,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
         raise RuntimeError(f"triplet_margin_loss: The anchor, positive, and negative tensors are expected to have "
                            f"the same number of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and "
                            f"negative {n_dim}D inputs")
+    _no_bool("triplet_margin_loss", anchor, positive, negative)
     d_pos = F.pairwise_distance(anchor, positive, p, eps)
     d_neg = F.pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -1314,6 +1335,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2.0, sca
     if psw is not None and psw._meta.dtype is not weight._meta.dtype:
         raise RuntimeError(f"embedding_bag: expected per_sample_weights to have the dtype of weight "
                            f"({weight._meta.dtype.name}), got {psw._meta.dtype.name}")
+    if not weight._meta.dtype.is_floating_point:
+        raise RuntimeError(f"embedding_bag: Expected weight to have a floating point dtype, got "
+                           f"{TORCH_NAMES[weight._meta.dtype]}")
     num, dim = weight._meta.shape
     if padding_idx is not None:
         if not -num <= padding_idx < num:

@@ -33,8 +33,51 @@ for _name in _NN_NAMES:
 
 __all__ = list(_NN_NAMES)
 
-# Composite functions defined with the layers that use them (plain Python functions over the functional API).
+# Composite functions defined with the layers that use them (plain Python functions over the functional API;
+# the last two take Python objects a functional signature cannot: a distance callable, chunking options).
 from oneflow_lite.nn.modules.activation import multi_head_attention_forward
 from oneflow_lite.nn.modules.linear import bilinear
+from oneflow_lite.nn.modules.loss import linear_cross_entropy, triplet_margin_with_distance_loss
 
-__all__ += ["bilinear", "multi_head_attention_forward"]
+__all__ += ["bilinear", "linear_cross_entropy", "multi_head_attention_forward", "triplet_margin_with_distance_loss"]
+
+# PyTorch's module-level helpers of torch.nn.functional: typing names, the __torch_function__ protocol helpers
+# (oneflow_lite.overrides) and boolean_dispatch.
+from typing import Callable, Optional  # noqa: E402
+
+from oneflow_lite.framework.tensor import Tensor  # noqa: E402
+from oneflow_lite.overrides import (  # noqa: E402
+    handle_torch_function, has_torch_function, has_torch_function_unary, has_torch_function_variadic,
+)
+
+DType = int  # PyTorch's alias in torch.nn.functional (the type of a dtype argument in TorchScript)
+
+
+def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_name, func_name):
+    """A function calling ``if_true`` or ``if_false`` by the boolean argument ``arg_name`` (at position
+    ``arg_index``, ``default`` when not passed), as PyTorch's ``torch._jit_internal.boolean_dispatch``; the
+    result takes the docstring of whichever function has one."""
+    def fn(*args, **kwargs):
+        flag = default
+        if arg_name in kwargs:
+            flag = kwargs[arg_name]
+        elif arg_index < len(args):
+            flag = args[arg_index]
+        return if_true(*args, **kwargs) if flag else if_false(*args, **kwargs)
+
+    if if_true.__doc__ is None and if_false.__doc__ is not None:
+        if_true.__doc__ = if_false.__doc__
+    elif if_false.__doc__ is None and if_true.__doc__ is not None:
+        if_false.__doc__ = if_true.__doc__
+    elif if_false.__doc__ is not None and if_true.__doc__ is not None:
+        raise RuntimeError("only one function can have a docstring")
+    fn.__doc__ = if_true.__doc__
+    if module_name is not None:
+        fn.__module__ = module_name
+    if func_name is not None:
+        fn.__name__ = func_name
+    return fn
+
+
+__all__ += ["Callable", "DType", "Optional", "Tensor", "boolean_dispatch", "handle_torch_function",
+            "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic"]

@@ -2,6 +2,7 @@
 
 from oneflow_lite.nn.modules import (
     activation,
+    adaptive,
     batchnorm,
     container,
     conv,
@@ -18,7 +19,7 @@ from oneflow_lite.nn.modules import (
     transformer,
 )
 
-_SUBMODULES = (activation, batchnorm, container, conv, distance, dropout, flatten, instancenorm, linear, loss,
+_SUBMODULES = (activation, adaptive, batchnorm, container, conv, distance, dropout, flatten, instancenorm, linear, loss,
                normalization, pooling, rnn, sparse, transformer)
 for _m in _SUBMODULES:
     globals().update((name, getattr(_m, name)) for name in _m.__all__)
