@@ -7,7 +7,6 @@ the bounds truncated to integers); the others take floating tensors only
 (OpKernelNotFoundError otherwise, PyTorch's "not implemented for 'Long'").
 """
 
-import warnings
 from functools import partial
 
 import numpy as np
@@ -19,6 +18,7 @@ from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import _wrap_dim
 from oneflow_lite.functors.promotion import TORCH_NAMES, floating
+from oneflow_lite.functors.nn import warn_at_caller
 from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.functors.unary import Unary, unary_op
@@ -228,18 +228,14 @@ def logsigmoid(x):
     return F.neg(F.softplus(F.neg(x)))
 
 
-def implicit_softmax_dim(name, ndim, stacklevel):
-    """PyTorch's ``_get_softmax_dim``: the legacy implicit dim, with its deprecation warning."""
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
-                  f"an argument.", UserWarning, stacklevel=stacklevel)
-    return 0 if ndim in (0, 1, 3) else 1
-
-
 @composite("Softmin")
 def softmin(x, dim=None, _stacklevel=3, dtype=None):
-    """``softmin(input, dim=None, _stacklevel=3, dtype=None)``: ``softmax(-x, dim)``."""
+    """``softmin(input, dim=None, _stacklevel=3, dtype=None)``: ``softmax(-x, dim)``; without ``dim``, PyTorch's
+    legacy implicit dim with its warning (at the caller, ``_stacklevel - 3`` frames further up)."""
     if dim is None:
-        dim = implicit_softmax_dim("softmin", x._meta.ndim, _stacklevel + 2)
+        warn_at_caller("Implicit dimension choice for softmin has been deprecated. Change the call to include dim=X "
+                       "as an argument.", extra_levels=max(_stacklevel - 3, 0))
+        dim = 0 if x._meta.ndim in (0, 1, 3) else 1
     return F.softmax(F.neg(x), dim, dtype=dtype)
 
 
@@ -257,37 +253,44 @@ def glu(x, dim=-1):
     return F.mul(F.narrow(x, d, 0, n // 2), F.sigmoid(F.narrow(x, d, n // 2, n // 2)))
 
 
-@composite("Prelu")
-def prelu(x, weight):
-    """``prelu(input, weight)``: ``x`` where ``x > 0``, else ``weight * x``; ``weight`` has one element or one
-    per channel (dim 1 of the input)."""
-    m, w = x._meta, weight._meta
-    if w.ndim > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {w.ndim}")
-    _floating_only("prelu", x)
-    if w.numel == 1:
-        w_view = F.reshape(weight, ())
-    else:
-        channels = m.shape[1] if m.ndim >= 2 else 1
-        if w.numel != channels:
-            raise RuntimeError(f"prelu: Mismatch of parameter numbers and input channel size. Found parameter "
-                               f"numbers = {w.numel} and channel size = {channels}.")
-        w_view = F.reshape(weight, (channels,) + (1,) * (m.ndim - 2))
-    return F.where(F.gt(x, 0), x, F.mul(x, w_view))
+@functor("Prelu")
+class PreluFunctor:
+    """``prelu(input, weight)``: ``x`` where ``x > 0``, else ``weight * x``; ``weight`` has one element or one per
+    channel (dim 1 of the input). PyTorch's ``_prelu_kernel``, composed of where and mul."""
+
+    def __call__(self, x, weight):
+        m, w = x._meta, weight._meta
+        if w.ndim > 1:
+            raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {w.ndim}")
+        _floating_only("prelu", x)
+        if w.numel == 1:
+            w_view = F.reshape(weight, ())
+        else:
+            channels = m.shape[1] if m.ndim >= 2 else 1
+            if w.numel != channels:
+                raise RuntimeError(f"prelu: Mismatch of parameter numbers and input channel size. Found parameter "
+                                   f"numbers = {w.numel} and channel size = {channels}.")
+            w_view = F.reshape(weight, (channels,) + (1,) * (m.ndim - 2))
+        return F.where(F.gt(x, 0), x, F.mul(x, w_view))
 
 
-@composite("Rrelu")
-def rrelu(x, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False, generator=None):
+@functor("Rrelu")
+class RreluFunctor:
     """``rrelu(input, lower=1/8, upper=1/3, training=False, inplace=False)``: in training, ``x * r`` where
-    ``x <= 0`` with ``r ~ U(lower, upper)`` per element; else ``leaky_relu`` with slope ``(lower + upper) / 2``."""
-    if lower > upper:
-        raise RuntimeError("rrelu: Lower bound should be less than or equal to the upper bound")
-    _floating_only("rrelu", x)
-    if not training:
-        return F.leaky_relu(x, (lower + upper) / 2, inplace)
-    u = F.rand(x._meta.shape, generator=generator, dtype=x._meta.dtype, device=x._meta.device)
-    noise = F.add(F.mul(u, upper - lower), lower)
-    return F.mul(x, F.where(F.le(x, 0), noise, 1.0), inplace=inplace)
+    ``x <= 0`` with ``r ~ U(lower, upper)`` drawn per element; else ``leaky_relu`` with slope
+    ``(lower + upper) / 2``. A functor rather than a composite: its random draw makes it an op of its own in
+    PyTorch (``rrelu_with_noise``), and its gradient is the drawn slope."""
+
+    def __call__(self, x, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False, generator=None):
+        if lower > upper:
+            raise RuntimeError("rrelu: Lower bound should be less than or equal to the upper bound")
+        _floating_only("rrelu", x)
+        if not training:
+            return F.leaky_relu(x, (lower + upper) / 2, inplace)
+        m = x._meta
+        noise = F.add(F.mul(F.rand(m.shape, generator=generator, dtype=m.dtype, device=m.device), upper - lower),
+                      lower)
+        return F.mul(x, F.where(F.le(x, 0), noise, 1.0), inplace=inplace)
 
 
 @composite("GumbelSoftmax")
@@ -295,7 +298,7 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     """``gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1)``: ``softmax((logits + g) / tau)`` with
     Gumbel(0, 1) noise ``g``; ``hard`` returns the one-hot of its argmax with the soft sample's gradient."""
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=4)
+        warn_at_caller("`eps` parameter is deprecated and has no effect.")
     _floating_only("gumbel_softmax", logits)
     gumbels = F.neg(F.log(F.neg(F.log(F.rand_like(logits)))))  # -log(Exp(1)); U = 0 gives -inf, a zero weight
     y_soft = F.softmax(F.div(F.add(logits, gumbels), tau), dim)
@@ -306,42 +309,32 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     return F.add(F.sub(y_hard, y_soft.detach()), y_soft)
 
 
-# In-place forms of nn.functional (``relu_(input)`` etc.): the functions with ``inplace=True``.
-@composite("ReluInplace")
-def relu_(x):
-    return F.relu(x, True)
+class InplaceForm:
+    """``<name>_(input, *args)``: the functional function ``name`` with ``inplace=True`` (nn.functional's
+    ``relu_``, ``elu_``, ...; the torch namespace's ``dropout_``, ...), for signatures whose arguments all come
+    before ``inplace``. A rule object per name: an alias of an argument, not a composition of its own."""
+
+    def __init__(self, name):
+        self.name = name
+        self.fn = None
+
+    def __call__(self, x, *args, **kwargs):
+        if self.fn is None:
+            self.fn = getattr(F, self.name)
+        return self.fn(x, *args, inplace=True, **kwargs)
 
 
-@composite("EluInplace")
-def elu_(x, alpha=1.0):
-    return F.elu(x, alpha, True)
+for _functor, _name in (("ReluInplace", "relu"), ("EluInplace", "elu"), ("SeluInplace", "selu"),
+                        ("CeluInplace", "celu"), ("LeakyReluInplace", "leaky_relu"), ("HardtanhInplace", "hardtanh"),
+                        ("ThresholdInplace", "threshold"), ("DropoutInplace", "dropout"),
+                        ("AlphaDropoutInplace", "alpha_dropout"), ("FeatureDropoutInplace", "feature_dropout"),
+                        ("FeatureAlphaDropoutInplace", "feature_alpha_dropout")):
+    register_functor(_functor, partial(InplaceForm, _name))
 
 
-@composite("SeluInplace")
-def selu_(x):
-    return F.selu(x, True)
+@functor("RreluInplace")
+class RreluInplaceFunctor:
+    """``rrelu_(input, lower=1/8, upper=1/3, training=False, generator=None)``."""
 
-
-@composite("CeluInplace")
-def celu_(x, alpha=1.0):
-    return F.celu(x, alpha, True)
-
-
-@composite("LeakyReluInplace")
-def leaky_relu_(x, negative_slope=0.01):
-    return F.leaky_relu(x, negative_slope, True)
-
-
-@composite("HardtanhInplace")
-def hardtanh_(x, min_val=-1.0, max_val=1.0):
-    return F.hardtanh(x, min_val, max_val, True)
-
-
-@composite("RreluInplace")
-def rrelu_(x, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
-    return F.rrelu(x, lower, upper, training, True, generator=generator)
-
-
-@composite("ThresholdInplace")
-def threshold_(x, threshold, value):
-    return F.threshold(x, threshold, value, True)
+    def __call__(self, x, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+        return F.rrelu(x, lower, upper, training, True, generator=generator)

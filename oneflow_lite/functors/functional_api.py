@@ -302,6 +302,10 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "feature_alpha_dropout": [("Tensor (Tensor input, Float p=0.5, Bool training=False, Bool inplace=False) "
                                "=> FeatureAlphaDropout")],
     "feature_dropout": ["Tensor (Tensor input, Float p=0.5, Bool train=True, Bool inplace=False) => FeatureDropout"],
+    "dropout_": ["Tensor (Tensor input, Float p=0.5, Bool train=True) => DropoutInplace"],
+    "alpha_dropout_": ["Tensor (Tensor input, Float p=0.5, Bool train=False) => AlphaDropoutInplace"],
+    "feature_dropout_": ["Tensor (Tensor input, Float p=0.5, Bool train=True) => FeatureDropoutInplace"],
+    "feature_alpha_dropout_": ["Tensor (Tensor input, Float p=0.5, Bool train=False) => FeatureAlphaDropoutInplace"],
     "dropout1d": ["Tensor (Tensor input, Float p=0.5, Bool training=True, Bool inplace=False) => Dropout1d"],
     "dropout2d": ["Tensor (Tensor input, Float p=0.5, Bool training=True, Bool inplace=False) => Dropout2d"],
     "dropout3d": ["Tensor (Tensor input, Float p=0.5, Bool training=True, Bool inplace=False) => Dropout3d"],

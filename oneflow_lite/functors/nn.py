@@ -12,6 +12,8 @@ statistics are updated in place by a no-grad op.
 from __future__ import annotations
 
 import math
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -109,6 +111,19 @@ def _warn_broadcast(x, t):
     warnings.warn(f"Using a target size ({t._meta.shape}) that is different to the input size ({x._meta.shape}). "
                   f"This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
                   f"same size.", UserWarning, stacklevel=4)
+
+
+_FUNCTORS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn_at_caller(message, category=UserWarning, extra_levels=0):
+    """Warn at the first frame outside the functors (the functional API's caller: a user line, or a layer's
+    forward), whichever path the call took (a first call resolves its overload, later ones do not);
+    ``extra_levels`` goes further up (PyTorch's ``_stacklevel`` beyond its default)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_FUNCTORS_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level + 1 + extra_levels)
 
 
 # ---- softmax / log_softmax ------------------------------------------------------------------------
@@ -864,11 +879,11 @@ def feature_dropout(x, p=0.5, train=True, inplace=False):
 def _warn_channel_dims(name, ndim, spatial):
     """PyTorch's deprecation warning for a dropout2d / dropout3d input of another rank (stacklevel: the caller of
     the functional function)."""
-    warnings.warn(f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in an error in a "
-                  f"future release. To retain the behavior and silence this warning, please use dropout instead. "
-                  f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial "
-                  f"dimensions, a channel dimension, and an optional batch dimension (i.e. {spatial + 1}D or "
-                  f"{spatial + 2}D inputs).", UserWarning, stacklevel=5)
+    warn_at_caller(f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in an error in "
+                   f"a future release. To retain the behavior and silence this warning, please use dropout instead. "
+                   f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial "
+                   f"dimensions, a channel dimension, and an optional batch dimension (i.e. {spatial + 1}D or "
+                   f"{spatial + 2}D inputs).")
 
 
 @composite("Dropout1d")
@@ -892,11 +907,11 @@ def dropout2d(x, p=0.5, training=True, inplace=False):
     if ndim not in (3, 4):
         _warn_channel_dims("dropout2d", ndim, 2)
     if ndim == 3:
-        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
-                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
-                      "This behavior will change in a future release to interpret the input as one without a batch "
-                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
-                      "switch to using dropout1d instead.", UserWarning, stacklevel=4)
+        warn_at_caller("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                       "This behavior will change in a future release to interpret the input as one without a batch "
+                       "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                       "switch to using dropout1d instead.")
     return _dropout_impl("dropout2d", x, p, training, inplace, feature=True)
 
 
@@ -1316,9 +1331,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2.0, sca
     of a 2-D ``input`` are bags. Entries equal to ``padding_idx`` are left out (an empty bag gives zeros);
     ``per_sample_weights`` (mode "sum") weigh each entry. The layout is read from the index values."""
     if weight._meta.dtype is _int64 and input._meta.dtype.is_floating_point:
-        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
-                      "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
-                      stacklevel=4)
+        warn_at_caller("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
+                       "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.")
         weight, input = input, weight
     input, offsets, psw, include_last_offset = _bag_inputs(input, weight, offsets, per_sample_weights,
                                                            include_last_offset)
