@@ -9,7 +9,8 @@ subclasses before their bases.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 __all__ = ["handle_torch_function", "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic"]
 

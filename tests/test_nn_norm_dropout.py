@@ -307,8 +307,9 @@ def test_parameter_dict():
 # ---- nn.functional's module helpers -------------------------------------------------------------------------------
 def test_functional_namespace_helpers():
     assert F.Tensor is flow.Tensor and F.DType is int
-    from typing import Callable, Optional
-    assert F.Callable is Callable and F.Optional is Optional
+    import collections.abc
+    import typing
+    assert F.Callable is collections.abc.Callable and F.Optional is typing.Optional  # as in PyTorch
     assert not F.has_torch_function((flow.ones(1), 1)) and not F.has_torch_function_unary(flow.ones(1))
     assert not F.has_torch_function_variadic(flow.ones(1), None)
 

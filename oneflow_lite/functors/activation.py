@@ -17,8 +17,8 @@ from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import _wrap_dim
-from oneflow_lite.functors.promotion import TORCH_NAMES, floating
 from oneflow_lite.functors.nn import warn_at_caller
+from oneflow_lite.functors.promotion import TORCH_NAMES, floating
 from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.functors.unary import Unary, unary_op

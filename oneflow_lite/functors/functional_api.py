@@ -283,7 +283,8 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "prelu": method("Tensor (Tensor input, Tensor weight) => Prelu"),
     "rrelu": [("Tensor (Tensor input, Float lower=0.125, Float upper=0.3333333333333333, Bool training=False, "
                "Bool inplace=False, *, Generator generator=None) => Rrelu")],
-    "gumbel_softmax": ["Tensor (Tensor logits, Float tau=1.0, Bool hard=False, Float eps=1e-10, Int dim=-1) => GumbelSoftmax"],
+    "gumbel_softmax": [("Tensor (Tensor logits, Float tau=1.0, Bool hard=False, Float eps=1e-10, Int dim=-1) "
+                        "=> GumbelSoftmax")],
     "relu_": ["Tensor (Tensor input) => ReluInplace"],
     "elu_": ["Tensor (Tensor input, Float alpha=1.0) => EluInplace"],
     "selu_": ["Tensor (Tensor input) => SeluInplace"],

@@ -26,8 +26,8 @@ from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.generator import using_generator
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, Tensor, _wrap_dim
-from oneflow_lite.functors.promotion import TORCH_NAMES, cast, tensors_dtype
 from oneflow_lite.functors.creation import tensor
+from oneflow_lite.functors.promotion import TORCH_NAMES, cast, tensors_dtype
 from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
@@ -734,7 +734,8 @@ class ScaledDotProductAttentionFunctor:
 
 # ---- distances --------------------------------------------------------------------------------------------
 def _has_storage(x) -> bool:
-    return x._meta.device.device_type.has_storage
+    """Whether ``x`` holds values a composite may read (not a meta tensor, not a lazy one of a graph capture)."""
+    return x._meta.device.device_type.has_storage and not x.is_lazy
 
 
 @composite("Normalize")

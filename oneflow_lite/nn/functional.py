@@ -1,7 +1,10 @@
 """``flow.nn.functional``: the functional API's neural-network functions under PyTorch's names.
 
-Each name of ``_NN_NAMES`` is the same function object as ``flow._C.<name>``; ``bilinear`` and
-``multi_head_attention_forward`` are the composite functions of ``nn.Bilinear`` and ``nn.MultiheadAttention``.
+Each name of ``_NN_NAMES`` is the same function object as ``flow._C.<name>``; ``bilinear``,
+``multi_head_attention_forward``, ``linear_cross_entropy`` and ``triplet_margin_with_distance_loss`` are the
+functions of the layers that use them (nn/modules/). PyTorch's module-level helpers follow: the typing names
+(``Tensor``, ``Callable``, ``Optional``, ``DType``), the ``__torch_function__`` helpers (oneflow_lite/overrides.py)
+and ``boolean_dispatch``.
 """
 
 from oneflow_lite import functional as _F
@@ -43,11 +46,15 @@ __all__ += ["bilinear", "linear_cross_entropy", "multi_head_attention_forward", 
 
 # PyTorch's module-level helpers of torch.nn.functional: typing names, the __torch_function__ protocol helpers
 # (oneflow_lite.overrides) and boolean_dispatch.
-from typing import Callable, Optional  # noqa: E402
+from collections.abc import Callable
+from typing import Optional  # PyTorch's name: typing.Optional
 
-from oneflow_lite.framework.tensor import Tensor  # noqa: E402
-from oneflow_lite.overrides import (  # noqa: E402
-    handle_torch_function, has_torch_function, has_torch_function_unary, has_torch_function_variadic,
+from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.overrides import (
+    handle_torch_function,
+    has_torch_function,
+    has_torch_function_unary,
+    has_torch_function_variadic,
 )
 
 DType = int  # PyTorch's alias in torch.nn.functional (the type of a dtype argument in TorchScript)

@@ -427,7 +427,7 @@ class ParameterDict(Module):
         return k, self.pop(k)
 
     def get(self, key: str, default=None):
-        return self[key] if key in self else default
+        return self[key] if key in self else default  # noqa: SIM401  (this is get)
 
     def fromkeys(self, keys, default=None) -> ParameterDict:
         """A new ParameterDict with ``keys``, each holding ``default``."""
