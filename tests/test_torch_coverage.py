@@ -76,6 +76,28 @@ MUST_HAVE = {
                      "resolve_conj", "resolve_neg", "is_nested", "is_mkldnn", "is_sparse_csr"],
 }
 
+# The nn sweep: activations, losses, dropout variants, normalisation, distances, embeddings, containers.
+MUST_HAVE["torch.nn"] += [
+    "CELU", "GLU", "Hardshrink", "LogSigmoid", "PReLU", "RReLU", "Softmin", "Softmax2d", "Softshrink", "Softsign",
+    "Tanhshrink", "Threshold", "AlphaDropout", "FeatureAlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "EmbeddingBag",
+    "CosineSimilarity", "PairwiseDistance", "CosineEmbeddingLoss", "CTCLoss", "GaussianNLLLoss",
+    "HingeEmbeddingLoss", "MarginRankingLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+    "NLLLoss2d", "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+    "LinearCrossEntropyLoss", "AdaptiveLogSoftmaxWithLoss", "ParameterList", "ParameterDict",
+]
+MUST_HAVE["torch.nn.functional"] += [
+    "celu", "celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "selu_", "rrelu", "rrelu_", "threshold",
+    "threshold_", "hardshrink", "softshrink", "tanhshrink", "softsign", "softmin", "logsigmoid", "glu", "prelu",
+    "gumbel_softmax", "normalize", "cosine_similarity", "pairwise_distance", "pdist", "alpha_dropout",
+    "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "instance_norm", "local_response_norm", "rms_norm",
+    "embedding_bag", "cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
+    "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+    "poisson_nll_loss", "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+    "linear_cross_entropy", "Tensor", "Callable", "DType", "Optional", "boolean_dispatch", "handle_torch_function",
+    "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
+]
+
 # Left out on purpose, by name prefix or exact name, with the reason.
 NOT_PROVIDED = {
     "torch.nn": {"Lazy": "lazy modules (shapes inferred at the first call) are not provided",

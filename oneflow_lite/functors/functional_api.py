@@ -330,6 +330,90 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "scaled_dot_product_attention": [("Tensor (Tensor query, Tensor key, Tensor value, Tensor attn_mask=None, "
                                       "Float dropout_p=0.0, Bool is_causal=False, *, Float scale=None, "
                                       "Bool enable_gqa=False) => ScaledDotProductAttention")],
+    # ---- neural network (nn sweep): more activations, distances, dropout variants, normalisation, losses
+    "celu": ["Tensor (Tensor input, Float alpha=1.0, Bool inplace=False) => Celu"],
+    "hardshrink": method("Tensor (Tensor input, Float lambd=0.5) => Hardshrink"),
+    "softshrink": ["Tensor (Tensor input, Float lambd=0.5) => Softshrink"],
+    "threshold": ["Tensor (Tensor input, Float threshold, Float value, Bool inplace=False) => Threshold"],
+    "tanhshrink": ["Tensor (Tensor input) => Tanhshrink"],
+    "softsign": ["Tensor (Tensor input) => Softsign"],
+    "logsigmoid": ["Tensor (Tensor input) => LogSigmoid"],
+    "softmin": ["Tensor (Tensor input, Int dim=None, Int _stacklevel=3, DataType dtype=None) => Softmin"],
+    "glu": ["Tensor (Tensor input, Int dim=-1) => Glu"],
+    "prelu": method("Tensor (Tensor input, Tensor weight) => Prelu"),
+    "rrelu": [("Tensor (Tensor input, Float lower=0.125, Float upper=0.3333333333333333, Bool training=False, "
+               "Bool inplace=False, *, Generator generator=None) => Rrelu")],
+    "gumbel_softmax": [("Tensor (Tensor logits, Float tau=1.0, Bool hard=False, Float eps=1e-10, Int dim=-1) "
+                        "=> GumbelSoftmax")],
+    "relu_": ["Tensor (Tensor input) => ReluInplace"],
+    "elu_": ["Tensor (Tensor input, Float alpha=1.0) => EluInplace"],
+    "selu_": ["Tensor (Tensor input) => SeluInplace"],
+    "celu_": ["Tensor (Tensor input, Float alpha=1.0) => CeluInplace"],
+    "leaky_relu_": ["Tensor (Tensor input, Float negative_slope=0.01) => LeakyReluInplace"],
+    "hardtanh_": ["Tensor (Tensor input, Float min_val=-1.0, Float max_val=1.0) => HardtanhInplace"],
+    "rrelu_": [("Tensor (Tensor input, Float lower=0.125, Float upper=0.3333333333333333, Bool training=False, *, "
+                "Generator generator=None) => RreluInplace")],
+    "threshold_": ["Tensor (Tensor input, Float threshold, Float value) => ThresholdInplace"],
+    "normalize": ["Tensor (Tensor input, Float p=2.0, IntList dim=1, Float eps=1e-12, Tensor out=None) => Normalize"],
+    "cosine_similarity": ["Tensor (Tensor x1, Tensor x2, Int dim=1, Float eps=1e-08) => CosineSimilarity"],
+    "pairwise_distance": [("Tensor (Tensor x1, Tensor x2, Float p=2.0, Float eps=1e-06, Bool keepdim=False) "
+                           "=> PairwiseDistance")],
+    "pdist": ["Tensor (Tensor input, Float p=2.0) => Pdist"],
+    "alpha_dropout": ["Tensor (Tensor input, Float p=0.5, Bool training=False, Bool inplace=False) => AlphaDropout"],
+    "feature_alpha_dropout": [("Tensor (Tensor input, Float p=0.5, Bool training=False, Bool inplace=False) "
+                               "=> FeatureAlphaDropout")],
+    "feature_dropout": ["Tensor (Tensor input, Float p=0.5, Bool train=True, Bool inplace=False) => FeatureDropout"],
+    "dropout_": ["Tensor (Tensor input, Float p=0.5, Bool train=True) => DropoutInplace"],
+    "alpha_dropout_": ["Tensor (Tensor input, Float p=0.5, Bool train=False) => AlphaDropoutInplace"],
+    "feature_dropout_": ["Tensor (Tensor input, Float p=0.5, Bool train=True) => FeatureDropoutInplace"],
+    "feature_alpha_dropout_": ["Tensor (Tensor input, Float p=0.5, Bool train=False) => FeatureAlphaDropoutInplace"],
+    "dropout1d": ["Tensor (Tensor input, Float p=0.5, Bool training=True, Bool inplace=False) => Dropout1d"],
+    "dropout2d": ["Tensor (Tensor input, Float p=0.5, Bool training=True, Bool inplace=False) => Dropout2d"],
+    "dropout3d": ["Tensor (Tensor input, Float p=0.5, Bool training=True, Bool inplace=False) => Dropout3d"],
+    "instance_norm": [("Tensor (Tensor input, Tensor running_mean=None, Tensor running_var=None, Tensor weight=None, "
+                       "Tensor bias=None, Bool use_input_stats=True, Float momentum=0.1, Float eps=1e-05) "
+                       "=> InstanceNorm")],
+    "local_response_norm": [("Tensor (Tensor input, Int size, Float alpha=0.0001, Float beta=0.75, Float k=1.0) "
+                             "=> LocalResponseNorm")],
+    "rms_norm": ["Tensor (Tensor input, Shape normalized_shape, Tensor weight=None, Float eps=None) => RmsNorm"],
+    "cosine_embedding_loss": [("Tensor (Tensor input1, Tensor input2, Tensor target, Float margin=0.0, "
+                               "Bool size_average=None, Bool reduce=None, String reduction=\"mean\") "
+                               "=> CosineEmbeddingLoss")],
+    "hinge_embedding_loss": [("Tensor (Tensor input, Tensor target, Float margin=1.0, Bool size_average=None, "
+                              "Bool reduce=None, String reduction=\"mean\") => HingeEmbeddingLoss")],
+    "margin_ranking_loss": [("Tensor (Tensor input1, Tensor input2, Tensor target, Float margin=0.0, "
+                             "Bool size_average=None, Bool reduce=None, String reduction=\"mean\") "
+                             "=> MarginRankingLoss")],
+    "soft_margin_loss": [("Tensor (Tensor input, Tensor target, Bool size_average=None, Bool reduce=None, "
+                          "String reduction=\"mean\") => SoftMarginLoss")],
+    "multilabel_soft_margin_loss": [("Tensor (Tensor input, Tensor target, Tensor weight=None, "
+                                     "Bool size_average=None, Bool reduce=None, String reduction=\"mean\") "
+                                     "=> MultiLabelSoftMarginLoss")],
+    "multi_margin_loss": [("Tensor (Tensor input, Tensor target, Int p=1, Float margin=1.0, Tensor weight=None, "
+                           "Bool size_average=None, Bool reduce=None, String reduction=\"mean\") "
+                           "=> MultiMarginLoss")],
+    "multilabel_margin_loss": [("Tensor (Tensor input, Tensor target, Bool size_average=None, Bool reduce=None, "
+                                "String reduction=\"mean\") => MultiLabelMarginLoss")],
+    "poisson_nll_loss": [("Tensor (Tensor input, Tensor target, Bool log_input=True, Bool full=False, "
+                          "Bool size_average=None, Float eps=1e-08, Bool reduce=None, String reduction=\"mean\") "
+                          "=> PoissonNllLoss")],
+    "gaussian_nll_loss": [
+        ("Tensor (Tensor input, Tensor target, Tensor var, Bool full=False, Float eps=1e-06, "
+         "String reduction=\"mean\") => GaussianNllLoss"),
+        ("Tensor (Tensor input, Tensor target, Float var, Bool full=False, Float eps=1e-06, "
+         "String reduction=\"mean\") => GaussianNllLoss")],
+    "triplet_margin_loss": [("Tensor (Tensor anchor, Tensor positive, Tensor negative, Float margin=1.0, "
+                             "Float p=2.0, Float eps=1e-06, Bool swap=False, Bool size_average=None, "
+                             "Bool reduce=None, String reduction=\"mean\") => TripletMarginLoss")],
+    "embedding_bag": [("Tensor (Tensor input, Tensor weight, Tensor offsets=None, Float max_norm=None, "
+                       "Float norm_type=2.0, Bool scale_grad_by_freq=False, String mode=\"mean\", Bool sparse=False, "
+                       "Tensor per_sample_weights=None, Bool include_last_offset=False, Int padding_idx=None) "
+                       "=> EmbeddingBag")],
+    "ctc_loss": [
+        ("Tensor (Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Int blank=0, "
+         "String reduction=\"mean\", Bool zero_infinity=False) => CtcLoss"),
+        ("Tensor (Tensor log_probs, Tensor targets, IntList input_lengths, IntList target_lengths, Int blank=0, "
+         "String reduction=\"mean\", Bool zero_infinity=False) => CtcLoss")],
     # ---- shape
     "reshape": method("Tensor (Tensor input, Shape shape) => Reshape"),
     "transpose": method("Tensor (Tensor input, Int dim0, Int dim1) => Transpose"),

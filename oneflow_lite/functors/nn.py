@@ -12,15 +12,21 @@ statistics are updated in place by a no-grad op.
 from __future__ import annotations
 
 import math
+import os
+import sys
 import warnings
 
+import numpy as np
+
+from oneflow_lite.dispatch.tls import ExcludeDispatchKeyGuard
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.generator import using_generator
 from oneflow_lite.framework.op_builder import OpBuilder
-from oneflow_lite.framework.tensor import _wrap_dim
+from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, Tensor, _wrap_dim
+from oneflow_lite.functors.creation import tensor
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast, tensors_dtype
 from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import cached_attrs
@@ -105,6 +111,19 @@ def _warn_broadcast(x, t):
     warnings.warn(f"Using a target size ({t._meta.shape}) that is different to the input size ({x._meta.shape}). "
                   f"This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
                   f"same size.", UserWarning, stacklevel=4)
+
+
+_FUNCTORS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn_at_caller(message, category=UserWarning, extra_levels=0):
+    """Warn at the first frame outside the functors (the functional API's caller: a user line, or a layer's
+    forward), whichever path the call took (a first call resolves its overload, later ones do not);
+    ``extra_levels`` goes further up (PyTorch's ``_stacklevel`` beyond its default)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_FUNCTORS_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level + 1 + extra_levels)
 
 
 # ---- softmax / log_softmax ------------------------------------------------------------------------
@@ -711,3 +730,713 @@ class ScaledDotProductAttentionFunctor:
                                f"be a multiple of the number of key / value heads ({hk} and {vs[-3]})")
         return (_reshape(q, (*qs[:-3], hk, hq // hk, *qs[-2:])), _reshape(k, (*ks[:-3], hk, 1, *ks[-2:])),
                 _reshape(v, (*vs[:-3], hk, 1, *vs[-2:])))
+
+
+# ---- distances --------------------------------------------------------------------------------------------
+def _has_storage(x) -> bool:
+    """Whether ``x`` holds values a composite may read (not a meta tensor, not a lazy one of a graph capture)."""
+    return x._meta.device.device_type.has_storage and not x.is_lazy
+
+
+@composite("Normalize")
+def normalize(x, p=2.0, dim=1, eps=1e-12, out=None):
+    """``normalize(input, p=2.0, dim=1, eps=1e-12, out=None)``: ``x / max(||x||_p, eps)`` along ``dim``."""
+    _floating_input("normalize", x)
+    denom = F.clamp(F.norm(x, p, dim, True), eps)
+    result = F.div(x, denom)
+    if out is None:
+        return result
+    out.copy_(result)
+    return out
+
+
+def _floating_kernel(name, x):
+    """PyTorch's "not implemented for 'Long'" of the losses with floating kernels only."""
+    d = x._meta.dtype
+    if not d.is_floating_point:
+        raise OpKernelNotFoundError(f"{name}: not implemented for '{TORCH_NAMES[d]}'; expected a floating point input")
+
+
+def _no_bool(name, *tensors):
+    if any(t._meta.dtype is _bool for t in tensors):
+        raise RuntimeError(f"{name}: Subtraction, the `-` operator, with a bool tensor is not supported")
+
+
+def _floating_input(name, x):
+    d = x._meta.dtype
+    if not d.is_floating_point:
+        raise RuntimeError(f"{name}: Expected a floating point tensor as input. Got {TORCH_NAMES[d]}")
+
+
+def _broadcast_shape(name, a, b):
+    try:
+        return np.broadcast_shapes(tuple(a), tuple(b))
+    except ValueError:
+        raise RuntimeError(f"{name}: the shapes {_dims(a)} and {_dims(b)} do not broadcast") from None
+
+
+@composite("CosineSimilarity")
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """``cosine_similarity(x1, x2, dim=1, eps=1e-8)``: ``sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps))``
+    along ``dim`` of the broadcast inputs (each divided by its norm first, as PyTorch)."""
+    d = tensors_dtype(x1, x2)
+    if not d.is_floating_point:
+        raise RuntimeError(f"cosine_similarity: expected common dtype to be floating point, yet common dtype is "
+                           f"{TORCH_NAMES[d]}")
+    x1, x2 = cast(x1, d), cast(x2, d)
+    shape = _broadcast_shape("cosine_similarity", x1._meta.shape, x2._meta.shape)
+    dim = _wrap_dim(dim, len(shape), "cosine_similarity")
+    x1, x2 = F.expand(x1, shape), F.expand(x2, shape)
+    n1 = F.clamp(F.norm(x1, 2.0, dim, True), eps)
+    n2 = F.clamp(F.norm(x2, 2.0, dim, True), eps)
+    return F.sum(F.mul(F.div(x1, n1), F.div(x2, n2)), dim)
+
+
+@composite("PairwiseDistance")
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """``pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False)``: ``||x1 - x2 + eps||_p`` over the last
+    dim of the broadcast inputs."""
+    ndim = max(x1._meta.ndim, x2._meta.ndim)
+    return F.norm(F.add(F.sub(x1, x2), eps), p, max(ndim - 1, 0) if ndim else -1, keepdim)
+
+
+@composite("Pdist")
+def pdist(x, p=2.0):
+    """``pdist(input, p=2)``: the p-norm distances between the rows ``i < j`` of an (N, M) input, in row-major
+    order of the pairs (N (N - 1) / 2 values)."""
+    m = x._meta
+    if m.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {m.ndim}D")
+    if not m.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = np.triu_indices(m.shape[0], 1)
+    i, j = tensor(i, device=m.device), tensor(j, device=m.device)
+    return F.norm(F.sub(F.index_select(x, 0, i), F.index_select(x, 0, j)), p, 1)
+
+
+# ---- dropout variants ---------------------------------------------------------------------------------------
+_SELU_ALPHA_PRIME = 1.7580993408473766  # alpha * scale of selu: the value alpha dropout drops to (negated)
+
+
+def _check_p(p):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_noise(name, x, p, feature, batched=True):
+    """A float {0, 1} keep mask (probability ``1 - p``): one per element, or with ``feature`` one per channel
+    (shape (N, C, 1, ...), or (C, 1, ...) for an unbatched input)."""
+    m = x._meta
+    if not m.dtype.is_floating_point:
+        raise OpKernelNotFoundError(f"{name}: not implemented for '{TORCH_NAMES[m.dtype]}'; expected a floating "
+                                    f"point input")
+    if feature:
+        if m.ndim < 2:
+            raise RuntimeError(f"{name}: Feature dropout requires at least 2 dimensions in the input")
+        lead = 2 if batched else 1
+        like = F.empty(m.shape[:lead] + (1,) * (m.ndim - lead), dtype=m.dtype, device=m.device)
+    else:
+        like = x
+    return F.cast(F.ops.random_mask_like(like, rate=p), m.dtype)
+
+
+def _dropout_impl(name, x, p, train, inplace, feature=False, alpha=False, batched=True):
+    """ATen's ``_dropout_impl``: dropout (``x * mask / (1 - p)``) or alpha dropout (``a * (x * mask +
+    alpha' * (mask - 1)) + b``, keeping zero mean and unit variance), per element or per channel."""
+    _check_p(p)
+    if p == 0.0 or not train or x._meta.numel == 0:
+        return x
+    if p == 1.0:
+        return F.mul(x, 0.0, inplace=inplace)
+    mask = _dropout_noise(name, x, p, feature, batched)
+    if not alpha:
+        return F.mul(x, F.mul(mask, 1.0 / (1.0 - p)), inplace=inplace)
+    a = 1.0 / math.sqrt((_SELU_ALPHA_PRIME ** 2 * p + 1) * (1 - p))
+    b = F.add(F.mul(mask, _SELU_ALPHA_PRIME * a), _SELU_ALPHA_PRIME * a * p - _SELU_ALPHA_PRIME * a)
+    return F.add(F.mul(x, F.mul(mask, a), inplace=inplace), b, inplace=inplace)
+
+
+@composite("AlphaDropout")
+def alpha_dropout(x, p=0.5, training=False, inplace=False):
+    """``alpha_dropout(input, p=0.5, training=False, inplace=False)``: dropout keeping the self-normalising
+    property of selu (dropped elements take selu's negative saturation value, then an affine correction)."""
+    return _dropout_impl("alpha_dropout", x, p, training, inplace, alpha=True)
+
+
+@composite("FeatureAlphaDropout")
+def feature_alpha_dropout(x, p=0.5, training=False, inplace=False):
+    """``feature_alpha_dropout(input, p=0.5, training=False, inplace=False)``: alpha dropout of whole channels."""
+    return _dropout_impl("feature_alpha_dropout", x, p, training, inplace, feature=True, alpha=True)
+
+
+@composite("FeatureDropout")
+def feature_dropout(x, p=0.5, train=True, inplace=False):
+    """``feature_dropout(input, p, train)``: dropout of whole channels (dim 1) of an (N, C, ...) input."""
+    return _dropout_impl("feature_dropout", x, p, train, inplace, feature=True)
+
+
+def _warn_channel_dims(name, ndim, spatial):
+    """PyTorch's deprecation warning for a dropout2d / dropout3d input of another rank (stacklevel: the caller of
+    the functional function)."""
+    warn_at_caller(f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in an error in "
+                   f"a future release. To retain the behavior and silence this warning, please use dropout instead. "
+                   f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial "
+                   f"dimensions, a channel dimension, and an optional batch dimension (i.e. {spatial + 1}D or "
+                   f"{spatial + 2}D inputs).")
+
+
+@composite("Dropout1d")
+def dropout1d(x, p=0.5, training=True, inplace=False):
+    """``dropout1d(input, p=0.5, training=True, inplace=False)``: zero whole channels of (N, C, L) or (C, L)."""
+    _check_p(p)
+    ndim = x._meta.ndim
+    if ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {ndim}D input. Note that dropout1d "
+                           f"exists to provide channel-wise dropout on inputs with 1 spatial dimension, a channel "
+                           f"dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _dropout_impl("dropout1d", x, p, training, inplace, feature=True, batched=ndim == 3)
+
+
+@composite("Dropout2d")
+def dropout2d(x, p=0.5, training=True, inplace=False):
+    """``dropout2d(input, p=0.5, training=True, inplace=False)``: zero whole channels (dim 1) of (N, C, H, W); as
+    in PyTorch, a 3-D input is read as (N, C, L), with a warning."""
+    _check_p(p)
+    ndim = x._meta.ndim
+    if ndim not in (3, 4):
+        _warn_channel_dims("dropout2d", ndim, 2)
+    if ndim == 3:
+        warn_at_caller("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                       "This behavior will change in a future release to interpret the input as one without a batch "
+                       "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                       "switch to using dropout1d instead.")
+    return _dropout_impl("dropout2d", x, p, training, inplace, feature=True)
+
+
+@composite("Dropout3d")
+def dropout3d(x, p=0.5, training=True, inplace=False):
+    """``dropout3d(input, p=0.5, training=True, inplace=False)``: zero whole channels of (N, C, D, H, W) or
+    (C, D, H, W)."""
+    _check_p(p)
+    ndim = x._meta.ndim
+    if ndim not in (4, 5):
+        _warn_channel_dims("dropout3d", ndim, 3)
+    return _dropout_impl("dropout3d", x, p, training, inplace, feature=True, batched=ndim == 5)
+
+
+# ---- more normalisation: instance_norm, local_response_norm, rms_norm ------------------------------------------
+@composite("InstanceNorm")
+def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalise each channel of each sample over its spatial positions: ``batch_norm`` of the input viewed as
+    (1, N * C, ...), with the per-channel tensors repeated per sample (PyTorch's formulation). In training
+    (``use_input_stats``) the running statistics become the batch mean of the per-sample updates."""
+    shape = x._meta.shape
+    if use_input_stats and math.prod(shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {_dims(shape)}")
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("instance_norm: Expected running_mean and running_var to be defined when use_input_stats "
+                           "is false")
+    n, c = shape[0], shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t._meta.numel != c:
+            raise RuntimeError(f"instance_norm: {name} should contain {c} elements not {t._meta.numel}")
+
+    def per_sample(t):
+        return None if t is None else F.repeat(t, (n,))
+
+    mean, var = per_sample(running_mean), per_sample(running_var)
+    out = F.batch_norm(F.reshape(x, (1, n * c) + tuple(shape[2:])), mean, var, per_sample(weight),
+                       per_sample(bias), use_input_stats, momentum, eps)
+    if use_input_stats:
+        for running, updated in ((running_mean, mean), (running_var, var)):
+            if running is not None:
+                running.copy_(F.mean(F.reshape(updated.detach(), (n, c)), 0))
+    return F.reshape(out, shape)
+
+
+@composite("LocalResponseNorm")
+def local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0):
+    """``x / (k + alpha * mean(x**2 over the size channels around c)) ** beta``: the window of channel ``c`` is
+    ``[c - size // 2, c + (size - 1) // 2]``, zero-padded (an average pool over the channel dim)."""
+    shape = x._meta.shape
+    ndim = len(shape)
+    if ndim < 3:
+        raise ValueError(f"local_response_norm: Expected 3D or higher dimensionality input (got {ndim} dimensions)")
+    if x._meta.numel == 0:
+        return x
+    sq = F.mul(x, x)
+    lo, hi = size // 2, (size - 1) // 2
+    if ndim == 3:
+        div = F.squeeze(F.avg_pool2d(F.pad(F.unsqueeze(sq, 1), (0, 0, lo, hi)), (size, 1), 1), 1)
+    else:
+        sq = F.reshape(sq, (shape[0], 1, shape[1], shape[2], -1))
+        div = F.reshape(F.squeeze(F.avg_pool3d(F.pad(sq, (0, 0, 0, 0, lo, hi)), (size, 1, 1), 1), 1), shape)
+    return F.div(x, F.pow(F.add(F.mul(div, alpha), k), beta))
+
+
+@composite("RmsNorm")
+def rms_norm(x, normalized_shape, weight=None, eps=None):
+    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims; ``eps`` None is the
+    input dtype's machine epsilon. float16 is computed in float32."""
+    shape, d = x._meta.shape, x._meta.dtype
+    k = len(normalized_shape)
+    if k == 0:
+        raise RuntimeError(f"rms_norm: Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
+                           f"least one element, but got normalized_shape = {_dims(normalized_shape)}")
+    if k > len(shape) or tuple(shape[len(shape) - k:]) != tuple(normalized_shape):
+        raise RuntimeError(f"rms_norm: Given normalized_shape={_dims(normalized_shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{_dims(shape)}")
+    if weight is not None and tuple(weight._meta.shape) != tuple(normalized_shape):
+        raise RuntimeError(f"rms_norm: Expected weight to be of same shape as normalized_shape, but got weight of "
+                           f"shape {_dims(weight.shape)} and normalized_shape = {_dims(normalized_shape)}")
+    if not d.is_floating_point:
+        raise OpKernelNotFoundError(f"rms_norm: not implemented for '{TORCH_NAMES[d]}'; expected a floating point "
+                                    f"input")
+    if eps is None:
+        eps = float(np.finfo(d.np_dtype).eps)
+    xc = cast(x, dt.float32) if d is dt.float16 else x
+    dims = tuple(range(len(shape) - k, len(shape)))
+    y = F.mul(xc, F.rsqrt(F.add(F.mean(F.mul(xc, xc), dims, True), eps)))
+    if d is dt.float16:
+        y = cast(y, d)
+    return y if weight is None else F.mul(y, weight)
+
+
+# ---- margin, embedding and likelihood losses (compositions; PyTorch's formulas and checks) -------------------
+def _values_in_range(x, lo, hi) -> bool:
+    """Whether every value of the integer tensor ``x`` is in [lo, hi) (read from the data; True without data)."""
+    if not _has_storage(x) or x._meta.numel == 0:
+        return True
+    return lo <= F.amin(x).item() and F.amax(x).item() < hi
+
+
+def _check_long(name, t, what="target"):
+    if t._meta.dtype is not _int64:
+        raise RuntimeError(f"{name}: expected scalar type Long but found {TORCH_NAMES[t._meta.dtype]} ({what})")
+
+
+@composite("CosineEmbeddingLoss")
+def cosine_embedding_loss(x1, x2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where ``target == -1``
+    (cosines over the last dim, squared norms offset by 1e-12), else 0."""
+    reduction = _reduction("cosine_embedding_loss", reduction, size_average, reduce)
+    tdim = target._meta.ndim
+    if tdim not in (0, 1):
+        raise RuntimeError("cosine_embedding_loss: 0D or 1D target tensor expected, multi-target not supported")
+    want = 2 if tdim == 1 else 1
+    if x1._meta.ndim != want or x2._meta.ndim != want:
+        raise RuntimeError(f"cosine_embedding_loss: {tdim}D target tensor expects {want}D input tensors, but found "
+                           f"inputs with sizes {_dims(x1.shape)} and {_dims(x2.shape)}.")
+    eps = 1e-12
+    prod = F.sum(F.mul(x1, x2), tdim)
+    mag1 = F.add(F.sum(F.mul(x1, x1), tdim), eps)
+    mag2 = F.add(F.sum(F.mul(x2, x2), tdim), eps)
+    cos = F.div(prod, F.sqrt(F.mul(mag1, mag2)))
+    pos = F.where(F.eq(target, 1), F.sub(1, cos), 0.0)
+    neg = F.where(F.eq(target, -1), F.clamp(F.sub(cos, margin), 0.0), 0.0)
+    return _reduce(F.add(pos, neg), reduction)
+
+
+@composite("HingeEmbeddingLoss")
+def hinge_embedding_loss(x, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """``x`` where ``target == 1``, ``max(0, margin - x)`` where ``target == -1`` (both terms for other
+    target values, as PyTorch)."""
+    reduction = _reduction("hinge_embedding_loss", reduction, size_average, reduce)
+    _floating_input("hinge_embedding_loss", x)
+    margin_part = F.where(F.ne(target, 1), F.clamp(F.sub(margin, x), 0.0), 0.0)
+    self_part = F.where(F.ne(target, -1), x, 0.0)
+    return _reduce(F.add(margin_part, self_part), reduction)
+
+
+@composite("MarginRankingLoss")
+def margin_ranking_loss(x1, x2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """``max(0, -target * (x1 - x2) + margin)``."""
+    reduction = _reduction("margin_ranking_loss", reduction, size_average, reduce)
+    _no_bool("margin_ranking_loss", x1, x2)
+    if not x1._meta.ndim == x2._meta.ndim == target._meta.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {x1.shape}, input2: {x2.shape}, target: {target.shape} ")
+    return _reduce(F.clamp(F.add(F.mul(F.neg(target), F.sub(x1, x2)), margin), 0.0), reduction)
+
+
+@composite("SoftMarginLoss")
+def soft_margin_loss(x, target, size_average=None, reduce=None, reduction="mean"):
+    """``log(1 + exp(-target * x))``, computed as ``softplus`` (finite where PyTorch's ``log1p(exp(.))``
+    overflows to inf)."""
+    reduction = _reduction("soft_margin_loss", reduction, size_average, reduce)
+    _floating_input("soft_margin_loss", x)
+    return _reduce(F.softplus(F.neg(F.mul(target, x))), reduction)
+
+
+@composite("MultiLabelSoftMarginLoss")
+def multilabel_soft_margin_loss(x, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """``-(t log sigmoid(x) + (1 - t) log sigmoid(-x))`` (times ``weight``) averaged over the classes (last
+    dim), then reduced over the samples."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    loss = F.neg(F.add(F.mul(target, F.logsigmoid(x)), F.mul(F.sub(1, target), F.logsigmoid(F.neg(x)))))
+    if weight is not None:
+        loss = F.mul(loss, weight)
+    class_dim = x._meta.ndim - 1
+    loss = F.div(F.sum(loss, class_dim), x._meta.shape[class_dim])
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return F.mean(loss)
+    if reduction == "sum":
+        return F.sum(loss)
+    raise ValueError(f"multilabel_soft_margin_loss: {reduction} is not valid")
+
+
+def _margin_frames(name, x, target):
+    """(input as (N, C), target as (N,)) for the multi-class margin losses (an input (C,) is one sample)."""
+    m = x._meta
+    ndim = m.ndim
+    if not ((ndim == 2 and m.shape[1] != 0) or (ndim == 1 and m.shape[0] != 0) or ndim == 0):
+        raise RuntimeError(f"{name}: Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{_dims(m.shape)}")
+    nframe = 1 if ndim <= 1 else m.shape[0]
+    dim = 1 if ndim == 0 else m.shape[-1]
+    return F.reshape(x, (nframe, dim)), nframe, dim
+
+
+@composite("MultiMarginLoss")
+def multi_margin_loss(x, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """``sum_{i != y} max(0, margin - x[y] + x[i]) ** p * weight[y] / C`` per sample (``p`` 1 or 2)."""
+    reduction = _reduction("multi_margin_loss", reduction, size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight._meta.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    _floating_kernel("multi_margin_loss", x)
+    x2, nframe, dim = _margin_frames("multi_margin_loss", x, target)
+    if target._meta.ndim > 1 or target._meta.numel != nframe:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{nframe}], but got {_dims(target.shape)}. "
+                           f"Input has shape {_dims(x.shape)}.")
+    if weight is not None and weight._meta.numel != dim:
+        raise RuntimeError(f"multi_margin_loss: inconsistent weight size, expected {dim} but got "
+                           f"{_dims(weight.shape)}")
+    _check_long("multi_margin_loss", target)
+    if not _values_in_range(target, 0, dim):
+        raise RuntimeError("multi_margin_loss: target out of range")
+    t = F.reshape(target, (nframe, 1))
+    h = F.relu(F.add(F.sub(x2, F.gather(x2, 1, t)), margin))
+    if p == 2:
+        h = F.mul(h, h)
+    if weight is not None:
+        h = F.mul(h, F.reshape(F.index_select(weight, 0, F.reshape(t, (nframe,))), (nframe, 1)))
+    h = F.masked_fill(h, F.eq(F.reshape(F.arange(dim, device=x.device), (1, dim)), t), 0.0)
+    loss = F.div(F.sum(h, 1), dim)
+    if reduction == "none":
+        return loss if target._meta.ndim > 0 else F.reshape(loss, ())
+    total = F.sum(loss)
+    return total if reduction == "sum" else F.div(total, max(nframe, 1))
+
+
+@composite("MultiLabelMarginLoss")
+def multilabel_margin_loss(x, target, size_average=None, reduce=None, reduction="mean"):
+    """``sum_{j, i not a target} max(0, 1 - (x[y_j] - x[i])) / C`` per sample, where the targets ``y_j`` are the
+    class indices of ``target`` before its first -1."""
+    reduction = _reduction("multilabel_margin_loss", reduction, size_average, reduce)
+    _floating_kernel("multilabel_margin_loss", x)
+    x2, nframe, dim = _margin_frames("multilabel_margin_loss", x, target)
+    if tuple(target._meta.shape) != tuple(x._meta.shape):
+        raise RuntimeError(f"multilabel_margin_loss: inconsistent target size: {_dims(target.shape)} for input of "
+                           f"size: {_dims(x.shape)}")
+    _check_long("multilabel_margin_loss", target)
+    if not _values_in_range(target, -1, dim):
+        raise RuntimeError("multilabel_margin_loss: argument #2 'target' is out of range")
+    t = F.reshape(target, (nframe, dim))
+    valid = F.cast(F.cumprod(F.cast(F.ge(t, 0), _int64), 1), _bool)  # the targets before the first -1
+    safe = F.where(valid, t, 0)
+    is_target = F.gt(F.scatter_add(F.zeros((nframe, dim), dtype=_int64, device=x.device), 1, safe,
+                                   F.cast(valid, _int64)), 0)
+    z = F.relu(F.add(F.sub(F.unsqueeze(x2, 1), F.unsqueeze(F.gather(x2, 1, safe), 2)), 1.0))  # (N, j, i)
+    keep = F.logical_and(F.unsqueeze(valid, 2), F.unsqueeze(F.logical_not(is_target), 1))
+    loss = F.div(F.sum(F.where(keep, z, 0.0), (1, 2)), dim)
+    if reduction == "none":
+        return loss if x._meta.ndim > 1 else F.reshape(loss, ())
+    total = F.sum(loss)
+    return total if reduction == "sum" else F.div(total, max(nframe, 1))
+
+
+@composite("PoissonNllLoss")
+def poisson_nll_loss(x, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """``exp(x) - target * x`` (``log_input``) or ``x - target * log(x + eps)``; ``full`` adds Stirling's
+    approximation ``t log t - t + log(2 pi t) / 2`` where ``target > 1``."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"poisson_nll_loss: {reduction} is not a valid value for reduction")
+    _no_bool("poisson_nll_loss", x, target)
+    if log_input:
+        loss = F.sub(F.exp(x), F.mul(target, x))
+    else:
+        loss = F.sub(x, F.mul(target, F.log(F.add(x, eps))))
+    if full:  # the logs of the targets <= 1 (left out) are taken at 2, so they are finite
+        small = F.le(target, 1)
+        t = F.masked_fill(target, small, 2)
+        stirling = F.add(F.sub(F.mul(t, F.log(t)), t), F.mul(F.log(F.mul(t, 2 * math.pi)), 0.5))
+        loss = F.add(loss, F.masked_fill(stirling, small, 0.0))
+    return _reduce(loss, reduction)
+
+
+def _gaussian_var(x, var):
+    """``var`` shaped to broadcast with the input (PyTorch's homoscedastic cases), checked."""
+    vs, xs = tuple(var._meta.shape), tuple(x._meta.shape)
+    if vs == xs:
+        return var
+    if xs[:-1] == vs:
+        return F.unsqueeze(var, -1)
+    if len(vs) == len(xs) and sum(b for a, b in zip(xs, vs) if a != b) == 1:
+        return var
+    raise ValueError("gaussian_nll_loss: var is of incorrect size")
+
+
+@composite("GaussianNllLoss")
+def gaussian_nll_loss(x, target, var, full=False, eps=1e-6, reduction="mean"):
+    """``(log(max(var, eps)) + (x - target)**2 / max(var, eps)) / 2`` (+ ``log(2 pi) / 2`` with ``full``);
+    the clamp is not differentiated (var's gradient passes through it), as in PyTorch."""
+    _floating_input("gaussian_nll_loss", x)
+    if not isinstance(var, Tensor):
+        if var < 0:
+            raise ValueError("gaussian_nll_loss: var has negative entry/entries")
+        var = F.mul(F.ones_like(x), var)
+    elif _has_storage(var) and F.any(F.lt(var, 0)).item():
+        raise ValueError("gaussian_nll_loss: var has negative entry/entries")
+    var = _gaussian_var(x, var)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"gaussian_nll_loss: {reduction} is not valid")
+    held = var.detach()
+    var = F.add(var, F.sub(F.clamp(held, eps), held))  # the clamped value, var's gradient
+    loss = F.mul(F.add(F.log(var), F.div(F.square(F.sub(x, target)), var)), 0.5)
+    if full:
+        loss = F.add(loss, 0.5 * math.log(2 * math.pi))
+    if reduction == "mean":
+        return F.mean(loss)
+    if reduction == "sum":
+        return F.sum(loss)
+    return loss
+
+
+@composite("TripletMarginLoss")
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the pairwise p-norm distance; ``swap`` uses
+    ``min(d(a, n), d(p, n))``."""
+    reduction = _reduction("triplet_margin_loss", reduction, size_average, reduce)
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor._meta.ndim, positive._meta.ndim, negative._meta.ndim
+    if not a_dim == p_dim == n_dim:
+        raise RuntimeError(f"triplet_margin_loss: The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and "
+                           f"negative {n_dim}D inputs")
+    _no_bool("triplet_margin_loss", anchor, positive, negative)
+    d_pos = F.pairwise_distance(anchor, positive, p, eps)
+    d_neg = F.pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = F.minimum(d_neg, F.pairwise_distance(positive, negative, p, eps))
+    return _reduce(F.clamp(F.sub(F.add(d_pos, margin), d_neg), 0.0), reduction)
+
+
+# ---- embedding_bag and max_norm ------------------------------------------------------------------------------
+def _host_values(name, t):
+    """The values of an integer tensor as a NumPy array (the bags' layout is read from the data)."""
+    if not _has_storage(t):
+        raise RuntimeError(f"{name}: the indices and offsets are read from the data, which a tensor on "
+                           f"'{t._meta.device}' does not hold")
+    return t.numpy().astype(np.int64, copy=False)
+
+
+def embedding_renorm_(weight, indices, max_norm, norm_type):
+    """Scale in place (not recorded by autograd) each row of ``weight`` that ``indices`` refers to whose
+    ``norm_type``-norm exceeds ``max_norm`` down to ``max_norm`` (PyTorch's ``embedding_renorm_``)."""
+    rows = np.unique(_host_values("embedding", indices))
+    if rows.size == 0:
+        return weight
+    with ExcludeDispatchKeyGuard(AUTOGRAD_KEY_SET):
+        rows_t = tensor(rows, device=weight._meta.device)
+        picked = F.index_select(weight, 0, rows_t)
+        norms = F.norm(picked, norm_type, 1, True)
+        scale = F.where(F.gt(norms, max_norm), F.div(max_norm, F.add(norms, 1e-7)), 1.0)
+        F.index_put(weight, (rows_t,), F.mul(picked, scale), inplace=True)
+    return weight
+
+
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def _bag_inputs(input, weight, offsets, per_sample_weights, include_last_offset):
+    """PyTorch's argument handling of embedding_bag: (1-D input, 1-D offsets, psw, include_last_offset)."""
+    if weight._meta.ndim != 2:
+        raise ValueError(f"embedding_bag: weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight._meta.ndim}")
+    if per_sample_weights is not None and per_sample_weights._meta.shape != input._meta.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    ndim = input._meta.ndim
+    if ndim == 2:
+        if offsets is not None:
+            raise ValueError(f"embedding_bag: if input is 2D, then offsets has to be None, as input is treated is a "
+                             f"mini-batch of fixed length sequences. However, found offsets of type {type(offsets)}")
+        n, length = input._meta.shape
+        offsets = F.arange(0, n * length, max(length, 1), dtype=input._meta.dtype, device=input._meta.device)
+        if per_sample_weights is not None:
+            per_sample_weights = F.reshape(per_sample_weights, (-1,))
+        return F.reshape(input, (-1,)), offsets, per_sample_weights, False
+    if ndim != 1:
+        raise ValueError(f"embedding_bag: input has to be 1D or 2D Tensor, but got Tensor of dimension {ndim}")
+    if offsets is None:
+        raise ValueError("embedding_bag: offsets has to be a 1D Tensor but got None")
+    if offsets._meta.ndim != 1:
+        raise ValueError("embedding_bag: offsets has to be a 1D Tensor")
+    return input, offsets, per_sample_weights, include_last_offset
+
+
+def _bag_layout(idx, off, include_last_offset, num_weights, padding_idx):
+    """(bag of each kept position, kept positions, number of bags): a position is kept when it lies in a bag and
+    is not ``padding_idx``."""
+    length = idx.size
+    if off.size and off[0] != 0:
+        raise RuntimeError(f"embedding_bag: offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "
+                           f"to start from position 0. However, got {off[0]}")
+    if off.size and off[-1] > length:
+        raise RuntimeError(f"embedding_bag: offsets[-1] can not be greater than input's length {length} but got "
+                           f"offsets[-1] of {off[-1]}")
+    if (np.diff(off) < 0).any():
+        raise RuntimeError("embedding_bag: offsets must be non-decreasing")
+    if idx.size and (idx.min() < 0 or idx.max() >= num_weights):
+        bad = idx[(idx < 0) | (idx >= num_weights)][0]
+        raise IndexError(f"embedding_bag: index {bad} is out of range for {num_weights} embeddings")
+    bags = max(off.size - 1, 0) if include_last_offset else off.size
+    if bags == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), 0
+    # the last bag runs to the end of the input (also with include_last_offset, as PyTorch's kernels do)
+    bag_of = np.repeat(np.arange(bags), np.diff(np.append(off[:bags], length)))
+    kept = idx != padding_idx
+    return bag_of[kept], np.flatnonzero(kept), bags
+
+
+@composite("EmbeddingBag")
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums, means or maxima of bags of ``weight`` rows: the bags of a 1-D ``input`` start at ``offsets``; the rows
+    of a 2-D ``input`` are bags. Entries equal to ``padding_idx`` are left out (an empty bag gives zeros);
+    ``per_sample_weights`` (mode "sum") weigh each entry. The layout is read from the index values."""
+    if weight._meta.dtype is _int64 and input._meta.dtype.is_floating_point:
+        warn_at_caller("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
+                       "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.")
+        weight, input = input, weight
+    input, offsets, psw, include_last_offset = _bag_inputs(input, weight, offsets, per_sample_weights,
+                                                           include_last_offset)
+    if mode not in _BAG_MODES:
+        raise ValueError("embedding_bag: mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("embedding_bag: max mode does not support scaling the gradient by the frequency")
+    if sparse:
+        raise NotImplementedError("embedding_bag: sparse gradients are not supported; use sparse=False")
+    if psw is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  f"GitHub.")
+    if psw is not None and psw._meta.dtype is not weight._meta.dtype:
+        raise RuntimeError(f"embedding_bag: expected per_sample_weights to have the dtype of weight "
+                           f"({weight._meta.dtype.name}), got {psw._meta.dtype.name}")
+    if not weight._meta.dtype.is_floating_point:
+        raise RuntimeError(f"embedding_bag: Expected weight to have a floating point dtype, got "
+                           f"{TORCH_NAMES[weight._meta.dtype]}")
+    num, dim = weight._meta.shape
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise RuntimeError(f"embedding_bag: padding_idx must be within the number of embeddings, -{num} through "
+                               f"{num - 1}, but got {padding_idx}")
+        padding_idx %= num
+    if max_norm is not None:
+        embedding_renorm_(weight, input, max_norm, norm_type)
+    idx = _host_values("embedding_bag", input)
+    bag_of, kept, bags = _bag_layout(idx, _host_values("embedding_bag", offsets), include_last_offset, num,
+                                     -1 if padding_idx is None else padding_idx)
+    device = weight._meta.device
+    rows = F.embedding(tensor(idx[kept], device=device), weight, None, None, 2.0, scale_grad_by_freq)
+    if mode == "max":
+        return _bag_max(rows, bag_of, bags, dim, weight)
+    if psw is not None:
+        rows = F.mul(rows, F.unsqueeze(F.index_select(psw, 0, tensor(kept, device=device)), 1))
+    out = F.index_add(F.zeros((bags, dim), dtype=weight._meta.dtype, device=device), 0, tensor(bag_of, device=device),
+                      rows)
+    if mode == "sum":
+        return out
+    counts = np.maximum(np.bincount(bag_of, minlength=bags), 1).astype(weight._meta.dtype.np_dtype)
+    return F.div(out, tensor(counts[:, None], device=device))
+
+
+def _bag_max(rows, bag_of, bags, dim, weight):
+    """The elementwise maximum of each bag's rows (zeros for an empty bag), its gradient to the picked row."""
+    device = weight._meta.device
+    counts = np.bincount(bag_of, minlength=bags)
+    width = int(counts.max()) if bags else 0
+    if width == 0:
+        return F.zeros((bags, dim), dtype=weight._meta.dtype, device=device)
+    slot = np.arange(bag_of.size) - np.repeat(np.cumsum(counts) - counts, counts)  # position within its bag
+    grid = np.full((bags, width), bag_of.size, np.int64)  # the index of an extra -inf row where a bag is short
+    grid[bag_of, slot] = np.arange(bag_of.size)
+    pad_row = F.full((1, dim), -math.inf, dtype=weight._meta.dtype, device=device)
+    table = F.cat((rows, pad_row), 0)
+    values = F.max(F.index_select(table, 0, tensor(grid.reshape(-1), device=device)).reshape(bags, width, dim), 1)[0]
+    empty = tensor((counts == 0)[:, None], device=device)
+    return F.masked_fill(values, empty, 0.0) if (counts == 0).any() else values
+
+
+# ---- ctc_loss (Note [CTC loss] in ops/nn.py) ---------------------------------------------------------------------
+def _lengths(name, lengths, device):
+    """Lengths given as a tensor or a list of ints, as a 1-D int64 tensor."""
+    if isinstance(lengths, Tensor):
+        if lengths._meta.dtype.is_floating_point or lengths._meta.dtype is _bool:
+            raise RuntimeError(f"ctc_loss: {name} must be integral")
+        return F.reshape(lengths, (-1,))
+    return tensor(list(lengths), dtype=_int64, device=device)
+
+
+@functor("CtcLoss")
+class CtcLossFunctor:
+    """``ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction='mean',
+    zero_infinity=False)``: log_probs (T, N, C) (or (T, C) for one sample), targets (N, S) padded or
+    concatenated; "mean" divides each loss by its target length (at least 1), then averages over the batch."""
+
+    def __init__(self):
+        self.op = _op("ctc_loss", ("log_probs", "targets", "input_lengths", "target_lengths"), ("loss",))
+        self._attrs = {}
+
+    def __call__(self, log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+                 zero_infinity=False):
+        reduction = _reduction("ctc_loss", reduction)
+        m = log_probs._meta
+        if not m.dtype.is_floating_point:
+            raise OpKernelNotFoundError(f"ctc_loss: not implemented for '{TORCH_NAMES[m.dtype]}'; log_probs must be "
+                                        f"floating point")
+        batched = m.ndim == 3
+        if not batched:
+            if m.ndim != 2:
+                raise RuntimeError(f"ctc_loss: log_probs must be (T, N, C) or (T, C), got shape {_dims(m.shape)}")
+            log_probs = F.unsqueeze(log_probs, 1)
+            targets = F.reshape(targets, (1, -1))
+        input_lengths = _lengths("input_lengths", input_lengths, m.device)
+        target_lengths = _lengths("target_lengths", target_lengths, m.device)
+        if targets._meta.dtype.is_floating_point:
+            targets = cast(targets, _int64)
+        attrs = cached_attrs(self._attrs, ("blank", "zero_infinity"), (blank, zero_infinity))
+        loss = dispatch(self.op, (log_probs, targets, input_lengths, target_lengths), attrs)[0]
+        if reduction == "mean":
+            lengths = F.clamp(cast(target_lengths, m.dtype), 1)
+            return F.mean(F.div(loss, lengths))
+        if reduction == "sum":
+            return F.sum(loss)
+        return loss if batched else F.reshape(loss, ())

@@ -144,6 +144,47 @@ derivative("softmax_grad", y=_softmax_grad_y, dy=lambda ddx, y, attrs: F.ops.sof
 derivative("log_softmax_grad", joint=_log_softmax_grad_backward)
 
 
+# ---- activations with attrs: celu, hardshrink, softshrink, threshold ----------------------------------
+# Each ``<op>(x)`` has a ``<op>_grad(dy, x)`` with the same attrs computing ``dy * op'(x)``. The shrink and
+# threshold ops are piecewise linear: their grad op is linear in dy with a mask of x (its own adjoint) and
+# has no derivative in x. celu's second derivative is ``exp(x / alpha) / alpha`` where ``x <= 0``.
+def _act_grad_shape(ctx):
+    return _same_as(ctx, "x", "dy")
+
+
+NN_ACTIVATION_ATTRS = {
+    "celu": {"alpha": ("double", 1.0)},
+    "hardshrink": {"lambd": ("double", 0.5)},
+    "softshrink": {"lambd": ("double", 0.5)},
+    "threshold": {"threshold_val": ("double", 0.0), "value": ("double", 0.0)},
+}
+for _op, _attrs in NN_ACTIVATION_ATTRS.items():
+    register_user_op(_op, inputs=["x"], outputs=["y"], attrs=_attrs, infer_shape=same_shape, infer_dtype=same_dtype)
+    register_user_op(_op + "_grad", inputs=["dy", "x"], outputs=["dx"], attrs=_attrs, infer_shape=_act_grad_shape,
+                     infer_dtype=same_dtype)
+
+
+def _act_backward(grad_op, dy, x, attrs):
+    return getattr(F.ops, grad_op)(dy, x, attrs=attrs)
+
+
+def _celu_second(ddx, dy, x, alpha):
+    """d/dx of ``dy * celu'(x)``: ``ddx * dy * exp(x / alpha) / alpha`` where ``x <= 0``, else 0."""
+    d2 = F.where(F.le(x, 0.0), F.div(F.exp(F.div(x, alpha)), alpha), 0.0)
+    return F.mul(F.mul(ddx, dy), d2)
+
+
+def _act_grad_adjoint(grad_op, ddx, x, attrs):
+    """The grad op is linear in dy: d/d dy of ``grad_op(dy, x)`` applied to ddx is ``grad_op(ddx, x)``."""
+    return getattr(F.ops, grad_op)(ddx, x, attrs=attrs)
+
+
+for _op in NN_ACTIVATION_ATTRS:
+    derivative(_op, x=partial(_act_backward, _op + "_grad"))
+    derivative(_op + "_grad", dy=partial(_act_grad_adjoint, _op + "_grad"),
+               **({"x": _celu_second} if _op == "celu" else {}))
+
+
 # ---- nll ----------------------------------------------------------------------------------------
 def _check_nll_target(ctx, input_shape, target_shape):
     """PyTorch's shape rules of ``nll_loss``: input (C,) with a 0-d target, or (N, C, d1, ...) with
@@ -652,3 +693,66 @@ register_user_op("attn_mask_bias", inputs=[Arg("mask", optional=True)], outputs=
                  attrs={"causal_shape": ("shape", ()), "dtype": ("data_type", dt.float32),
                         "device": ("device", "cpu")},
                  infer_shape=_attn_bias_shape, infer_dtype=_attn_bias_dtype)
+
+
+# ---- ctc_loss -------------------------------------------------------------------------------------------------
+# Note [CTC loss]
+# ``ctc_loss(log_probs (T, N, C), targets, input_lengths (N,), target_lengths (N,))`` gives each sample's negative
+# log-likelihood of its target under the connectionist temporal classification alignment model (Graves et al.
+# 2006), by the log-space alpha recursion over the target extended with blanks; ``targets`` is (N, S) padded or
+# the targets concatenated (1-D). With ``zero_infinity`` an impossible alignment (inf loss) gives 0 and a zero
+# gradient. ``ctc_loss_grad`` recomputes alpha, runs the beta recursion and gives PyTorch's gradient,
+# ``(exp(log_probs) - posterior occupancy of each class) * dloss`` (0 for t >= input_length). That is the
+# gradient with respect to the logits of a log_softmax (the form PyTorch returns for log_probs): the
+# derivative of the loss with respect to log_probs taken as free values is ``-occupancy`` instead; the two
+# agree after log_softmax's backward, the way every CTC model calls it. The recursions loop over time and are
+# vectorised over the batch and the extended target.
+def _check_integral(ctx, name):
+    if ctx.dtype(name) not in (_INT64, dt.int32):
+        raise ctx.error(f"{name} must be integral (int64 or int32), got {ctx.dtype(name).name}")
+
+
+def _ctc_shape(ctx):
+    lp = ctx.shape("log_probs")
+    if len(lp) != 3:
+        raise ctx.error(f"log_probs must be (T, N, C), got shape {_dims(lp)}")
+    if not ctx.dtype("log_probs").is_floating_point:
+        raise ctx.error(f"log_probs must be floating, got {ctx.dtype('log_probs').name}")
+    n, c = lp[1], lp[2]
+    blank = ctx.attrs["blank"]
+    if not 0 <= blank < c:
+        raise ctx.error("blank must be in label range")
+    for name in ("input_lengths", "target_lengths"):
+        _check_integral(ctx, name)
+        if tuple(ctx.shape(name)) != (n,):
+            raise ctx.error(f"{name} must be of size batch_size ({n}), got shape {_dims(ctx.shape(name))}")
+    _check_integral(ctx, "targets")
+    t = ctx.shape("targets")
+    if len(t) not in (1, 2) or (len(t) == 2 and t[0] != n):
+        raise ctx.error(f"targets must be (N, S) with N = {n} or 1-D (concatenated), got shape {_dims(t)}")
+    return (n,)
+
+
+_CTC_ARGS = ["log_probs", "targets", "input_lengths", "target_lengths"]
+_CTC_ATTRS = {"blank": ("int64", 0), "zero_infinity": ("bool", False)}
+register_user_op("ctc_loss", inputs=_CTC_ARGS, outputs=["loss"], attrs=_CTC_ATTRS, infer_shape=_ctc_shape,
+                 infer_dtype=same_dtype)
+
+
+def _ctc_grad_shape(ctx):
+    n = _ctc_shape(ctx)
+    if tuple(ctx.shape("dloss")) != n or ctx.dtype("dloss") is not ctx.dtype("log_probs"):
+        raise ctx.error(f"dloss must have shape {_dims(n)} and the dtype of log_probs, got {_dims(ctx.shape('dloss'))} "
+                        f"and {ctx.dtype('dloss').name}")
+    return ctx.shape("log_probs")
+
+
+def _ctc_grad_dtype(ctx):
+    return ctx.dtype("log_probs")
+
+
+register_user_op("ctc_loss_grad", inputs=["dloss", *_CTC_ARGS], outputs=["dlog_probs"], attrs=_CTC_ATTRS,
+                 infer_shape=_ctc_grad_shape, infer_dtype=_ctc_grad_dtype)
+derivative("ctc_loss", log_probs=lambda dloss, log_probs, targets, input_lengths, target_lengths, attrs:
+           F.ops.ctc_loss_grad(dloss, log_probs, targets, input_lengths, target_lengths, attrs=attrs))
+_no_double_backward("ctc_loss_grad", "ctc_loss")

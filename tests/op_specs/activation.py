@@ -113,3 +113,102 @@ register(
            gradgrad=True),
     OpSpec("tanh", _f64(np.tanh), _unary_samples(), dtypes=ALL, method="tanh", gradgrad=True),
 )
+
+
+# ---- the nn sweep: celu, shrinks, threshold (ops) and the compositions ------------------------------------------
+def _celu(x, alpha=1.0):
+    return np.where(x > 0, x, alpha * (np.exp(x / alpha) - 1.0))
+
+
+def _softshrink(x, lambd=0.5):
+    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, x * 0))
+
+
+def _threshold(x, threshold, value):
+    if x.dtype.kind != "f":  # PyTorch converts both scalars to the integer dtype (truncation)
+        return np.where(x <= int(threshold), x.dtype.type(int(value)), x)
+    return _f64(lambda v: np.where(v <= threshold, value, v))(x)
+
+
+def _threshold_samples(dtype):
+    for shape in unary_shapes():
+        yield Sample((make(shape, dtype), 0.5, 20.0), name=f"shape{shape}")
+    if dtype is not flow.uint8:
+        yield Sample((make((3, 4), dtype), -1.5, -7.0), name="negative threshold and value")
+    if dtype.is_floating_point:
+        yield Sample((_SPECIAL.astype(dtype.np_dtype), 0.0, 1.0), name="special values")
+
+
+def _logsigmoid(x):
+    return np.where(x < 0, x - np.log1p(np.exp(x)), -np.log1p(np.exp(-x)))
+
+
+def _softmin_ref(x, dim=None, dtype=None):
+    out = x.dtype if dtype is None else dtype.np_dtype
+    v = np.atleast_1d(-x.astype(np.float64))
+    if v.size:
+        e = np.exp(v - v.max(dim, keepdims=True))
+        v = e / e.sum(dim, keepdims=True)
+    return v.reshape(x.shape).astype(out)
+
+
+def _softmin_samples(dtype):
+    for shape in unary_shapes():
+        yield Sample((make(shape, dtype),), {"dim": -1 if shape else 0}, name=f"shape{shape}")
+    yield Sample((make((2, 3, 4), dtype),), {"dim": 1}, name="3-d dim=1")
+    if dtype is flow.float32:
+        yield Sample((make((3, 4), dtype),), {"dim": 0, "dtype": flow.float64}, name="dtype=float64")
+
+
+def _glu_ref(x, dim=-1):
+    a, b = np.split(x.astype(np.float64), 2, axis=dim)
+    return (a / (1.0 + np.exp(-b))).astype(x.dtype)
+
+
+def _glu_samples(dtype):
+    yield Sample((make((3, 4), dtype),), name="(3, 4)")
+    yield Sample((make((4, 3), dtype),), {"dim": 0}, name="dim=0")
+    yield Sample((make((2, 6, 2), dtype),), {"dim": 1}, name="3-d dim=1")
+    yield Sample((make((0, 2), dtype),), name="empty")
+
+
+def _prelu_ref(x, weight):
+    w = weight.astype(np.float64)
+    if w.size != 1:
+        w = w.reshape((-1,) + (1,) * (x.ndim - 2))
+    else:
+        w = w.reshape(())
+    x64 = x.astype(np.float64)
+    return np.where(x64 > 0, x64, w * x64).astype(x.dtype)
+
+
+def _prelu_samples(dtype):
+    yield Sample((make((2, 3, 4), dtype), make((3,), dtype, 0, 0.5)), name="per channel")
+    yield Sample((make((2, 3), dtype), make((1,), dtype, 0, 0.5)), name="shared")
+    yield Sample((make((4,), dtype), make((1,), dtype, 0, 0.5)), name="1-d shared")
+    yield Sample((make((), dtype), make((1,), dtype, 0, 0.5)), name="0-d")
+    yield Sample((make((2, 2, 2, 2), dtype), make((2,), dtype, -1, 1)), name="4-d per channel")
+
+
+def _glu_grad_samples():
+    return [s for s in _glu_samples(flow.float64) if s.args[0].size]
+
+
+register(
+    OpSpec("celu", _f64(_celu), _unary_samples(kwargs=({"alpha": 0.5}, {"alpha": 2.0}, {"alpha": -1.5})),
+           dtypes=FLOATS, gradgrad=True),
+    OpSpec("hardshrink", _f64(lambda x, lambd=0.5: np.where((x >= -lambd) & (x <= lambd), 0.0, x)),
+           _unary_samples(kwargs=({"lambd": 1.0}, {"lambd": 0.0})), dtypes=FLOATS, gradgrad=True, method="hardshrink"),
+    OpSpec("softshrink", _f64(_softshrink), _unary_samples(kwargs=({"lambd": 1.0}, {"lambd": 0.0})), dtypes=FLOATS,
+           gradgrad=True),
+    OpSpec("threshold", _threshold, _threshold_samples, dtypes=NUMERIC, gradgrad=True),
+    OpSpec("tanhshrink", _f64(lambda x: x - np.tanh(x)), _unary_samples(), dtypes=NUMERIC, gradgrad=True,
+           unsupported_error=RuntimeError),
+    OpSpec("softsign", _f64(lambda x: x / (1.0 + np.abs(x))), _unary_samples(), dtypes=NUMERIC, gradgrad=True),
+    OpSpec("logsigmoid", _f64(_logsigmoid), _unary_samples(), dtypes=FLOATS, gradgrad=True),
+    OpSpec("softmin", _softmin_ref, _softmin_samples, dtypes=FLOATS, gradgrad=True, unsupported_error=RuntimeError),
+    OpSpec("glu", _glu_ref, _glu_samples, dtypes=FLOATS, gradgrad=True, grad_samples=_glu_grad_samples),
+    OpSpec("prelu", _prelu_ref, _prelu_samples, dtypes=FLOATS, method="prelu"),
+    OpSpec("rrelu", _f64(lambda x, lower=0.125, upper=1.0 / 3: np.where(x > 0, x, x * (lower + upper) / 2)),
+           _unary_samples(kwargs=({"lower": 0.1, "upper": 0.5},)), dtypes=FLOATS),
+)

@@ -1,6 +1,8 @@
 """Neural-network ops: softmax, log_softmax, cross_entropy, nll_loss, mse_loss, l1_loss, smooth_l1_loss,
 huber_loss, binary_cross_entropy, binary_cross_entropy_with_logits, kl_div, dropout, layer_norm, group_norm,
-batch_norm, embedding, one_hot, scaled_dot_product_attention.
+batch_norm, embedding, one_hot, scaled_dot_product_attention; the nn sweep's distances (normalize,
+cosine_similarity, pairwise_distance, pdist), dropout variants, gumbel_softmax, instance_norm,
+local_response_norm, rms_norm, margin / embedding / likelihood losses, embedding_bag and ctc_loss.
 
 References compute in float64 with NumPy (explicit loops where the op is an indexing one) and round to
 the input's dtype. PyTorch's deprecation warnings (a target broadcast to the input, kl_div's "mean") are
@@ -11,10 +13,11 @@ import math
 import warnings
 
 import numpy as np
-from opinfo import ALL, OpSpec, Sample, make, register, unary_shapes
+from opinfo import ALL, FLOATS, NUMERIC, OpSpec, Sample, make, register, unary_shapes
 
 import oneflow_lite as flow
 from oneflow_lite import nn
+from oneflow_lite.framework.generator import using_generator
 
 F = nn.functional
 _rng = np.random.default_rng(2024)
@@ -495,4 +498,508 @@ register(
            unsupported_error=RuntimeError),
     OpSpec("scaled_dot_product_attention", _sdpa_ref, _sdpa_samples, atol=1e-5, rtol=1e-4,
            grad_samples=_grad_subset(_sdpa_samples, "4-d", "causal L < S", "mask", "grouped")),
+)
+
+
+# ---- the nn sweep: distances ---------------------------------------------------------------------------------
+def _pnorm(d, p, axis, keepdims=False):
+    a = np.abs(d)
+    if p == math.inf:
+        return a.max(axis, keepdims=keepdims)
+    if p == 0:
+        return (a != 0).sum(axis, keepdims=keepdims).astype(np.float64)
+    return (a ** p).sum(axis, keepdims=keepdims) ** (1.0 / p)
+
+
+def _normalize_ref(x, p=2.0, dim=1, eps=1e-12):
+    x64 = x.astype(np.float64)
+    return (x64 / np.maximum(_pnorm(x64, p, dim, True), eps)).astype(x.dtype)
+
+
+def _normalize_samples(dtype):
+    yield Sample((make((3, 4), dtype),), name="(3, 4)")
+    yield Sample((make((2, 3, 4), dtype),), {"p": 1.0, "dim": -1}, name="p=1 dim=-1")
+    yield Sample((make((2, 3, 4), dtype),), {"p": 3.0, "dim": 0}, name="p=3 dim=0")
+    yield Sample((make((4,), dtype),), {"dim": 0}, name="1-d")
+    yield Sample((np.zeros((2, 3), dtype.np_dtype),), {"eps": 1e-3}, name="zeros: eps")
+    yield Sample((make((2, 3), dtype),), {"p": math.inf}, name="p=inf")
+
+
+def _cosine_similarity_ref(x1, x2, dim=1, eps=1e-8):
+    a, b = np.broadcast_arrays(x1.astype(np.float64), x2.astype(np.float64))
+    na = np.maximum(np.sqrt((a * a).sum(dim, keepdims=True)), eps)
+    nb = np.maximum(np.sqrt((b * b).sum(dim, keepdims=True)), eps)
+    return ((a / na) * (b / nb)).sum(dim).astype(np.promote_types(x1.dtype, x2.dtype))
+
+
+def _cosine_similarity_samples(dtype):
+    yield Sample((make((3, 4), dtype), make((3, 4), dtype)), name="(3, 4)")
+    yield Sample((make((3, 4), dtype), make((4,), dtype)), {"dim": -1}, name="broadcast dim=-1")
+    yield Sample((make((2, 3, 4), dtype), make((2, 3, 4), dtype)), {"dim": 0}, name="3-d dim=0")
+    yield Sample((make((4,), dtype), make((4,), dtype)), {"dim": 0}, name="1-d")
+    if dtype is not flow.float16:  # eps = 1e-8 is 0 in float16: 0 / 0 (nan), as in PyTorch
+        yield Sample((np.zeros((2, 3), dtype.np_dtype), make((2, 3), dtype)), name="a zero vector")
+
+
+def _native_sub(a, b):
+    """``a - b`` in the inputs' promoted dtype (integers wrap around, as in PyTorch), then in float64."""
+    with np.errstate(all="ignore"):
+        return np.subtract(a, b).astype(np.float64)
+
+
+def _pairwise_distance_ref(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    d = _native_sub(x1, x2) + eps
+    if d.ndim == 0:
+        return np.asarray(_pnorm(d.reshape(1), p, 0)).astype(_float_dtype(x1))
+    return np.asarray(_pnorm(d, p, -1, keepdim)).astype(_float_dtype(np.zeros(0, np.promote_types(x1.dtype, x2.dtype))))
+
+
+def _pairwise_distance_samples(dtype):
+    yield Sample((make((3, 4), dtype), make((3, 4), dtype)), name="(3, 4)")
+    yield Sample((make((3, 4), dtype), make((4,), dtype)), {"keepdim": True}, name="broadcast keepdim")
+    for p in (1.0, 3.0, math.inf, 0.0):
+        yield Sample((make((2, 5), dtype), make((2, 5), dtype)), {"p": p}, name=f"p={p}")
+    yield Sample((make((4,), dtype), make((4,), dtype)), {"eps": 0.0}, name="1-d eps=0")
+    yield Sample((make((), dtype), make((), dtype)), name="0-d")
+
+
+def _pdist_ref(x, p=2.0):
+    n = x.shape[0]
+    x64 = x.astype(np.float64)
+    out = [_pnorm(x64[i] - x64[j], p, 0) for i in range(n) for j in range(i + 1, n)]
+    return np.asarray(out, dtype=np.float64).reshape(-1).astype(x.dtype)
+
+
+def _pdist_samples(dtype):
+    yield Sample((make((4, 3), dtype),), name="(4, 3)")
+    yield Sample((make((5, 2), dtype),), {"p": 1.0}, name="p=1")
+    yield Sample((make((3, 4), dtype),), {"p": math.inf}, name="p=inf")
+    yield Sample((make((1, 3), dtype),), name="one row: empty")
+
+
+# ---- the nn sweep: dropout variants (a fixed generator, so gradcheck sees one mask) ---------------------------
+def _seeded(fn):
+    def call(*args, **kwargs):
+        with using_generator(flow.Generator().manual_seed(7)):
+            return fn(*args, **kwargs)
+    return call
+
+
+def _feature_dropout_samples(dtype):
+    yield Sample((make((2, 3, 4), dtype),), {"p": 0.4, "training": True}, name="3-d")
+    yield Sample((make((2, 3, 2, 2), dtype),), {"p": 0.5, "training": True}, name="4-d")
+    yield Sample((make((2, 3, 4), dtype),), {"p": 0.5, "training": False}, name="eval")
+    yield Sample((make((0, 3, 4), dtype),), {"p": 0.5, "training": True}, name="empty")
+
+
+def _dropout_nd_samples(ndims):
+    def samples(dtype):
+        for ndim in ndims:
+            yield Sample((make((2, 3, 2, 2, 2)[:ndim], dtype),), {"p": 0.4}, name=f"{ndim}-d")
+        yield Sample((make((2, 3, 2, 2, 2)[:ndims[-1]], dtype),), {"p": 0.4, "training": False}, name="eval")
+    return samples
+
+
+def _alpha_dropout_samples(dtype):
+    yield Sample((make((3, 4), dtype),), {"p": 0.3, "training": True}, name="(3, 4)")
+    yield Sample((make((5,), dtype),), {"p": 0.6, "training": True}, name="1-d")
+    yield Sample((make((3, 4), dtype),), {"p": 0.3}, name="eval (the default)")
+
+
+def _identity_ref(x, *args, **kwargs):
+    return x.copy()
+
+
+def _gumbel_ref(logits, tau=1.0, hard=False, dim=-1):
+    return logits.copy()
+
+
+def _gumbel_samples(dtype):
+    yield Sample((make((3, 5), dtype),), name="soft")
+    yield Sample((make((3, 5), dtype),), {"tau": 0.5, "hard": True}, name="hard")
+    yield Sample((make((2, 3, 4), dtype),), {"dim": 1}, name="dim=1")
+
+
+# ---- the nn sweep: normalisation ----------------------------------------------------------------------------
+def _instance_norm_ref(x, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                       momentum=0.1, eps=1e-5):
+    axes = tuple(range(2, x.ndim))
+    view = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    x64 = x.astype(np.float64)
+    if use_input_stats:
+        mean, var = x64.mean(axes, keepdims=True), x64.var(axes, keepdims=True)
+    else:
+        mean, var = running_mean.astype(np.float64).reshape(view), running_var.astype(np.float64).reshape(view)
+    y = (x64 - mean) / np.sqrt(var + eps)
+    if weight is not None:
+        y = y * weight.reshape(view)
+    if bias is not None:
+        y = y + bias.reshape(view)
+    return _out(y, x)
+
+
+def _instance_norm_samples(dtype):
+    yield Sample((make((2, 3, 5), dtype),), name="(2, 3, 5)")
+    yield Sample((make((2, 3, 2, 3), dtype), make((3,), dtype), make((3,), dtype, 0.5, 2), make((3,), dtype),
+                  make((3,), dtype)), {"momentum": 0.3, "eps": 1e-3}, name="running stats, affine")
+    yield Sample((make((2, 3, 4), dtype), make((3,), dtype), make((3,), dtype, 0.5, 2)), {"use_input_stats": False},
+                 name="running statistics")
+    yield Sample((make((1, 2, 2, 2, 2), dtype),), {"weight": make((2,), dtype)}, name="5-d weight only")
+
+
+def _local_response_norm_ref(x, size, alpha=1e-4, beta=0.75, k=1.0):
+    if x.size == 0:  # returned as is
+        return x.copy()
+    x64 = x.astype(np.float64)
+    c = x.shape[1]
+    sq = x64 ** 2
+    div = np.zeros_like(x64)
+    for ch in range(c):
+        lo, hi = max(ch - size // 2, 0), min(ch + (size - 1) // 2, c - 1)
+        div[:, ch] = sq[:, lo:hi + 1].sum(1) / size
+    if x.dtype.kind != "f":  # an integer average pool truncates, as PyTorch's
+        div = np.trunc(div)
+    return (x64 / (k + alpha * div) ** beta).astype(_float_dtype(x))
+
+
+def _local_response_norm_samples(dtype):
+    yield Sample((make((2, 5, 3), dtype), 3), name="3-d size 3")
+    yield Sample((make((2, 4, 3, 2), dtype), 2), {"alpha": 0.5, "beta": 0.5, "k": 2.0}, name="4-d size 2")
+    yield Sample((make((1, 3, 2, 2, 2), dtype), 5), {"alpha": 1.0}, name="5-d size 5")
+    yield Sample((make((0, 3, 2), dtype), 2), name="empty")
+
+
+def _rms_norm_ref(x, normalized_shape, weight=None, eps=None):
+    if eps is None:
+        eps = np.finfo(x.dtype).eps
+    axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    x64 = x.astype(np.float64)
+    y = x64 / np.sqrt((x64 ** 2).mean(axes, keepdims=True) + eps)
+    if weight is not None:
+        y = y * weight
+    return _out(y, x)
+
+
+def _rms_norm_samples(dtype):
+    yield Sample((make((3, 5), dtype), (5,)), name="(3, 5)")
+    yield Sample((make((2, 3, 4), dtype), (3, 4), make((3, 4), dtype)), name="weight, 2 dims")
+    yield Sample((make((4,), dtype), (4,)), {"eps": 1e-2}, name="1-d eps")
+    yield Sample((make((0, 4), dtype), (4,), make((4,), dtype)), name="empty batch")
+
+
+# ---- the nn sweep: margin, embedding and likelihood losses ---------------------------------------------------
+def _float_dtype(like):
+    """The result dtype of a loss of ``like``: its own when floating, else the default float32."""
+    return like.dtype if like.dtype.kind == "f" else np.dtype(np.float32)
+
+
+def _loss_out(loss, reduction, like):
+    return np.asarray(_reduce(loss, reduction)).astype(_float_dtype(like))
+
+
+def _cosine_embedding_ref(x1, x2, target, margin=0.0, reduction="mean"):
+    a, b = x1.astype(np.float64), x2.astype(np.float64)
+    cos = (a * b).sum(-1) / np.sqrt(((a * a).sum(-1) + 1e-12) * ((b * b).sum(-1) + 1e-12))
+    loss = np.where(target == 1, 1 - cos, 0.0) + np.where(target == -1, np.maximum(cos - margin, 0.0), 0.0)
+    return _loss_out(loss, reduction, x1)
+
+
+def _signs(shape):
+    return _rng.choice([-1, 1], size=shape).astype(np.int64)
+
+
+def _reductions(make_args, kwargs_list=({},)):
+    def samples(dtype):
+        for kwargs in kwargs_list:
+            for reduction in ("none", "mean", "sum"):
+                yield Sample(make_args(dtype), {**kwargs, "reduction": reduction}, name=f"{kwargs} {reduction}")
+    return samples
+
+
+def _cosine_embedding_samples(dtype):
+    yield from _reductions(lambda d: (make((4, 3), d), make((4, 3), d), _signs((4,))), ({}, {"margin": 0.3}))(dtype)
+    yield Sample((make((3,), dtype), make((3,), dtype), np.array(-1)), {"margin": -0.5}, name="1-d, 0-d target")
+
+
+def _hinge_embedding_ref(x, target, margin=1.0, reduction="mean"):
+    x64 = x.astype(np.float64)
+    loss = np.where(target != 1, np.maximum(margin - x64, 0.0), 0.0) + np.where(target != -1, x64, 0.0)
+    return _loss_out(loss, reduction, x)
+
+
+def _margin_ranking_ref(x1, x2, target, margin=0.0, reduction="mean"):
+    with np.errstate(all="ignore"):
+        scaled = np.multiply(np.negative(target), np.subtract(x1, x2))  # in the inputs' dtype, as PyTorch
+    loss = np.maximum(scaled.astype(np.float64) + margin, 0.0)
+    return _loss_out(loss, reduction, x1)
+
+
+def _soft_margin_ref(x, target, reduction="mean"):
+    z = -target.astype(np.float64) * x.astype(np.float64)
+    return _loss_out(np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z))), reduction, x)
+
+
+def _multilabel_soft_margin_ref(x, target, weight=None, reduction="mean"):
+    x64, t = x.astype(np.float64), target.astype(np.float64)
+    loss = -(t * -np.log1p(np.exp(-x64)) + (1 - t) * -np.log1p(np.exp(x64)))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(-1) / x.shape[-1]
+    return _out(loss if reduction == "none" else loss.mean() if reduction == "mean" else loss.sum(), x)
+
+
+def _multilabel_soft_margin_samples(dtype):
+    yield from _reductions(lambda d: (make((3, 4), d), make((3, 4), d, 0, 1)))(dtype)
+    yield Sample((make((3, 4), dtype), make((3, 4), dtype, 0, 1)), {"weight": make((4,), dtype, 0.5, 2)},
+                 name="weight")
+
+
+def _multi_margin_ref(x, target, p=1, margin=1.0, weight=None, reduction="mean"):
+    x2 = x.astype(np.float64).reshape(-1, x.shape[-1] if x.ndim else 1)
+    t = np.asarray(target).reshape(-1)
+    loss = np.zeros(x2.shape[0])
+    for n in range(x2.shape[0]):
+        for i in range(x2.shape[1]):
+            z = margin - x2[n, t[n]] + x2[n, i]
+            if i != t[n] and z > 0:
+                loss[n] += z ** p * (1.0 if weight is None else weight[t[n]])
+    loss /= x2.shape[1]
+    if reduction == "none":
+        return _out(loss.reshape(np.shape(target)), x)
+    return _out(loss.sum() if reduction == "sum" else loss.mean(), x)
+
+
+def _multi_margin_samples(dtype):
+    x = make((4, 5), dtype)
+    t = _targets((4,), 5)
+    for reduction in ("none", "mean", "sum"):
+        yield Sample((x, t), {"reduction": reduction}, name=f"p=1 {reduction}")
+        yield Sample((x, t), {"p": 2, "margin": 0.5, "weight": make((5,), dtype, 0.5, 2), "reduction": reduction},
+                     grad_args=(0,), name=f"p=2 weight {reduction}")
+    yield Sample((make((5,), dtype), np.array([2])), {"reduction": "none"}, name="1-d input")
+
+
+def _multilabel_margin_ref(x, target, reduction="mean"):
+    x2 = x.astype(np.float64).reshape(-1, x.shape[-1])
+    t2 = target.reshape(-1, x.shape[-1])
+    loss = np.zeros(x2.shape[0])
+    for n in range(x2.shape[0]):
+        targets = []
+        for v in t2[n]:
+            if v < 0:
+                break
+            targets.append(int(v))
+        for j in targets:
+            for i in range(x2.shape[1]):
+                if i not in targets:
+                    loss[n] += max(0.0, 1 - (x2[n, j] - x2[n, i]))
+    loss /= x2.shape[1]
+    if reduction == "none":
+        return _out(loss if x.ndim > 1 else loss.reshape(()), x)
+    return _out(loss.sum() if reduction == "sum" else loss.mean(), x)
+
+
+def _multilabel_margin_samples(dtype):
+    t = np.array([[0, 1, -1, 2], [3, -1, 0, 0], [1, 1, 2, -1], [-1, 0, 0, 0], [0, 1, 2, 3]])
+    for reduction in ("none", "mean", "sum"):
+        yield Sample((make((5, 4), dtype), t), {"reduction": reduction}, name=reduction)
+    yield Sample((make((4,), dtype), np.array([2, 0, -1, 1])), {"reduction": "none"}, name="1-d")
+
+
+def _poisson_nll_ref(x, target, log_input=True, full=False, eps=1e-8, reduction="mean"):
+    x64, t = x.astype(np.float64), target.astype(np.float64)
+    loss = np.exp(x64) - t * x64 if log_input else x64 - t * np.log(x64 + eps)
+    if full:
+        with np.errstate(all="ignore"):
+            stirling = t * np.log(t) - t + 0.5 * np.log(2 * np.pi * t)
+        loss = loss + np.where(t > 1, stirling, 0.0)
+    return _loss_out(loss, reduction, x)
+
+
+def _poisson_nll_samples(dtype):
+    yield from _reductions(lambda d: (make((3, 4), d), make((3, 4), d, 0, 4)), ({}, {"full": True}))(dtype)
+    yield Sample((make((3, 4), dtype, 0.1, 3), make((3, 4), dtype, 0, 4)), {"log_input": False, "full": True},
+                 name="log_input=False")
+
+
+def _gaussian_nll_ref(x, target, var, full=False, eps=1e-6, reduction="mean"):
+    x64, t = x.astype(np.float64), target.astype(np.float64)
+    v = np.asarray(var, dtype=np.float64)
+    if v.ndim and v.shape != x.shape and v.shape == x.shape[:-1]:
+        v = v[..., None]
+    v = np.maximum(v, eps)
+    loss = 0.5 * (np.log(v) + (x64 - t) ** 2 / v)
+    if full:
+        loss = loss + 0.5 * np.log(2 * np.pi)
+    return _loss_out(np.broadcast_to(loss, np.broadcast_shapes(loss.shape, x.shape)), reduction, x)
+
+
+def _gaussian_nll_samples(dtype):
+    yield from _reductions(lambda d: (make((3, 4), d), make((3, 4), d), make((3, 4), d, 0.1, 2)),
+                           ({}, {"full": True}))(dtype)
+    yield Sample((make((3, 4), dtype), make((3, 4), dtype), make((3,), dtype, 0.1, 2)), name="homoscedastic (N,)")
+    yield Sample((make((3, 4), dtype), make((3, 4), dtype), make((3, 1), dtype, 0.1, 2)), name="(N, 1) var")
+    yield Sample((make((3, 4), dtype), make((3, 4), dtype), 0.5), {"reduction": "sum"}, name="float var")
+    yield Sample((make((3, 4), dtype), make((3, 4), dtype), make((3, 4), dtype, 0, 1e-3)), {"eps": 1e-2},
+                 grad_args=(0, 1), name="var clamped to eps")
+
+
+def _triplet_ref(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, reduction="mean"):
+    def dist(a, b):
+        return _pnorm(_native_sub(a, b) + eps, p, -1)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = np.minimum(d_neg, dist(positive, negative))
+    return _loss_out(np.maximum(margin + dist(anchor, positive) - d_neg, 0.0), reduction, anchor)
+
+
+def _triplet_samples(dtype):
+    yield from _reductions(lambda d: (make((4, 3), d), make((4, 3), d), make((4, 3), d)),
+                           ({}, {"swap": True, "p": 1.0, "margin": 0.5}))(dtype)
+    yield Sample((make((3,), dtype), make((3,), dtype), make((3,), dtype)), {"margin": 2.0}, name="1-d")
+
+
+# ---- the nn sweep: embedding_bag -------------------------------------------------------------------------------
+def _embedding_bag_ref(input, weight, offsets=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                       mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
+                       padding_idx=None):
+    if input.ndim == 2:
+        bags = [list(range(i * input.shape[1], (i + 1) * input.shape[1])) for i in range(input.shape[0])]
+        idx = input.reshape(-1)
+        psw = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+    else:
+        idx, psw = input, per_sample_weights
+        starts = list(offsets[:-1] if include_last_offset else offsets)
+        ends = starts[1:] + [len(idx)]
+        bags = [list(range(s, e)) for s, e in zip(starts, ends)]
+    out = np.zeros((len(bags), weight.shape[1]))
+    for b, positions in enumerate(bags):
+        rows = [weight[idx[p]].astype(np.float64) * (1.0 if psw is None else psw[p]) for p in positions
+                if idx[p] != padding_idx]
+        if rows:
+            out[b] = np.max(rows, 0) if mode == "max" else np.sum(rows, 0) / (len(rows) if mode == "mean" else 1)
+    return _out(out, weight)
+
+
+def _embedding_bag_samples(dtype):
+    w = make((10, 3), dtype)
+    idx = np.array([1, 2, 4, 5, 4, 3, 2, 9])
+    yield Sample((idx, w, np.array([0, 4])), grad_args=(1,), name="mean")
+    yield Sample((idx, w, np.array([0, 4, 4, 8])), {"mode": "max"}, grad_args=(1,), name="max, an empty bag")
+    yield Sample((idx, w, np.array([0, 3, 8])), {"mode": "sum", "include_last_offset": True}, grad_args=(1,),
+                 name="sum, include_last_offset")
+    yield Sample((idx, w, np.array([0, 3])), {"mode": "sum", "per_sample_weights": make((8,), dtype)},
+                 grad_args=(1,), name="per_sample_weights")
+    yield Sample((idx.reshape(2, 4).astype(np.int32), w), {"padding_idx": 4}, grad_args=(1,),
+                 name="2-d input, padding_idx")
+    yield Sample((np.array([], np.int64), w, np.array([0, 0])), {"mode": "sum"}, grad_args=(1,), name="empty bags")
+
+
+# ---- the nn sweep: ctc_loss (of log_softmax(logits), the way models call it) -----------------------------------
+def _ctc_fn(logits, targets, input_lengths, target_lengths, **kwargs):
+    return F.ctc_loss(F.log_softmax(logits, 2), targets, input_lengths, target_lengths, **kwargs)
+
+
+def _ctc_nll(lp, target, blank):
+    """The negative log-likelihood of one sample by the textbook alpha recursion, in probability space."""
+    ext = [blank]
+    for label in target:
+        ext += [int(label), blank]
+    p = np.exp(lp)
+    alpha = np.zeros(len(ext))
+    alpha[0] = p[0, blank]
+    if len(ext) > 1:
+        alpha[1] = p[0, ext[1]]
+    for t in range(1, lp.shape[0]):
+        new = np.zeros_like(alpha)
+        for s in range(len(ext)):
+            a = alpha[s] + (alpha[s - 1] if s >= 1 else 0.0)
+            if s >= 2 and ext[s] != blank and ext[s] != ext[s - 2]:
+                a += alpha[s - 2]
+            new[s] = a * p[t, ext[s]]
+        alpha = new
+    total = alpha[-1] + (alpha[-2] if len(ext) > 1 else 0.0)
+    return -np.log(total) if total > 0 else np.inf
+
+
+def _ctc_ref(logits, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    lp = _log_softmax_ref(logits.astype(np.float64), 2)
+    il, tl = np.asarray(input_lengths), np.asarray(target_lengths)
+    offsets = np.concatenate([[0], np.cumsum(tl)])
+    nll = []
+    for n in range(lp.shape[1]):
+        target = targets[n, :tl[n]] if targets.ndim == 2 else targets[offsets[n]:offsets[n + 1]]
+        nll.append(0.0 if il[n] == 0 and tl[n] == 0 else _ctc_nll(lp[:il[n], n], target, blank) if il[n] else np.inf)
+    nll = np.array(nll)
+    if zero_infinity:
+        nll = np.where(np.isinf(nll), 0.0, nll)
+    if reduction == "mean":
+        return _out((nll / np.maximum(tl, 1)).mean(), logits)
+    return _out(nll.sum() if reduction == "sum" else nll, logits)
+
+
+def _ctc_samples(dtype):
+    logits = make((8, 3, 5), dtype)
+    targets = np.array([[1, 2, 2, 3], [4, 1, 0, 0], [2, 3, 1, 4]])
+    il, tl = np.array([8, 6, 5]), np.array([4, 2, 3])
+    for reduction in ("none", "mean", "sum"):
+        yield Sample((logits, targets, il, tl), {"reduction": reduction}, grad_args=(0,), name=f"padded {reduction}")
+    concatenated = np.concatenate([targets[n, :tl[n]] for n in range(3)])
+    yield Sample((logits, concatenated, il, tl), {"reduction": "none"}, grad_args=(0,), name="concatenated")
+    yield Sample((logits, targets, il, tl), {"blank": 4, "reduction": "sum"}, grad_args=(0,), name="blank=4")
+    yield Sample((logits, targets, np.array([8, 2, 0]), np.array([4, 2, 0])), {"reduction": "none"},
+                 grad_args=(0,), name="impossible and empty")
+    yield Sample((logits, targets, np.array([8, 2, 5]), tl), {"reduction": "none", "zero_infinity": True},
+                 grad_args=(0,), name="zero_infinity")
+
+
+register(
+    OpSpec("normalize", _normalize_ref, _normalize_samples, atol=1e-5, rtol=1e-4, unsupported_error=RuntimeError,
+           op=F.normalize),
+    OpSpec("cosine_similarity", _cosine_similarity_ref, _cosine_similarity_samples, atol=1e-5, rtol=1e-4,
+           unsupported_error=RuntimeError),
+    OpSpec("pairwise_distance", _pairwise_distance_ref, _pairwise_distance_samples, atol=1e-5, rtol=1e-4,
+           unsupported_error=RuntimeError, dtypes=NUMERIC,
+           grad_samples=_grad_subset(_pairwise_distance_samples, "(3, 4)", "keepdim", "p=1.0", "p=3.0")),
+    OpSpec("pdist", _pdist_ref, _pdist_samples, atol=1e-5, rtol=1e-4, unsupported_error=RuntimeError),
+    OpSpec("alpha_dropout", _identity_ref, _alpha_dropout_samples, op=_seeded(F.alpha_dropout), random=True),
+    OpSpec("feature_alpha_dropout", _identity_ref, _feature_dropout_samples, op=_seeded(F.feature_alpha_dropout),
+           random=True),
+    OpSpec("feature_dropout", _identity_ref,
+           lambda d: [Sample(s.args, {"p": s.kwargs["p"], "train": s.kwargs["training"]}, name=s.name)
+                      for s in _feature_dropout_samples(d)], op=_seeded(flow.feature_dropout), random=True),
+    OpSpec("dropout1d", _identity_ref, _dropout_nd_samples((2, 3)), op=_seeded(F.dropout1d), random=True),
+    OpSpec("dropout2d", _identity_ref, _dropout_nd_samples((4,)), op=_seeded(F.dropout2d), random=True),
+    OpSpec("dropout3d", _identity_ref, _dropout_nd_samples((4, 5)), op=_seeded(F.dropout3d), random=True),
+    OpSpec("gumbel_softmax", _gumbel_ref, _gumbel_samples, op=_seeded(F.gumbel_softmax), random=True,
+           grad_samples=_grad_subset(_gumbel_samples, "soft", "dim=1")),  # hard: a straight-through estimator
+    OpSpec("instance_norm", _instance_norm_ref, _instance_norm_samples, atol=1e-5, rtol=1e-4,
+           grad_samples=_grad_subset(_instance_norm_samples, "(2, 3, 5)", "5-d")),
+    OpSpec("local_response_norm", _local_response_norm_ref, _local_response_norm_samples, atol=1e-5, rtol=1e-4,
+           dtypes=FLOATS + (flow.int64,)),
+    OpSpec("rms_norm", _rms_norm_ref, _rms_norm_samples, atol=1e-5, rtol=1e-4),
+    OpSpec("cosine_embedding_loss", _cosine_embedding_ref, _cosine_embedding_samples, atol=1e-5, rtol=1e-4,
+           dtypes=ALL),
+    OpSpec("hinge_embedding_loss", _hinge_embedding_ref,
+           _reductions(lambda d: (make((3, 4), d), _signs((3, 4))), ({}, {"margin": 0.5})),
+           unsupported_error=RuntimeError),
+    OpSpec("margin_ranking_loss", _margin_ranking_ref,
+           _reductions(lambda d: (make((5,), d), make((5,), d), _signs((5,)).astype(d.np_dtype)),
+                       ({}, {"margin": 0.3})), dtypes=NUMERIC, unsupported_error=RuntimeError),
+    OpSpec("soft_margin_loss", _soft_margin_ref,
+           _reductions(lambda d: (make((3, 4), d), _signs((3, 4)).astype(d.np_dtype))), unsupported_error=RuntimeError),
+    OpSpec("multilabel_soft_margin_loss", _multilabel_soft_margin_ref,
+           _multilabel_soft_margin_samples),
+    OpSpec("multi_margin_loss", _multi_margin_ref, _multi_margin_samples, atol=1e-5, rtol=1e-4),
+    OpSpec("multilabel_margin_loss", _multilabel_margin_ref, _multilabel_margin_samples, atol=1e-5, rtol=1e-4),
+    OpSpec("poisson_nll_loss", _poisson_nll_ref, _poisson_nll_samples, atol=1e-5, rtol=1e-4, dtypes=NUMERIC,
+           unsupported_error=RuntimeError),
+    OpSpec("gaussian_nll_loss", _gaussian_nll_ref, _gaussian_nll_samples, atol=1e-5, rtol=1e-4,
+           unsupported_error=RuntimeError),
+    OpSpec("triplet_margin_loss", _triplet_ref, _triplet_samples, atol=1e-5, rtol=1e-4, dtypes=NUMERIC,
+           unsupported_error=RuntimeError),
+    OpSpec("embedding_bag", _embedding_bag_ref, _embedding_bag_samples, meta=False, atol=1e-5, rtol=1e-4,
+           unsupported_error=RuntimeError),
+    OpSpec("ctc_loss", _ctc_ref, _ctc_samples, op=_ctc_fn, atol=1e-5, rtol=1e-4,
+           grad_samples=_grad_subset(_ctc_samples, "padded", "concatenated", "blank=4", "zero_infinity")),
 )

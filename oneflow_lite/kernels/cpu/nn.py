@@ -104,6 +104,71 @@ cpu_kernel("softmax_grad", _floats("dy"))(_axis_kernel(_softmax_grad, "softmax_g
 cpu_kernel("log_softmax_grad", _floats("dy"))(_axis_kernel(_log_softmax_grad, "log_softmax_grad_cpu"))
 
 
+# ---- activations with attrs: celu, hardshrink, softshrink, threshold ---------------------------------------
+def _celu(a, x):
+    alpha = a["alpha"]
+    return _where(x > 0, x, np.expm1(x / alpha) * alpha)
+
+
+def _celu_grad(a, dy, x):
+    return _where(x > 0, dy, dy * _exp(x / a["alpha"]))
+
+
+def _in_band(a, x):
+    """``-lambd <= x <= lambd`` (False for NaN, which both shrinks pass through)."""
+    lambd = a["lambd"]
+    return (x >= -lambd) & (x <= lambd)
+
+
+def _softshrink(a, x):
+    lambd = a["lambd"]
+    return _where(x > lambd, x - lambd, _where(x < -lambd, x + lambd, x * 0))
+
+
+def _threshold_values(a, x):
+    """The threshold and the value in ``x``'s dtype (truncated for integers, as PyTorch converts scalars)."""
+    t = x.dtype.type
+    if x.dtype.kind in "iu":
+        return t(int(a["threshold_val"])), t(int(a["value"]))
+    return t(a["threshold_val"]), t(a["value"])
+
+
+def _threshold(a, x):
+    th, value = _threshold_values(a, x)
+    return _where(x <= th, value, x)
+
+
+def _threshold_grad(a, dy, x):
+    th, _ = _threshold_values(a, x)
+    return _where(x <= th, dy.dtype.type(0), dy)
+
+
+def _elementwise_kernel(fn, name):
+    """A kernel of the elementwise formula ``fn(attrs, *arrays)`` with the first array's shape and dtype,
+    float16 in float32, without NumPy warnings."""
+    def kernel(ctx, *arrays):
+        d = arrays[0].dtype
+        if d == _F16:
+            arrays = [a.astype(_F32) for a in arrays]
+        with _errstate(all="ignore"):
+            r = fn(ctx.attrs, *arrays)
+        return r.astype(d, copy=False)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+_NN_ACTIVATIONS = {
+    "celu": (_celu, _celu_grad, FLOATING_DTYPES),
+    "hardshrink": (lambda a, x: _where(_in_band(a, x), x.dtype.type(0), x),
+                   lambda a, dy, x: _where(_in_band(a, x), dy.dtype.type(0), dy), FLOATING_DTYPES),
+    "softshrink": (_softshrink, lambda a, dy, x: _where(_in_band(a, x), dy.dtype.type(0), dy), FLOATING_DTYPES),
+    "threshold": (_threshold, _threshold_grad, dt.NUMERIC_DTYPES),
+}
+for _op, (_fwd, _bwd, _dtypes) in _NN_ACTIVATIONS.items():
+    cpu_kernel(_op, dtype_in("x", *_dtypes))(_elementwise_kernel(_fwd, _op + "_cpu"))
+    cpu_kernel(_op + "_grad", _floats("dy"))(_elementwise_kernel(_bwd, _op + "_grad_cpu"))
+
+
 # ---- nll (Note [The reduction of nll] in ops/nn.py) ----------------------------------------------------
 _min_reduce = np.minimum.reduce
 _arange = np.arange
@@ -562,3 +627,143 @@ def attn_mask_bias_cpu(ctx, mask=None):
         allowed = tril if mask is None else mask & tril
     m = ctx.out_metas[0]
     return _where(allowed, m.np_dtype.type(0), m.np_dtype.type(-np.inf))
+
+
+# ---- ctc_loss (Note [CTC loss] in ops/nn.py) ------------------------------------------------------------------
+_NEG_INF = -np.inf
+
+
+def _logsumexp3(a, b, c):
+    """Elementwise ``log(exp(a) + exp(b) + exp(c))``; -inf where all three are -inf."""
+    m = np.maximum(np.maximum(a, b), c)
+    m = _where(np.isfinite(m), m, 0)
+    return m + _log(_exp(a - m) + _exp(b - m) + _exp(c - m))
+
+
+class _CtcProblem:
+    """The extended targets (blank, l1, blank, l2, ..., blank) of every sample and their log-probabilities."""
+
+    def __init__(self, ctx, log_probs, targets, input_lengths, target_lengths):
+        steps, n, classes = log_probs.shape
+        self.blank = blank = ctx.attrs["blank"]
+        self.il = il = input_lengths.astype(_I64)
+        self.tl = tl = target_lengths.astype(_I64)
+        if (il < 0).any() or (il > steps).any():
+            bad = il[(il < 0) | (il > steps)][0]
+            raise RuntimeError(f"ctc_loss: Expected input_lengths to have value at most {steps}, but got value {bad}")
+        if (tl < 0).any():
+            raise RuntimeError(f"ctc_loss: target_lengths must be non-negative, got {tl[tl < 0][0]}")
+        padded = self._padded(targets.astype(_I64), tl, blank)
+        if padded.size and ((padded < 0) | (padded >= classes)).any():
+            bad = padded[(padded < 0) | (padded >= classes)][0]
+            raise IndexError(f"ctc_loss: target {bad} is out of range for {classes} classes")
+        width = 2 * padded.shape[1] + 1
+        ext = np.full((n, width), blank, _I64)
+        ext[:, 1::2] = padded
+        s = _arange(width)
+        self.ext = ext
+        self.valid = s[None, :] < 2 * tl[:, None] + 1
+        self.skip = np.zeros((n, width), np.bool_)  # s may come from s - 2: a label differing from the previous one
+        self.skip[:, 3::2] = ext[:, 3::2] != ext[:, 1:-2:2]
+        self.lpl = np.take_along_axis(log_probs, np.broadcast_to(ext[None], (steps, n, width)), axis=2)
+
+    @staticmethod
+    def _padded(targets, tl, blank):
+        """(N, max target length) targets, from padded (N, S) or concatenated (sum of lengths,) ones."""
+        n = tl.shape[0]
+        longest = int(tl.max()) if n else 0
+        if targets.ndim == 2:
+            if longest > targets.shape[1]:
+                raise RuntimeError(f"ctc_loss: Expected tensor to have size at least {longest} at dimension 1, but "
+                                   f"got size {targets.shape[1]} for argument #2 'targets'")
+            return targets[:, :longest]
+        total = int(tl.sum())
+        if total != targets.shape[0]:
+            raise RuntimeError(f"ctc_loss: Expected tensor to have size {total} at dimension 0, but got size "
+                               f"{targets.shape[0]} for argument #2 'targets'")
+        if total == 0:
+            return np.zeros((n, 0), _I64)
+        pos = (np.cumsum(tl) - tl)[:, None] + _arange(longest)[None, :]
+        inside = _arange(longest)[None, :] < tl[:, None]
+        return _where(inside, targets[np.minimum(pos, total - 1)], blank)
+
+    def alpha(self):
+        """log alpha (T, N, 2S + 1): the log-probability of the prefixes ending at each (t, s)."""
+        lpl, valid, skip = self.lpl, self.valid, self.skip
+        steps, n, width = lpl.shape
+        out = np.full((steps, n, width), _NEG_INF, lpl.dtype)
+        if steps == 0:
+            return out
+        a = np.full((n, width), _NEG_INF, lpl.dtype)
+        a[:, :2] = lpl[0, :, :2]
+        a = _where(valid, a, _NEG_INF)
+        out[0] = a
+        pad = np.full((n, 2), _NEG_INF, lpl.dtype)
+        for t in range(1, steps):
+            shifted = np.concatenate((pad, a), axis=1)
+            a = _logsumexp3(a, shifted[:, 1:-1], _where(skip, shifted[:, :-2], _NEG_INF)) + lpl[t]
+            a = _where(valid, a, _NEG_INF)
+            out[t] = a
+        return out
+
+    def nll(self, alpha):
+        """Each sample's negative log-likelihood: the paths ending on the last label or the final blank."""
+        il, tl = self.il, self.tl
+        n = il.shape[0]
+        rows = _arange(n)
+        last = np.maximum(il - 1, 0)
+        end = alpha[last, rows, 2 * tl] if alpha.shape[0] else np.full(n, _NEG_INF)
+        before = _where(tl > 0, alpha[last, rows, np.maximum(2 * tl - 1, 0)], _NEG_INF) if alpha.shape[0] else end
+        ll = np.logaddexp(end, before)
+        ll = _where(il == 0, _where(tl == 0, 0.0, _NEG_INF), ll)
+        return -ll
+
+    def beta(self):
+        """log beta (T, N, 2S + 1): the log-probability of the suffixes starting at each (t, s)."""
+        lpl, valid, skip, il, tl = self.lpl, self.valid, self.skip, self.il, self.tl
+        steps, n, width = lpl.shape
+        out = np.full((steps, n, width), _NEG_INF, lpl.dtype)
+        s = _arange(width)[None, :]
+        ends = (s == 2 * tl[:, None]) | ((s == 2 * tl[:, None] - 1) & (tl[:, None] > 0))
+        skip_next = np.zeros_like(skip)
+        skip_next[:, :-2] = skip[:, 2:]
+        b = np.full((n, width), _NEG_INF, lpl.dtype)
+        pad = np.full((n, 2), _NEG_INF, lpl.dtype)
+        for t in range(steps - 1, -1, -1):
+            shifted = np.concatenate((b, pad), axis=1)
+            rec = _logsumexp3(b, shifted[:, 1:-1], _where(skip_next, shifted[:, 2:], _NEG_INF)) + lpl[t]
+            init = _where(ends, lpl[t], _NEG_INF)
+            b = _where((t == il - 1)[:, None], init, _where((t < il - 1)[:, None], rec, _NEG_INF))
+            b = _where(valid, b, _NEG_INF)
+            out[t] = b
+        return out
+
+
+@cpu_kernel("ctc_loss", _floats("log_probs"))
+def ctc_loss_cpu(ctx, log_probs, targets, input_lengths, target_lengths):
+    with _errstate(all="ignore"):
+        problem = _CtcProblem(ctx, _up(log_probs), targets, input_lengths, target_lengths)
+        nll = problem.nll(problem.alpha())
+    if ctx.attrs["zero_infinity"]:
+        nll = _where(nll == np.inf, 0, nll)
+    return nll.astype(log_probs.dtype)
+
+
+@cpu_kernel("ctc_loss_grad", _floats("dloss"))
+def ctc_loss_grad_cpu(ctx, dloss, log_probs, targets, input_lengths, target_lengths):
+    lp = _up(log_probs)
+    steps, n, classes = lp.shape
+    with _errstate(all="ignore"):
+        problem = _CtcProblem(ctx, lp, targets, input_lengths, target_lengths)
+        alpha = problem.alpha()
+        nll = problem.nll(alpha)
+        ab = alpha + problem.beta()
+        occupancy = _exp(ab + nll[None, :, None] - problem.lpl)  # summed per class: PyTorch's exp(lcab + nll - lp)
+        occupancy = _where(ab == _NEG_INF, 0, occupancy)
+        flat = ((_arange(steps)[:, None, None] * n + _arange(n)[None, :, None]) * classes + problem.ext[None])
+        per_class = np.bincount(flat.ravel(), occupancy.ravel(), steps * n * classes).reshape(steps, n, classes)
+        grad = (_exp(lp) - per_class) * _up(dloss)[None, :, None]
+    keep = _arange(steps)[:, None] < problem.il[None, :]
+    if ctx.attrs["zero_infinity"]:
+        keep = keep & (nll != np.inf)[None, :]
+    return _where(keep[:, :, None], grad, 0).astype(log_probs.dtype)

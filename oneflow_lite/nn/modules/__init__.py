@@ -2,12 +2,16 @@
 
 from oneflow_lite.nn.modules import (
     activation,
+    adaptive,
+    batchnorm,
     channelshuffle,
     container,
     conv,
+    distance,
     dropout,
     flatten,
     fold,
+    instancenorm,
     linear,
     loss,
     normalization,
@@ -20,8 +24,9 @@ from oneflow_lite.nn.modules import (
     upsampling,
 )
 
-_SUBMODULES = (activation, container, conv, dropout, flatten, linear, loss, normalization, pooling, rnn, sparse,
-               transformer, channelshuffle, fold, padding, pixelshuffle, upsampling)
+_SUBMODULES = (activation, adaptive, batchnorm, channelshuffle, container, conv, distance, dropout, flatten, fold,
+               instancenorm, linear, loss, normalization, padding, pixelshuffle, pooling, rnn, sparse, transformer,
+               upsampling)
 for _m in _SUBMODULES:
     globals().update((name, getattr(_m, name)) for name in _m.__all__)
 

@@ -25,8 +25,10 @@ from oneflow_lite.nn.module import Module
 from oneflow_lite.nn.modules.linear import Linear, NonDynamicallyQuantizableLinear
 from oneflow_lite.nn.parameter import Parameter
 
-__all__ = ["ELU", "GELU", "SELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSoftmax", "Mish",
-           "MultiheadAttention", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh"]
+__all__ = ["CELU", "ELU", "GELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU",
+           "LogSigmoid", "LogSoftmax", "Mish", "MultiheadAttention", "PReLU", "RReLU", "ReLU", "ReLU6", "SiLU",
+           "Sigmoid", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink",
+           "Threshold"]
 
 
 def _inplace_repr(inplace: bool, lead: str = "") -> str:
@@ -229,6 +231,164 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class Softmin(Module):
+    """``softmax(-x)`` along ``dim`` (None: PyTorch's legacy implicit choice, with a warning)."""
+
+    def __init__(self, dim: int | None = None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of a (C, H, W) or (N, C, H, W) input."""
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3, _stacklevel=5)
+
+
+class Threshold(Module):
+    """``value`` where ``x <= threshold``, else ``x``."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False):
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + _inplace_repr(self.inplace, ", ")
+
+
+class CELU(Module):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + _inplace_repr(self.inplace, ", ")
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: slope ``~ U(lower, upper)`` per element in training, ``(lower + upper) / 2``
+    in evaluation."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + _inplace_repr(self.inplace, ", ")
+
+
+class _Shrink(Module):
+    _fn = None
+
+    def __init__(self, lambd: float = 0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return self._fn(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Hardshrink(_Shrink):
+    """``x`` where ``|x| > lambd``, else 0."""
+
+    _fn = staticmethod(F.hardshrink)
+
+
+class Softshrink(_Shrink):
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+
+    _fn = staticmethod(F.softshrink)
+
+
+class _Elementwise(Module):
+    _fn = None
+
+    def forward(self, input):
+        return self._fn(input)
+
+
+class LogSigmoid(_Elementwise):
+    """``log(sigmoid(x))``."""
+
+    _fn = staticmethod(F.logsigmoid)
+
+
+class Softsign(_Elementwise):
+    """``x / (1 + |x|)``."""
+
+    _fn = staticmethod(F.softsign)
+
+
+class Tanhshrink(_Elementwise):
+    """``x - tanh(x)``."""
+
+    _fn = staticmethod(F.tanhshrink)
+
+
+class GLU(Module):
+    """Gated linear unit: ``a * sigmoid(b)`` for the two halves of the input along ``dim``."""
+
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """``x`` where ``x > 0``, else ``weight * x``, with a learnt slope shared (``num_parameters=1``) or one
+    per channel; the weight starts at ``init``."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(F.empty(num_parameters, dtype=dtype, device=device))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Every slope ``init``."""
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
 
 
 # ---- multi-head attention (Note [MultiheadAttention]) ------------------------------------------------------

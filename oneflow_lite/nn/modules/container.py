@@ -1,4 +1,4 @@
-"""Containers: ``Sequential``, ``ModuleList`` and ``ModuleDict``."""
+"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList`` and ``ParameterDict``."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from collections.abc import Iterable, Mapping
 from itertools import chain, islice
 from typing import Self
 
+from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.nn.module import Module, _addindent
+from oneflow_lite.nn.parameter import Parameter
 
-__all__ = ["ModuleDict", "ModuleList", "Sequential"]
+__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
 
 
 def _abs_index(idx, size: int) -> int:
@@ -281,3 +283,203 @@ class ModuleDict(Module):
                 raise TypeError(f"{type(m).__name__} is not a Module subclass")
         for key, m in pairs:
             self[key] = m
+
+
+def _entry_repr(key, p) -> str:
+    """One line of a ParameterList / ParameterDict repr: ``(key): Parameter containing: [dtype of size AxB]``."""
+    if isinstance(p, Tensor):
+        size = "x".join(str(n) for n in p.shape)
+        device = f" ({p.device})" if p.device.type != "cpu" else ""
+        kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+        return f"  ({key}): {kind} containing: [{p.dtype} of size {size}{device}]"
+    return f"  ({key}): Object of type: {type(p).__name__}"
+
+
+class ParameterList(Module):
+    """A list of parameters, registered (named "0", "1", ...); a tensor added becomes a Parameter, other
+    objects are kept as they are. It cannot be called."""
+
+    def __init__(self, values: Iterable | None = None):
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def _key(self, idx) -> str:
+        return str(_abs_index(idx, len(self)))
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            out = type(self)()
+            for i in range(*idx.indices(len(self))):
+                out.append(self[i])
+            return out
+        return getattr(self, self._key(idx))
+
+    def __setitem__(self, idx, param) -> None:
+        # every way of adding an entry ends here: the one place tensors become Parameters
+        if isinstance(param, Tensor) and not isinstance(param, Parameter):
+            param = Parameter(param)
+        setattr(self, self._key(idx), param)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self):
+        return iter([self[i] for i in range(len(self))])
+
+    def __iadd__(self, parameters) -> Self:
+        return self.extend(parameters)
+
+    def __dir__(self):
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def append(self, value) -> ParameterList:
+        """Add ``value`` at the end; returns ``self``."""
+        index = len(self)
+        self._size += 1
+        self[index] = value
+        return self
+
+    def extend(self, values) -> ParameterList:
+        """Append every value of the iterable ``values`` (not a tensor); returns ``self``."""
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError(f"ParameterList.extend should be called with an iterable, but got {type(values).__name__}")
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(_entry_repr(k, p) for k, p in enumerate(self))
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterList should not be called.")
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters under string keys; a tensor added becomes a Parameter. A plain dict
+    given to the constructor or ``update`` is added in sorted key order (an OrderedDict or a ParameterDict in
+    its own order), as in PyTorch. It cannot be called."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    @staticmethod
+    def _attr(key) -> str:
+        if not isinstance(key, str):
+            raise TypeError(f"Index given to ParameterDict cannot be used as a key as it is not a string (type is "
+                            f"'{type(key).__name__}'). Open an issue on github if you need non-string keys.")
+        return key
+
+    def __getitem__(self, key: str):
+        return getattr(self, self._attr(key))
+
+    def __setitem__(self, key: str, value) -> None:
+        attr = self._attr(key)
+        self._keys[key] = None
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, attr, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, self._attr(key))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __reversed__(self):
+        return reversed(self._keys)
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters."""
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key: str, default=None):
+        """``self[key]``, set to ``default`` first when missing."""
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        """Remove every entry."""
+        for k in list(self._keys):
+            del self[k]
+
+    def pop(self, key: str):
+        """Remove and return the entry under ``key``."""
+        v = self[key]
+        del self[key]
+        return v
+
+    def popitem(self) -> tuple:
+        """Remove and return the last (key, value) pair."""
+        k = next(reversed(self._keys))
+        return k, self.pop(k)
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self else default  # noqa: SIM401  (this is get)
+
+    def fromkeys(self, keys, default=None) -> ParameterDict:
+        """A new ParameterDict with ``keys``, each holding ``default``."""
+        return ParameterDict((k, default) for k in keys)
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self):
+        return (self[k] for k in self._keys)
+
+    def update(self, parameters) -> None:
+        """Add or replace entries from a mapping, a ParameterDict or an iterable of (key, value) pairs."""
+        if not isinstance(parameters, Iterable):
+            raise TypeError(f"ParametersDict.update should be called with an iterable of key/value pairs, but got "
+                            f"{type(parameters).__name__}")
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            pairs = list(parameters.items())
+        elif isinstance(parameters, Mapping):
+            pairs = sorted(parameters.items())
+        else:
+            pairs = []
+            for j, p in enumerate(parameters):
+                if not isinstance(p, Iterable):
+                    raise TypeError(f"ParameterDict update sequence element #{j} should be Iterable; is"
+                                    f"{type(p).__name__}")
+                p = tuple(p)
+                if len(p) != 2:
+                    raise ValueError(f"ParameterDict update sequence element #{j} has length {len(p)}; 2 is required")
+                pairs.append(p)
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self) -> str:
+        return "\n".join(_entry_repr(k, p) for k, p in self.items())
+
+    def __call__(self, input):
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        copy = self.copy()
+        copy.update(other)
+        return copy
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        copy = other.copy()
+        copy.update(self)
+        return copy
+
+    def __ior__(self, other: ParameterDict) -> Self:
+        self.update(other)
+        return self

@@ -1,14 +1,5 @@
-"""Normalisation layers: ``LayerNorm``, ``GroupNorm`` and ``BatchNorm1d`` / ``2d`` / ``3d``.
-
-Note [BatchNorm running statistics]
-As PyTorch: in training mode a ``BatchNorm`` normalises with the batch's statistics and,
-when ``track_running_stats``, updates ``running_mean`` / ``running_var`` in place
-(``(1 - momentum) * running + momentum * batch``, the unbiased batch variance) and adds
-one to ``num_batches_tracked``; ``momentum=None`` uses the cumulative average
-``1 / num_batches_tracked`` (read from the counter, so not inside a graph capture). In
-evaluation mode it normalises with the running statistics, or with the batch's when it
-does not track them. All of it runs through the functional ``batch_norm`` and in-place
-ops, so an ``nn.Graph`` captures the updates.
+"""Normalisation layers: ``LayerNorm``, ``GroupNorm``, ``LocalResponseNorm`` and ``RMSNorm`` (batch and
+instance normalisation are in batchnorm.py and instancenorm.py, as in PyTorch).
 """
 
 from __future__ import annotations
@@ -16,12 +7,11 @@ from __future__ import annotations
 import numbers
 
 from oneflow_lite import functional as F
-from oneflow_lite.framework import dtype as dt
 from oneflow_lite.nn import init
 from oneflow_lite.nn.module import Module
 from oneflow_lite.nn.parameter import Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "LayerNorm"]
+__all__ = ["GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
 
 
 class LayerNorm(Module):
@@ -95,93 +85,51 @@ class GroupNorm(Module):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
 
 
-class _BatchNorm(Module):
-    """Batch normalisation over dim 1 (Note [BatchNorm running statistics])."""
 
-    _input_dims: tuple = ()
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None):
+class LocalResponseNorm(Module):
+    """Normalise each channel by the activity of its ``size`` neighbouring channels:
+    ``x / (k + alpha / size * sum(x**2 over the window)) ** beta``."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
         super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(F.empty(num_features, dtype=dtype, device=device))
-            self.bias = Parameter(F.empty(num_features, dtype=dtype, device=device))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", F.zeros(num_features, dtype=dtype, device=device))
-            self.register_buffer("running_var", F.ones(num_features, dtype=dtype, device=device))
-            self.register_buffer("num_batches_tracked", F.zeros((), dtype=dt.int64, device=device))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-        self.reset_parameters()
-
-    def reset_running_stats(self) -> None:
-        """Running mean zeros, running variance ones, no batches tracked."""
-        if self.track_running_stats:
-            init.zeros_(self.running_mean)
-            init.ones_(self.running_var)
-            init.zeros_(self.num_batches_tracked)
-
-    def reset_parameters(self) -> None:
-        """Reset the running statistics; weight ones, bias zeros."""
-        self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
-
-    def _check_input_dim(self, input) -> None:
-        if input.ndim not in self._input_dims:
-            expected = " or ".join(f"{d}D" for d in self._input_dims)
-            raise ValueError(f"expected {expected} input (got {input.ndim}D input)")
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
 
     def forward(self, input):
-        self._check_input_dim(input)
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked.add_(1)
-            if self.momentum is None:
-                factor = 1.0 / float(self.num_batches_tracked)
-        bn_training = self.training or (self.running_mean is None and self.running_var is None)
-        use_running = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if use_running else None,
-                            self.running_var if use_running else None, self.weight, self.bias, bn_training, factor,
-                            self.eps)
-
-    def _load_from_state_dict(self, state_dict, prefix, strict, missing_keys, unexpected_keys, error_msgs,
-                              copies) -> None:
-        # A checkpoint without ``num_batches_tracked`` (written before it existed) keeps the current count.
-        key = prefix + "num_batches_tracked"
-        if self.track_running_stats and key not in state_dict and self.num_batches_tracked is not None:
-            state_dict[key] = self.num_batches_tracked
-        super()._load_from_state_dict(state_dict, prefix, strict, missing_keys, unexpected_keys, error_msgs, copies)
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
-class BatchNorm1d(_BatchNorm):
-    """Batch normalisation of (N, C) or (N, C, L) inputs."""
+class RMSNorm(Module):
+    """Root-mean-square normalisation over the trailing ``normalized_shape`` dims: ``x / sqrt(mean(x**2) + eps)
+    * weight`` (weight ones when ``elementwise_affine``; ``eps`` None is the dtype's machine epsilon)."""
 
-    _input_dims = (2, 3)
+    def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
+                 dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(F.empty(self.normalized_shape, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
 
+    def reset_parameters(self) -> None:
+        """Weight ones."""
+        if self.weight is not None:
+            init.ones_(self.weight)
 
-class BatchNorm2d(_BatchNorm):
-    """Batch normalisation of (N, C, H, W) inputs."""
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
-    _input_dims = (4,)
-
-
-class BatchNorm3d(_BatchNorm):
-    """Batch normalisation of (N, C, D, H, W) inputs."""
-
-    _input_dims = (5,)
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
