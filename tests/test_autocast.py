@@ -302,9 +302,8 @@ def test_nested_enable_disable_restores_exactly():
 
 
 def test_an_exception_leaves_the_state_as_it_was():
-    with pytest.raises(ValueError, match="boom"):
-        with flow.autocast("cpu", dtype=F16):
-            raise ValueError("boom")
+    with pytest.raises(ValueError, match="boom"), flow.autocast("cpu", dtype=F16):
+        raise ValueError("boom")
     assert not flow.is_autocast_enabled() and tls.included() == 0 and autocast_interp.cache_size() == 0
 
 
@@ -382,9 +381,8 @@ def test_cuda_autocast_is_disabled_with_a_warning():
         ac = flow.autocast("cuda")
     with ac:
         assert not flow.is_autocast_enabled() and F.linear(_x(2, 3), _x(4, 3)).dtype is flow.float32
-    with pytest.warns(UserWarning, match="CUDA is not available"):
-        with flow.cuda.amp.autocast():
-            assert tls.included() == 0
+    with pytest.warns(UserWarning, match="CUDA is not available"), flow.cuda.amp.autocast():
+        assert tls.included() == 0
     assert isinstance(flow.cuda.amp.autocast(enabled=False), flow.amp.autocast)
 
 

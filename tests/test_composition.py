@@ -50,9 +50,8 @@ def test_autocast_over_vmap_over_autograd_equals_the_plain_computation():
     # -----------------------------------------------------------------------------------------------------------
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every op has a batch rule: nothing runs once per sample
-        with profiling:
-            with flow.autocast("cpu", dtype=flow.float16):
-                grads = flow.vmap(flow.func.grad(loss), in_dims=(None, 0, 0))(params, xs, ys)
+        with profiling, flow.autocast("cpu", dtype=flow.float16):  # profiler > autocast > vmap > grad
+            grads = flow.vmap(flow.func.grad(loss), in_dims=(None, 0, 0))(params, xs, ys)
     assert seen == {"logits": flow.float16, "loss": flow.float32}
     assert tls.included() == 0 and batched_interp.active_levels() == []
 

@@ -39,6 +39,13 @@ def ints(high, shape):
     return flow.randint(0, high, shape)
 
 
+def put(x, index, value):
+    """``x`` with ``x[index] = value`` (on a copy)."""
+    y = x.clone()
+    y[index] = value
+    return y
+
+
 # name -> (fn, inputs, in_dims)
 CASES = {
     "exp": (lambda x: flow.exp(x), [r(B, 4)], 0),
@@ -126,6 +133,8 @@ CASES = {
     "bce with logits": (lambda x, y: F.binary_cross_entropy_with_logits(x, y), [r(B, 4), flow.rand(B, 4)], 0),
     "layer_norm": (lambda x, w, b: F.layer_norm(x, (4,), w, b), [r(B, 3, 4), r(4), r(4)], (0, None, None)),
     "layer_norm 1-d": (lambda x: F.layer_norm(x, (4,)), [r(B, 4)], 0),
+    "batch_norm eval": (lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
+                        [r(B, 2, 3, 4), r(3), flow.rand(3) + 0.5, r(3), r(3)], (0, None, None, None, None)),
     "embedding": (lambda i, w: F.embedding(i, w), [ints(6, (B, 3)), r(6, 4)], (0, None)),
     "one_hot": (lambda i: F.one_hot(i, 6), [ints(6, (B, 3))], 0),
     "conv2d": (lambda x, w, b: F.conv2d(x, w, b, padding=1), [r(B, 2, 3, 5, 5), r(4, 3, 3, 3), r(4)], (0, None, None)),
@@ -143,6 +152,11 @@ CASES = {
     "index": (lambda x, i: x[i], [r(B, 5, 3), flow.tensor([0, 2, 2])], (0, None)),
     "index second dim": (lambda x, i: x[:, i], [r(B, 5, 3), flow.tensor([0, 2])], (0, None)),
     "index not adjacent": (lambda x, i: x[i, :, i], [r(B, 3, 4, 3), flow.tensor([0, 2])], (0, None)),
+    "setitem": (lambda x, v: put(x, (slice(1, 3), 0), v), [r(B, 4, 3), r(B, 2)], 0),
+    "setitem scalar": (lambda x: put(x, 1, 2.5), [r(B, 4, 3)], 0),
+    "setitem index": (lambda x, v: put(x, flow.tensor([0, 2]), v), [r(B, 4, 3), r(3)], (0, None)),
+    "setitem not adjacent": (lambda x, v: put(x, (flow.tensor([0, 2]), slice(None), flow.tensor([1, 0])), v),
+                             [r(B, 3, 4, 2), r(B, 2, 4)], 0),
     "gather": (lambda x, i: flow.gather(x, 1, i), [r(B, 3, 4), ints(4, (B, 3, 2))], 0),
     "index_select": (lambda x, i: flow.index_select(x, 1, i), [r(B, 3, 4), flow.tensor([0, 3])], (0, None)),
     "cast": (lambda x: x.to(flow.float64), [r(B, 3)], 0),
@@ -154,7 +168,7 @@ CASES = {
 }
 # cases whose ops (forward, or backward for GRAD_LOOPS) run once per sample, by design
 FORWARD_LOOPS = {}
-GRAD_LOOPS = {name: {"tensor_setitem"} for name in ("index", "index second dim", "index not adjacent")}
+GRAD_LOOPS = {"batch_norm eval": {"batch_norm_elemt_grad"}}  # its per-channel grads are sums over N
 
 
 def _dims(in_dims, n):
@@ -327,9 +341,28 @@ def test_in_place_ops_on_batched_tensors():
     with pytest.raises(RuntimeError, match=r"vmap: the in-place op 'broadcast_add' writes into a tensor that is not "
                                            r"batched"):
         flow.vmap(lambda v: flow.zeros(4).add_(v))(a)
-    with pytest.raises(RuntimeError, match=r"vmap: op .tensor_setitem_scalar. cannot be run in place on a batched "
-                                           r"tensor"):
-        flow.vmap(lambda v: v.clone().__setitem__(0, 1.0))(a)
+    with pytest.raises(RuntimeError, match=r"vmap: the in-place op 'tensor_setitem' writes into a tensor that is not "
+                                           r"batched"):
+        flow.vmap(lambda v: put(flow.zeros(2, 4), 0, v))(a)
+
+    def setitems(v, i):
+        w = v.clone()
+        w.zero_()
+        w[1] = 5.0
+        w[2:] = v[:2] * 10
+        w[i] = 7.0  # a batched index: each sample's slice written in turn
+        return w
+
+    index = flow.tensor([0, 3, 3])
+    batched_interp._warned.clear()
+    with pytest.warns(UserWarning, match="vmap: its batching rule does not cover this call for op "
+                                         "'tensor_setitem_scalar'"):
+        got = flow.vmap(setitems)(a, index)
+    expected = np.zeros((B, 4), np.float32)
+    expected[:, 1] = 5
+    expected[:, 2:] = a.numpy()[:, :2] * 10
+    expected[np.arange(B), index.numpy()] = 7
+    np.testing.assert_array_equal(got.numpy(), expected)
 
 
 def test_errors_name_vmap_and_the_argument():
@@ -416,12 +449,12 @@ def test_func_grad_vjp_and_functional_call():
     np.testing.assert_allclose(g.numpy(), 3 * x.numpy() ** 2, rtol=1e-12)
     gg = flow.func.grad(lambda v: flow.func.grad(lambda u: (u ** 3).sum())(v).sum())(x)
     np.testing.assert_allclose(gg.numpy(), 6 * x.numpy(), rtol=1e-12)
-    (gx, gy), value = flow.func.grad_and_value(lambda a, b: (a * b).sum(), argnums=(0, 1))(x, x * 2)
+    (gx, _), value = flow.func.grad_and_value(lambda a, b: (a * b).sum(), argnums=(0, 1))(x, x * 2)
     np.testing.assert_allclose(gx.numpy(), 2 * x.numpy())
     assert value.item() == pytest.approx(float((x.numpy() * x.numpy() * 2).sum()))
     g, aux = flow.func.grad(lambda v: ((v * v).sum(), "aux"), has_aux=True)(x)
     assert aux == "aux"
-    out, vjp_fn = flow.func.vjp(lambda v: v * v, x)
+    _, vjp_fn = flow.func.vjp(lambda v: v * v, x)
     (ct,) = vjp_fn(flow.ones(4).double())
     np.testing.assert_allclose(ct.numpy(), 2 * x.numpy())
     model = nn.Linear(4, 2)

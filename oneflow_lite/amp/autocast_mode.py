@@ -39,7 +39,8 @@ def is_autocast_available(device_type: str) -> bool:
 
 def _check_device_type(device_type) -> None:
     if not isinstance(device_type, str):
-        raise ValueError(f"autocast: expected `device_type` of type `str`, got: `{type(device_type).__name__}`")
+        raise ValueError(  # noqa: TRY004  (PyTorch's exception)
+            f"autocast: expected `device_type` of type `str`, got: `{type(device_type).__name__}`")
     if device_type != "cuda" and device_type not in device_mod.device_types():
         raise RuntimeError(f"autocast: unsupported device_type '{device_type}'; expected one of "
                            f"{', '.join(repr(d) for d in device_mod.device_types())} (or 'cuda', which is disabled "
@@ -58,7 +59,7 @@ def _check_dtype(device_type: str, dtype):
                            f"supports {names}")
 
 
-class autocast:  # noqa: N801  (PyTorch's name)
+class autocast:  # PyTorch's name
     """``autocast(device_type, dtype=None, enabled=True, cache_enabled=None)``: a context manager and a
     decorator enabling mixed precision for ``device_type`` (see the module docstring)."""
 

@@ -18,7 +18,7 @@ class GradScaler(_GradScaler):
                          growth_interval=growth_interval, enabled=enabled)
 
 
-class autocast(_autocast):  # noqa: N801  (PyTorch's name)
+class autocast(_autocast):  # PyTorch's name
     """``torch.cuda.amp.autocast(enabled=True, dtype=torch.float16, cache_enabled=True)``: ``flow.autocast("cuda",
     ...)``; with no CUDA device it does nothing (PyTorch warns and disables it too). A context manager and a
     decorator."""

@@ -58,7 +58,7 @@ def _watch(tree, fn):
 
 def _scalar_output(out, fn):
     if not isinstance(out, Tensor):
-        raise RuntimeError(f"{fn}: expected f(*args) to return a Tensor, got {type(out).__name__}")
+        raise RuntimeError(f"{fn}: expected f(*args) to return a Tensor, got {type(out).__name__}")  # noqa: TRY004
     if out._meta.numel != 1:
         raise RuntimeError(f"{fn}: expected f(*args) to return a scalar Tensor, got tensor with "
                            f"{out._meta.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
@@ -132,7 +132,7 @@ def vjp(func, *primals, has_aux=False):
     flat_in = [t for flat in watched for t in flat]
 
     def vjp_fn(cotangents):
-        ct_flat, ct_spec = tree_flatten(cotangents)
+        ct_flat, _ = tree_flatten(cotangents)
         if len(ct_flat) != len(out_flat):
             raise RuntimeError(f"vjp: expected {len(out_flat)} cotangent(s) (one per output), got {len(ct_flat)}")
         pairs = [(o, c) for o, c in zip(out_flat, ct_flat) if o._key_set & AUTOGRAD_KEY_SET]

@@ -9,7 +9,7 @@ class TreeSpec:
     """The structure of a pytree: ``kind`` ("leaf", "tuple", "list", "dict" or "namedtuple"), the node's
     type and keys, and the children's specs."""
 
-    __slots__ = ("kind", "node_type", "keys", "children", "num_leaves")
+    __slots__ = ("children", "keys", "kind", "node_type", "num_leaves")
 
     def __init__(self, kind, node_type=None, keys=(), children=()):
         self.kind = kind

@@ -82,7 +82,7 @@ def _mapped_inputs(func, in_dims, args):
             continue
         where = _describe(names, path)
         if not isinstance(leaf, Tensor):
-            raise ValueError(f"vmap: in_dim={d} for {where}, which is a {type(leaf).__name__}, not a Tensor: only "
+            raise ValueError(f"vmap: in_dim={d} for {where}, which is a {type(leaf).__name__}, not a Tensor: only "  # noqa: TRY004
                              f"tensors can be mapped; use None as its in_dim")
         ndim = leaf._meta.ndim
         if not -ndim <= d < ndim:
@@ -140,7 +140,8 @@ def _unwrap_outputs(out, out_dims, level, size):
     result = []
     for i, (leaf, d) in enumerate(zip(leaves, dims)):
         if not isinstance(leaf, Tensor):
-            raise ValueError(f"vmap: `func` must only return Tensors, got type {type(leaf).__name__} for output {i}")
+            raise ValueError(  # noqa: TRY004  (PyTorch's exception)
+                f"vmap: `func` must only return Tensors, got type {type(leaf).__name__} for output {i}")
         value, batched = _batched.unwrap(leaf, level)
         if d is None:
             if batched:

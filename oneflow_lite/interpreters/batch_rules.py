@@ -19,7 +19,7 @@ from __future__ import annotations
 from string import ascii_letters
 
 from oneflow_lite.framework.calls import F
-from oneflow_lite.interpreters.batched import register_batch_rule
+from oneflow_lite.interpreters.batched import loop_inplace, register_batch_rule
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 
@@ -60,6 +60,10 @@ def _wrap(dim: int, ndim: int) -> int:
     return dim % ndim if ndim else 0
 
 
+def _names(text: str) -> list[str]:
+    return text.split()
+
+
 def _register(rule, *op_types, inplace=False):
     for op in op_types:
         register_batch_rule(op, rule, inplace=inplace)
@@ -90,24 +94,22 @@ def _elementwise_unless(*indices):
     return rule
 
 
-UNARY = ("abs ceil cos erf exp expm1 floor log log1p log2 negative reciprocal relu round rsqrt sigmoid sign silu sin "
-         "sqrt square tan tanh trunc gelu elu leaky_relu hardsigmoid hardswish hardtanh mish selu softplus isfinite "
-         "isinf isnan logical_not bitwise_not nan_to_num cast copy clip_by_scalar tril triu").split()
-SCALAR = ("scalar_add scalar_div scalar_floor_mod scalar_floordiv scalar_fmod scalar_mul scalar_pow "
-          "scalar_reverse_div scalar_reverse_pow scalar_truncdiv scalar_logical_equal scalar_logical_greater "
-          "scalar_logical_greater_equal scalar_logical_less scalar_logical_less_equal "
-          "scalar_logical_not_equal").split()
-BINARY = ("broadcast_add broadcast_atan2 broadcast_bitwise_and broadcast_bitwise_or broadcast_bitwise_xor "
-          "broadcast_div broadcast_equal broadcast_floor_mod broadcast_floordiv broadcast_fmod broadcast_greater "
-          "broadcast_greater_equal broadcast_less broadcast_less_equal broadcast_logical_and broadcast_logical_or "
-          "broadcast_logical_xor broadcast_maximum broadcast_minimum broadcast_mul broadcast_not_equal "
-          "broadcast_pow broadcast_sub broadcast_truncdiv clip_by_tensor clip_by_tensor_max clip_by_tensor_min "
-          "where lerp scalar_lerp addcmul addcdiv masked_fill dropout normal_tensor").split()
-ACTIVATION_GRADS = ("relu_grad sigmoid_grad tanh_grad elu_grad gelu_grad hardsigmoid_grad hardswish_grad "
-                    "hardtanh_grad leaky_relu_grad mish_grad selu_grad silu_grad softplus_grad "
-                    "clip_by_scalar_grad").split()
-LOSSES = ("mse_loss l1_loss smooth_l1_loss huber_loss kl_div_loss binary_cross_entropy "
-          "binary_cross_entropy_with_logits").split()
+UNARY = _names("abs ceil cos erf exp expm1 floor log log1p log2 negative reciprocal relu round rsqrt sigmoid sign "
+               "silu sin sqrt square tan tanh trunc gelu elu leaky_relu hardsigmoid hardswish hardtanh mish selu "
+               "softplus isfinite isinf isnan logical_not bitwise_not nan_to_num cast copy clip_by_scalar tril triu")
+SCALAR = _names("scalar_add scalar_div scalar_floor_mod scalar_floordiv scalar_fmod scalar_mul scalar_pow "
+                "scalar_reverse_div scalar_reverse_pow scalar_truncdiv scalar_logical_equal scalar_logical_greater "
+                "scalar_logical_greater_equal scalar_logical_less scalar_logical_less_equal scalar_logical_not_equal")
+BINARY = _names("broadcast_add broadcast_atan2 broadcast_bitwise_and broadcast_bitwise_or broadcast_bitwise_xor "
+                "broadcast_div broadcast_equal broadcast_floor_mod broadcast_floordiv broadcast_fmod broadcast_greater "
+                "broadcast_greater_equal broadcast_less broadcast_less_equal broadcast_logical_and broadcast_logical_or "
+                "broadcast_logical_xor broadcast_maximum broadcast_minimum broadcast_mul broadcast_not_equal "
+                "broadcast_pow broadcast_sub broadcast_truncdiv clip_by_tensor clip_by_tensor_max clip_by_tensor_min "
+                "where lerp scalar_lerp addcmul addcdiv masked_fill dropout normal_tensor")
+ACTIVATION_GRADS = _names("relu_grad sigmoid_grad tanh_grad elu_grad gelu_grad hardsigmoid_grad hardswish_grad "
+                          "hardtanh_grad leaky_relu_grad mish_grad selu_grad silu_grad softplus_grad clip_by_scalar_grad")
+LOSSES = _names("mse_loss l1_loss smooth_l1_loss huber_loss kl_div_loss binary_cross_entropy "
+                "binary_cross_entropy_with_logits")
 LOSS_GRADS = [op + suffix for op in LOSSES for suffix in ("_grad", "_target_grad")
               if op + suffix not in ("mse_loss_target_grad", "l1_loss_target_grad", "smooth_l1_loss_target_grad",
                                      "huber_loss_target_grad")]
@@ -559,7 +561,7 @@ register_batch_rule("conv_filter_grad", _conv_filter_grad)
 def _layer_norm(call):
     if any(call.batched[1:]):
         return call.loop()  # per-sample affine parameters
-    x, ndim = _only(call)
+    ndim = call.logical_ndim(0)
     return call.redo(call.values, begin_norm_axis=_wrap(call.attrs["begin_norm_axis"], ndim) + 1)
 
 
@@ -610,3 +612,60 @@ def _index(call):
 
 
 register_batch_rule("index", _index)
+
+
+def _setitem(call, outputs=None):
+    """``ref[index] = value`` (``tensor_setitem``, ``tensor_setitem_scalar``; in place or on a copy) with
+    unbatched index tensors: a full slice of the batch dim in front of the encoded index (Note [Advanced
+    indexing ops] in ops/index.py); a batched value gets the batch dim in front of the indexed region."""
+    first_index = 2 if call.op_type == "tensor_setitem" else 1
+    a = call.attrs
+    kinds, adv = a["kinds"], a["adv_dims"]
+    if any(call.batched[first_index:]):
+        return _setitem_loop(call, outputs)
+    values = list(call.values)
+    values[0] = _batched(call, 0)
+    if first_index == 2 and call.batched[1]:
+        values[1] = _value_in_front(call, values[1], kinds, adv, values[first_index:])
+    changes = {"kinds": (1, *kinds), "values": (0, call.size, 1, *a["values"]), "adv_dims": tuple(d + 1 for d in adv)}
+    if outputs is None:
+        return call.redo(values, **changes)
+    attrs = call.op_expr.compose_attrs({**a, **changes})
+    return dispatch(call.op_expr, tuple(values), attrs, outputs)
+
+
+def _value_in_front(call, value, kinds, adv, indices):
+    """A batched value (B, *v) reshaped to broadcast against the indexed region (B, *r): v's leading 1s
+    dropped, then size-1 dims up to r's rank. When the indexed dims are not adjacent, the region is
+    (*index dims, B, *rest) (NumPy's rule), and the value's batch dim moves there too."""
+    ndim = call.logical_ndim(0) - kinds.count(0) + kinds.count(2)
+    index_ndim = max((t._meta.ndim for t in indices), default=0)
+    if adv:
+        ndim += index_ndim - len(adv)
+    shape = list(value._meta.shape[1:])
+    while shape and shape[0] == 1:
+        shape.pop(0)
+    value = _reshape(value, (call.size, *(1,) * (ndim - len(shape)), *shape))
+    if adv and adv[-1] - adv[0] != len(adv) - 1 and index_ndim:
+        perm = [*range(1, index_ndim + 1), 0, *range(index_ndim + 1, ndim + 1)]
+        value = F.ops.transpose(value, perm=tuple(perm))
+    return value
+
+
+def _setitem_loop(call, outputs):
+    return call.loop() if outputs is None else loop_inplace(call, outputs)
+
+
+register_batch_rule("tensor_setitem", _setitem, inplace=True)
+register_batch_rule("tensor_setitem_scalar", _setitem, inplace=True)
+
+
+def _batch_norm_elemt(call):
+    """Normalisation with given statistics (batch norm in eval mode): the batch folded into N when only x
+    is batched."""
+    if any(call.batched[1:]) or call.logical_ndim(0) < 2:
+        return call.loop()
+    return (_unfold(call.redo([_fold(call.values[0], call.size), *call.values[1:]])[0], call.size),)
+
+
+register_batch_rule("batch_norm_elemt", _batch_norm_elemt)

@@ -52,7 +52,7 @@ _make = Tensor._make
 class BatchedValue:
     """What a batched tensor's ``_array`` slot holds: the physical tensor (batch dim 0) and the vmap level."""
 
-    __slots__ = ("value", "level")
+    __slots__ = ("level", "value")
 
     def __init__(self, value, level: int):
         self.value = value
@@ -149,7 +149,7 @@ class BatchCall:
     """One op call seen by a batch rule: the physical ``values`` of the inputs (batch dim 0 where
     ``batched[i]``), the batch ``size``, the op expr and its attrs (``attrs``: every attr, composed)."""
 
-    __slots__ = ("op_expr", "call_attrs", "values", "batched", "size", "_attrs")
+    __slots__ = ("_attrs", "batched", "call_attrs", "op_expr", "size", "values")
 
     def __init__(self, op_expr, call_attrs, values, batched, size):
         self.op_expr = op_expr
@@ -245,9 +245,7 @@ def _top_level(tensors) -> int:
     level = 0
     for t in tensors:
         if t._key_set & _BATCHED:
-            lv = t._array.level
-            if lv > level:
-                level = lv
+            level = max(level, t._array.level)
     return level
 
 
@@ -270,9 +268,11 @@ def batched_interpreter(op_expr, ks, inputs, attrs, outputs):
         batched.append(b)
         if b and size is None:
             size = v._meta.shape[0]
-    call = BatchCall(op_expr, attrs, values, batched, size)
     if outputs is not None:
-        return _inplace(call, outputs, level)
+        if size is None:  # only the written tensor is batched
+            size = next(o._array.value._meta.shape[0] for o in outputs if o._key_set & _BATCHED)
+        return _inplace(BatchCall(op_expr, attrs, values, batched, size), outputs, level)
+    call = BatchCall(op_expr, attrs, values, batched, size)
     if op_type in RANDOM_OPS:
         return _batched_random(call, level)
     rule = RULES.get(op_type)
@@ -281,18 +281,28 @@ def batched_interpreter(op_expr, ks, inputs, attrs, outputs):
 
 
 def _inplace(call: BatchCall, outputs, level) -> tuple:
-    """An in-place call: the rule of an elementwise op writes into the physical tensors of the outputs."""
+    """An in-place call: a rule that writes in place (elementwise ops, setitem) writes into the physical
+    tensors of the outputs; other ops write into each sample's slice of them, one sample at a time."""
     op_type = call.op_type
     outs = [unwrap(o, level) for o in outputs]
     if not all(b for _, b in outs):
         raise RuntimeError(f"vmap: the in-place op '{op_type}' writes into a tensor that is not batched, with a value "
                            f"that is batched (it differs per sample); use the out-of-place op, or pass the written "
                            f"tensor through vmap too")
-    if op_type not in INPLACE_OPS:
-        raise RuntimeError(f"vmap: op '{op_type}' cannot be run in place on a batched tensor (only elementwise ops "
-                           f"can); use the out-of-place op")
-    RULES[op_type](call, outputs=[o for o, _ in outs])
+    physical = [o for o, _ in outs]
+    if op_type in INPLACE_OPS:
+        RULES[op_type](call, outputs=physical)
+    else:
+        loop_inplace(call, physical)
     return tuple(outputs)
+
+
+def loop_inplace(call: BatchCall, outputs) -> None:
+    """``call``'s op written into each sample's slice of the physical ``outputs``, one sample at a time."""
+    _warn_loop(call.op_type)
+    for b in range(call.size):
+        ins = [v[b] if batched else v for v, batched in zip(call.values, call.batched)]
+        dispatch(call.op_expr, tuple(ins), call.call_attrs, tuple([o[b] for o in outputs]))
 
 
 def _unbatched_random(op_expr, ks, inputs, attrs):
