@@ -5,7 +5,7 @@ float16, the loss in float32 (PyTorch's CPU autocast lists). The parameters stay
 gradients; the scaler multiplies the loss before backward so small float16 gradients do not flush to zero,
 then unscales them and skips the steps whose gradients overflowed.
 
-    python examples/autocast_train.py [--epochs 10] [--batch-size 32] [--lr 0.05] [--dtype float16] [--seed 0]
+    python examples/autocast_train.py [--epochs 10] [--batch-size 32] [--lr 0.1] [--seed 0]
 """
 
 from __future__ import annotations
@@ -56,16 +56,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Train an MLP on the 8x8 digits with autocast and a GradScaler.")
     parser.add_argument("--epochs", type=int, default=10, help="training epochs (default: 10)")
     parser.add_argument("--batch-size", type=int, default=32, help="training batch size (default: 32)")
-    parser.add_argument("--lr", type=float, default=0.05, help="learning rate of SGD with momentum (default: 0.05)")
-    parser.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"],
-                        help="the lower-precision dtype (default: float16; bfloat16 when this build has it)")
+    parser.add_argument("--lr", type=float, default=0.1, help="learning rate of SGD with momentum (default: 0.1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the weights and the batches")
     args = parser.parse_args(argv)
     if args.epochs < 1:
         parser.error(f"--epochs must be at least 1, got {args.epochs}")
-    if not hasattr(flow, args.dtype):
-        parser.error(f"this build of oneflow_lite has no {args.dtype}")
-    dtype = getattr(flow, args.dtype)
+    if not args.lr > 0:
+        parser.error(f"--lr must be positive, got {args.lr}")
+    dtype = flow.float16
     flow.manual_seed(args.seed)
     train = DataLoader(digits(train=True, flatten=True), batch_size=args.batch_size, shuffle=True)
     test = DataLoader(digits(train=False, flatten=True), batch_size=256)

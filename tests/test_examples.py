@@ -129,9 +129,11 @@ def test_autocast_train():
     assert _percent(r"^test accuracy: (\d+\.\d\d)%$", lines[3]) > 80
     assert len(lines) == 4
     r = _run_checkout("autocast_train.py", "--help")
-    assert r.returncode == 0 and "--dtype" in r.stdout
+    assert r.returncode == 0 and "--lr" in r.stdout
     r = _run_checkout("autocast_train.py", "--epochs", "0")
     assert r.returncode == 2 and "autocast_train.py: error: --epochs must be at least 1, got 0" in r.stderr
+    r = _run_checkout("autocast_train.py", "--lr", "0")
+    assert r.returncode == 2 and "autocast_train.py: error: --lr must be positive, got 0.0" in r.stderr
 
 
 def test_per_sample_grads():
