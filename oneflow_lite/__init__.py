@@ -54,6 +54,9 @@ from oneflow_lite import optim  # noqa: F401,E402  (flow.optim: optimizers and l
 from oneflow_lite import utils  # noqa: F401  (flow.utils.data)
 from oneflow_lite.serialization import load, save  # noqa: F401
 from oneflow_lite import accelerator, amp, backends, cuda, distributed, onnx  # noqa: F401,E402  (environment)
+from oneflow_lite.amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: F401,E402
+from oneflow_lite import func  # noqa: F401,E402  (function transforms: flow.func.vmap, grad, ...)
+from oneflow_lite.func import vmap  # noqa: F401,E402
 from oneflow_lite.compile import compile  # noqa: F401,E402
 from oneflow_lite import random  # noqa: F401,E402  (flow.random: seeds, rng state, fork_rng)
 from oneflow_lite import mock_torch  # noqa: F401,E402  (import torch as oneflow_lite)

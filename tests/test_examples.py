@@ -105,3 +105,49 @@ def test_examples_help_and_bad_arguments(script, more):
     for args, message in more:
         r = _run(script, *args)
         assert r.returncode == 2 and f"{script}: error: {message}" in r.stderr
+
+
+# ---- examples/autocast_train.py and examples/per_sample_grads.py (autocast, vmap) ---------------------------
+def _run_checkout(script, *args):
+    """``_run`` with this checkout's package first on the path (the scripts use flow.autocast / flow.vmap)."""
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(EXAMPLES.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, str(EXAMPLES / script), *args], check=False, capture_output=True,
+                          text=True, timeout=300, cwd=EXAMPLES.parent, env=env)
+
+
+def test_autocast_train():
+    r = _run_checkout("autocast_train.py", "--epochs", "2")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    for epoch, line in enumerate(lines[:2], 1):
+        m = re.fullmatch(rf"epoch {epoch}/2: loss (\d+\.\d{{4}})  loss scale (\d+)", line)
+        assert m, line
+    assert float(re.search(r"loss (\S+)", lines[1]).group(1)) < math.log(10)
+    assert lines[2] == "dtypes: logits float16, loss float32, weight grad float32"
+    assert _percent(r"^test accuracy: (\d+\.\d\d)%$", lines[3]) > 80
+    assert len(lines) == 4
+    r = _run_checkout("autocast_train.py", "--help")
+    assert r.returncode == 0 and "--lr" in r.stdout
+    r = _run_checkout("autocast_train.py", "--epochs", "0")
+    assert r.returncode == 2 and "autocast_train.py: error: --epochs must be at least 1, got 0" in r.stderr
+    r = _run_checkout("autocast_train.py", "--lr", "0")
+    assert r.returncode == 2 and "autocast_train.py: error: --lr must be positive, got 0.0" in r.stderr
+
+
+def test_per_sample_grads():
+    r = _run_checkout("per_sample_grads.py", "--batch-size", "16")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == ("per-sample gradients of 16 samples: 0.weight (16, 128, 64), 0.bias (16, 128), "
+                        "2.weight (16, 10, 128), 2.bias (16, 10)")
+    assert re.fullmatch(r"vmap: \d+\.\d ms, loop: \d+\.\d ms", lines[1])
+    m = re.fullmatch(r"max abs difference from the loop: (\S+)", lines[2])
+    assert m and float(m.group(1)) < 1e-5
+    assert re.fullmatch(r"per-sample gradient norms: min \d+\.\d{4}  median \d+\.\d{4}  max \d+\.\d{4}", lines[3])
+    assert len(lines) == 4 and "runs once per sample" not in r.stderr
+    r = _run_checkout("per_sample_grads.py", "--help")
+    assert r.returncode == 0 and "--batch-size" in r.stdout
+    r = _run_checkout("per_sample_grads.py", "--batch-size", "0")
+    assert r.returncode == 2 and "per_sample_grads.py: error: --batch-size must be between 1 and 1437" in r.stderr

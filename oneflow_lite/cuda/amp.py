@@ -3,8 +3,7 @@ disabled, as PyTorch disables them when CUDA is not available."""
 
 from __future__ import annotations
 
-import warnings
-
+from oneflow_lite.amp.autocast_mode import autocast as _autocast
 from oneflow_lite.amp.grad_scaler import GradScaler as _GradScaler
 
 __all__ = ["GradScaler", "autocast"]
@@ -19,19 +18,10 @@ class GradScaler(_GradScaler):
                          growth_interval=growth_interval, enabled=enabled)
 
 
-class autocast:  # noqa: N801  (PyTorch's name)
-    """``torch.cuda.amp.autocast(enabled=True, dtype=torch.float16, cache_enabled=True)``: CUDA autocast; with no
-    CUDA device it does nothing (PyTorch warns and disables it too). A context manager and a decorator."""
+class autocast(_autocast):  # PyTorch's name
+    """``torch.cuda.amp.autocast(enabled=True, dtype=torch.float16, cache_enabled=True)``: ``flow.autocast("cuda",
+    ...)``; with no CUDA device it does nothing (PyTorch warns and disables it too). A context manager and a
+    decorator."""
 
     def __init__(self, enabled: bool = True, dtype=None, cache_enabled: bool = True):
-        if enabled:
-            warnings.warn("User provided device_type of 'cuda', but CUDA is not available. Disabling", stacklevel=2)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def __call__(self, fn):
-        return fn
+        super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)

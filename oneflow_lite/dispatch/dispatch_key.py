@@ -17,10 +17,10 @@ From the bottom: the backends (where the data lives); then, lowest first,
   differentiated, cast and decomposed, so a captured job holds what eager
   execution would run (and a future ``Global`` key goes below it, so that a job
   records each op's SBP signature, as OneFlow's lazy interpreter does);
-- slot 9 is kept for vmap's ``Batched`` key: below Autograd, so autograd records
-  logical (per-sample) ops and their backward is batched in turn (per-sample
-  gradients come out of ``vmap(grad(f))``), above Lazy so a graph captures the
-  batched ops;
+- ``Batched`` (vmap's key): below Autograd, so autograd records logical
+  (per-sample) ops and their backward is batched in turn (per-sample gradients
+  come out of ``vmap(grad(f))``), above Lazy so a graph captures the batched
+  ops;
 - ``Python``: dispatch modes see the ops as they run, after autograd has recorded
   them, including the ops of backward formulas (as PyTorch's ``__torch_dispatch__``);
 - ``Autograd``: records the backward graph of what reaches it;
@@ -46,6 +46,7 @@ class DispatchKey(enum.IntEnum):
     PrivateUse1 = 3  # for one out-of-tree device type
     # Functionality keys, in order of priority (Note [Dispatch key order]).
     Lazy = 8
+    Batched = 9
     Python = 10
     Autograd = 11
     Autocast = 12
@@ -56,8 +57,8 @@ class DispatchKey(enum.IntEnum):
 
 
 BACKEND_KEYS = (DispatchKey.Meta, DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.PrivateUse1)
-FUNCTIONALITY_KEYS = (DispatchKey.Lazy, DispatchKey.Python, DispatchKey.Autograd, DispatchKey.Autocast,
-                      DispatchKey.Profiler)
+FUNCTIONALITY_KEYS = (DispatchKey.Lazy, DispatchKey.Batched, DispatchKey.Python, DispatchKey.Autograd,
+                      DispatchKey.Autocast, DispatchKey.Profiler)
 RUNTIME_KEYS = BACKEND_KEYS + FUNCTIONALITY_KEYS
 ALIAS_KEYS = (DispatchKey.CompositeExplicitAutograd, DispatchKey.CompositeImplicitAutograd)
 NUM_RUNTIME_SLOTS = max(RUNTIME_KEYS) + 1

@@ -39,6 +39,14 @@ AUTOGRAD_KEY_SET = 1 << DispatchKey.Autograd
 # an error naming the graph and the op that produced it.
 LAZY_KEY_SET = 1 << DispatchKey.Lazy
 
+# Note [Batched tensors]
+# A batched tensor (made inside ``flow.vmap``, see interpreters/batched.py) carries the Batched key and
+# has the *logical* (per-sample) meta; its ``_array`` slot holds a ``BatchedValue``: the physical tensor,
+# whose dim 0 is the batch, and the vmap level. Autograd and the engine copy ``_array`` / ``_meta`` /
+# ``_key_set`` as for any tensor, so saved and rebuilt tensors stay batched. Reading its values raises
+# an error naming vmap, as reading a lazy tensor's does.
+BATCHED_KEY_SET = 1 << DispatchKey.Batched
+_PLACEHOLDER_KEY_SET = LAZY_KEY_SET | BATCHED_KEY_SET
 
 
 # Note [Version counters and views]
@@ -374,7 +382,7 @@ class Tensor:
         a = self._array
         if a is None:
             raise RuntimeError(f"Tensor.{what}(): a tensor on '{self._meta.device}' holds no data")
-        if self._key_set & LAZY_KEY_SET:
+        if self._key_set & _PLACEHOLDER_KEY_SET:  # a lazy blob or a batched value
             raise a.read_error(f"Tensor.{what}()")
         return a
 
@@ -633,6 +641,8 @@ def _wrap_dim(dim: int, ndim: int, op: str) -> int:
 
 def _format_tensor(t: Tensor) -> str:
     meta = t._meta
+    if t._key_set & BATCHED_KEY_SET:
+        return repr(t._array)
     extras = []
     if meta.device.type != "cpu":
         extras.append(f"device='{meta.device}'")

@@ -1,0 +1,493 @@
+"""Autocast: the interpreter at the Autocast key (interpreters/autocast.py) and ``flow.autocast`` /
+``flow.amp.autocast`` (amp/autocast_mode.py).
+
+The ops a computation runs, with their output dtypes, are recorded by a handler at the Python key (below
+Autocast and Autograd), included for the duration of the call, as tests/test_ops_coverage.py does. The
+expected dtypes are PyTorch's CPU autocast lists (Note [Autocast policies]), written here as tables; where
+torch is importable the same models also run under ``torch.autocast("cpu")`` and the dtypes must agree.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import oneflow_lite as flow
+from oneflow_lite.dispatch import tls
+from oneflow_lite.dispatch.dispatch_key import DispatchKey, keys_below
+from oneflow_lite.dispatch.dispatcher import DISPATCHER
+from oneflow_lite.dispatch.tls import IncludeDispatchKeyGuard
+from oneflow_lite.interpreters import autocast as autocast_interp
+from oneflow_lite.interpreters.op_interp_util import redispatch
+
+F = flow.nn.functional
+nn = flow.nn
+F16 = flow.float16
+AUTOCAST_BIT = 1 << DispatchKey.Autocast
+BF16 = getattr(flow, "bfloat16", None)
+needs_bf16 = pytest.mark.skipif(BF16 is None, reason="this build has no flow.bfloat16")
+
+
+def record_ops(fn):
+    """``(fn(), [(op type, dtype of its first output), ...])`` for the ops ``fn`` runs."""
+    seen = []
+
+    def recorder(op_expr, ks, inputs, attrs, outputs):
+        outs = redispatch(op_expr, ks & keys_below(DispatchKey.Python), inputs, attrs, outputs)
+        seen.append((op_expr.op_type_name, outs[0].dtype.name))
+        return outs
+
+    with warnings.catch_warnings():  # over a Python-mode interpreter the build may register there
+        warnings.filterwarnings("ignore", "Overriding a previously registered fallback")
+        handle = DISPATCHER.register_fallback(DispatchKey.Python, recorder)
+    try:
+        with IncludeDispatchKeyGuard(DispatchKey.Python):
+            result = fn()
+    finally:
+        handle.remove()
+    return result, seen
+
+
+# ---- the policy, op by op ----------------------------------------------------------------------------------
+def _x(*shape, dtype=flow.float32):
+    return flow.randn(*shape).to(dtype)
+
+
+LOWER = {  # PyTorch's "CPU Ops that can autocast to float16 / bfloat16"
+    "matmul": lambda: flow.matmul(_x(3, 4), _x(4, 5)),
+    "mm": lambda: flow.mm(_x(3, 4), _x(4, 5)),
+    "bmm": lambda: flow.bmm(_x(2, 3, 4), _x(2, 4, 5)),
+    "baddbmm": lambda: flow.baddbmm(_x(2, 3, 5), _x(2, 3, 4), _x(2, 4, 5)),
+    "linear": lambda: F.linear(_x(3, 4), _x(5, 4), _x(5)),
+    "conv1d": lambda: F.conv1d(_x(1, 2, 6), _x(3, 2, 3)),
+    "conv2d": lambda: F.conv2d(_x(1, 2, 5, 5), _x(3, 2, 3, 3)),
+    "conv3d": lambda: F.conv3d(_x(1, 2, 4, 4, 4), _x(3, 2, 2, 2, 2)),
+    "conv_transpose2d": lambda: F.conv_transpose2d(_x(1, 2, 4, 4), _x(2, 3, 3, 3)),
+    "einsum": lambda: flow.einsum("ij,jk->ik", _x(3, 4), _x(4, 5)),
+    "scaled_dot_product_attention": lambda: F.scaled_dot_product_attention(_x(2, 3, 4), _x(2, 3, 4), _x(2, 3, 4)),
+}
+FP32 = {  # PyTorch's "CPU Ops that can autocast to float32", given float16 inputs
+    "mse_loss": lambda: F.mse_loss(_x(3, 4, dtype=F16), _x(3, 4, dtype=F16)),
+    "l1_loss": lambda: F.l1_loss(_x(3, 4, dtype=F16), _x(3, 4, dtype=F16)),
+    "smooth_l1_loss": lambda: F.smooth_l1_loss(_x(3, 4, dtype=F16), _x(3, 4, dtype=F16)),
+    "huber_loss": lambda: F.huber_loss(_x(3, 4, dtype=F16), _x(3, 4, dtype=F16)),
+    "kl_div": lambda: F.kl_div(_x(3, 4, dtype=F16), flow.rand(3, 4).half(), reduction="batchmean"),
+    "binary_cross_entropy": lambda: F.binary_cross_entropy(flow.rand(3, 4).half(), flow.rand(3, 4).half()),
+    "binary_cross_entropy_with_logits": lambda: F.binary_cross_entropy_with_logits(_x(3, 4, dtype=F16),
+                                                                                   flow.rand(3, 4).half()),
+    "nll_loss": lambda: F.nll_loss(_x(3, 5, dtype=F16), flow.tensor([0, 4, 2])),
+    "cross_entropy": lambda: F.cross_entropy(_x(3, 5, dtype=F16), flow.tensor([0, 4, 2])),
+    "prod": lambda: flow.prod(_x(3, 4, dtype=F16)),
+    "avg_pool3d": lambda: F.avg_pool3d(_x(1, 2, 4, 4, 4, dtype=F16), 2),
+    "max_pool3d": lambda: F.max_pool3d(_x(1, 2, 4, 4, 4, dtype=F16), 2),
+    "adaptive_avg_pool3d": lambda: F.adaptive_avg_pool3d(_x(1, 2, 4, 4, 4, dtype=F16), 2),
+    "pad reflect 2d": lambda: F.pad(_x(1, 2, 4, 4, dtype=F16), (1, 1, 1, 1), mode="reflect"),
+    "pad replicate 3d": lambda: F.pad(_x(1, 2, 4, 4, 4, dtype=F16), (1, 1, 1, 1, 1, 1), mode="replicate"),
+}
+NEITHER = {  # on neither list: the inputs' dtype (checked with float16 inputs)
+    "softmax": lambda: F.softmax(_x(3, 4, dtype=F16), -1),
+    "log_softmax": lambda: F.log_softmax(_x(3, 4, dtype=F16), -1),
+    "layer_norm": lambda: F.layer_norm(_x(3, 4, dtype=F16), (4,)),
+    "sum": lambda: _x(3, 4, dtype=F16).sum(),
+    "exp": lambda: _x(3, 4, dtype=F16).exp(),
+    "relu": lambda: F.relu(_x(3, 4, dtype=F16)),
+    "gelu": lambda: F.gelu(_x(3, 4, dtype=F16)),
+    "max_pool2d": lambda: F.max_pool2d(_x(1, 2, 4, 4, dtype=F16), 2),
+    "pad constant": lambda: F.pad(_x(1, 2, 4, 4, dtype=F16), (1, 1)),
+    "pad reflect 3d": lambda: F.pad(_x(1, 2, 4, 4, 4, dtype=F16), (1, 1, 1, 1, 1, 1), mode="reflect"),
+    "embedding": lambda: F.embedding(flow.tensor([0, 2]), _x(3, 4, dtype=F16)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOWER))
+def test_lower_precision_ops_run_in_the_autocast_dtype(name):
+    assert LOWER[name]().dtype is flow.float32
+    with flow.autocast("cpu", dtype=F16):
+        assert LOWER[name]().dtype is F16
+
+
+@pytest.mark.parametrize("name", sorted(FP32))
+def test_float32_ops_run_in_float32(name):
+    with flow.autocast("cpu", dtype=F16):
+        assert FP32[name]().dtype is flow.float32
+
+
+@pytest.mark.parametrize("name", sorted(NEITHER))
+def test_other_ops_run_in_their_inputs_dtype(name):
+    with flow.autocast("cpu", dtype=F16):
+        assert NEITHER[name]().dtype is F16
+
+
+def test_float64_and_integer_inputs_are_not_cast():
+    with flow.autocast("cpu", dtype=F16):
+        assert flow.matmul(_x(3, 4, dtype=flow.float64), _x(4, 5, dtype=flow.float64)).dtype is flow.float64
+        assert flow.matmul(flow.ones(2, 2, dtype=flow.int64), flow.ones(2, 2, dtype=flow.int64)).dtype is flow.int64
+        assert F.mse_loss(_x(3, dtype=flow.float64), _x(3, dtype=flow.float64)).dtype is flow.float64
+
+
+def test_promote_ops_cast_to_the_widest_input():
+    a, b = _x(2, 3), _x(2, 3, dtype=F16)
+    with flow.autocast("cpu", dtype=F16):
+        assert flow.cat([a, b]).dtype is flow.float32
+        assert flow.stack([b, a]).dtype is flow.float32
+        assert flow.cat([b, b]).dtype is F16
+    policy = autocast_interp.POLICIES["cat"]
+    with flow.autocast("cpu", dtype=F16):  # the policy itself, on a mixed list the functor would not pass
+        cast = policy(None, (a, b, _x(2, 3, dtype=flow.float64)), None)
+        assert [t.dtype for t in cast] == [flow.float32, flow.float32, flow.float64]
+        assert policy(None, (b, b), None) is None
+
+
+def test_values_are_the_float32_values_within_float16_tolerance():
+    x, w, b = _x(8, 16), _x(4, 16), _x(4)
+    expected = F.linear(x, w, b).numpy()
+    with flow.autocast("cpu", dtype=F16):
+        got = F.linear(x, w, b)
+    assert got.dtype is F16
+    np.testing.assert_allclose(got.numpy().astype(np.float32), expected, rtol=1e-2, atol=1e-2)
+
+
+# ---- models: per-op dtypes against a table (and PyTorch) ----------------------------------------------------
+MLP_OPS = [("cast", "float16"), ("cast", "float16"), ("cast", "float16"), ("linear", "float16"),
+           ("relu", "float16"), ("cast", "float16"), ("cast", "float16"), ("linear", "float16"),
+           ("log_softmax", "float16"), ("cast", "float32"), ("nll", "float32")]
+
+
+def test_mlp_ops_and_dtypes_match_the_table():
+    model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
+    x, y = flow.randn(4, 64), flow.randint(0, 10, (4,))
+
+    def run():
+        with flow.autocast("cpu", dtype=F16):
+            return F.cross_entropy(model(x), y)
+
+    loss, seen = record_ops(run)
+    assert seen == MLP_OPS
+    assert loss.dtype is flow.float32
+    np.testing.assert_allclose(loss.item(), F.cross_entropy(model(x), y).item(), rtol=1e-2)
+
+
+D, T = 16, 5
+BLOCK_DTYPES = {"ln1": "float32", "qkv": "float16", "scores": "float16", "softmax": "float16", "attn": "float16",
+                "proj": "float16", "residual1": "float32", "ln2": "float32", "fc1": "float16", "gelu": "float16",
+                "fc2": "float16", "residual2": "float32", "loss": "float32"}
+# the op types the block runs (casts left out), with their output dtypes under float16 autocast
+BLOCK_OPS = [("layer_norm", "float32"), ("linear", "float16"), ("split", "float16"), ("transpose", "float16"),
+             ("matmul", "float16"), ("scalar_mul", "float16"), ("softmax", "float16"), ("matmul", "float16"),
+             ("linear", "float16"), ("broadcast_add", "float32"), ("layer_norm", "float32"), ("linear", "float16"),
+             ("gelu", "float16"), ("linear", "float16"), ("broadcast_add", "float32"), ("mse_loss", "float32"),
+             ("reduce_sum", "float32"), ("scalar_div", "float32")]
+
+
+def _block_params(rng):
+    shapes = {"ln1.w": (D,), "ln1.b": (D,), "qkv.w": (3 * D, D), "qkv.b": (3 * D,), "proj.w": (D, D), "proj.b": (D,),
+              "ln2.w": (D,), "ln2.b": (D,), "fc1.w": (2 * D, D), "fc1.b": (2 * D,), "fc2.w": (D, 2 * D),
+              "fc2.b": (D,)}
+    return {k: (rng.standard_normal(s) * (0.3 if k.endswith(".w") else 0.1)).astype(np.float32)
+            for k, s in shapes.items()}
+
+
+def transformer_block(Fn, x, target, p, rec):
+    """A pre-norm attention block and an MLP block, written once for oneflow_lite and for torch."""
+    h = rec("ln1", Fn.layer_norm(x, (D,), p["ln1.w"], p["ln1.b"]))
+    q, k, v = rec("qkv", Fn.linear(h, p["qkv.w"], p["qkv.b"])).chunk(3, dim=-1)
+    att = rec("scores", (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(D)))
+    att = rec("softmax", Fn.softmax(att, dim=-1))
+    o = rec("attn", att @ v)
+    x = rec("residual1", x + rec("proj", Fn.linear(o, p["proj.w"], p["proj.b"])))
+    h = rec("ln2", Fn.layer_norm(x, (D,), p["ln2.w"], p["ln2.b"]))
+    h = rec("gelu", Fn.gelu(rec("fc1", Fn.linear(h, p["fc1.w"], p["fc1.b"]))))
+    x = rec("residual2", x + rec("fc2", Fn.linear(h, p["fc2.w"], p["fc2.b"])))
+    return rec("loss", Fn.mse_loss(x, target))
+
+
+def _run_block_flow(params, x, target, dtype):
+    p = {k: flow.tensor(v, requires_grad=True) for k, v in params.items()}
+    steps = {}
+
+    def rec(name, t):
+        steps[name] = t
+        return t
+
+    def run():
+        with flow.autocast("cpu", dtype=dtype):
+            return transformer_block(F, flow.tensor(x), flow.tensor(target), p, rec)
+
+    loss, seen = record_ops(run)
+    return loss, steps, seen, p
+
+
+def test_transformer_block_dtypes_match_the_table_and_values_float32():
+    rng = np.random.default_rng(0)
+    params, x, target = _block_params(rng), rng.standard_normal((T, D)).astype(np.float32), \
+        rng.standard_normal((T, D)).astype(np.float32)
+    loss, steps, seen, p = _run_block_flow(params, x, target, F16)
+    assert {k: t.dtype.name for k, t in steps.items()} == BLOCK_DTYPES
+    assert [s for s in seen if s[0] != "cast"] == BLOCK_OPS
+    assert {s for s in seen if s[0] == "cast"} == {("cast", "float16"), ("cast", "float32")}
+    p32 = {k: flow.tensor(v) for k, v in params.items()}
+    ref = transformer_block(F, flow.tensor(x), flow.tensor(target), p32, lambda name, t: t)
+    np.testing.assert_allclose(loss.item(), ref.item(), rtol=2e-2)
+    loss.backward()
+    for k, t in p.items():  # float32 parameters get float32 gradients
+        assert t.grad is not None and t.grad.dtype is flow.float32, k
+
+
+def test_transformer_block_dtypes_and_values_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    params, x, target = _block_params(rng), rng.standard_normal((T, D)).astype(np.float32), \
+        rng.standard_normal((T, D)).astype(np.float32)
+    loss, steps, _, p = _run_block_flow(params, x, target, F16)
+    tp = {k: torch.tensor(v, requires_grad=True) for k, v in params.items()}
+    tsteps = {}
+
+    def rec(name, t):
+        tsteps[name] = t
+        return t
+
+    with torch.autocast("cpu", dtype=torch.float16):
+        tloss = transformer_block(torch.nn.functional, torch.tensor(x), torch.tensor(target), tp, rec)
+    assert {k: str(t.dtype).replace("torch.", "") for k, t in tsteps.items()} == BLOCK_DTYPES
+    for k in BLOCK_DTYPES:
+        np.testing.assert_allclose(steps[k].numpy().astype(np.float32), tsteps[k].detach().float().numpy(),
+                                   rtol=2e-2, atol=2e-2, err_msg=k)
+    loss.backward()
+    tloss.backward()
+    for k in params:
+        assert str(tp[k].grad.dtype) == "torch.float32"
+        np.testing.assert_allclose(p[k].grad.numpy(), tp[k].grad.numpy(), rtol=5e-2, atol=5e-3, err_msg=k)
+
+
+def test_mlp_dtypes_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    w1, b1, w2, b2 = (rng.standard_normal(s).astype(np.float32) * 0.3 for s in ((32, 64), (32,), (10, 32), (10,)))
+    x, y = rng.standard_normal((4, 64)).astype(np.float32), np.array([1, 0, 9, 3])
+
+    def mlp(Fn, lib, args):
+        x, w1, b1, w2, b2, y = args
+        h = Fn.linear(x, w1, b1)
+        r = Fn.relu(h)
+        logits = Fn.linear(r, w2, b2)
+        return [h, r, logits, Fn.log_softmax(logits, -1), Fn.cross_entropy(logits, y)]
+
+    with flow.autocast("cpu", dtype=F16):
+        ours = mlp(F, flow, [flow.tensor(a) for a in (x, w1, b1, w2, b2, y)])
+    with torch.autocast("cpu", dtype=torch.float16):
+        theirs = mlp(torch.nn.functional, torch, [torch.tensor(a) for a in (x, w1, b1, w2, b2, y)])
+    assert [t.dtype.name for t in ours] == [str(t.dtype).replace("torch.", "") for t in theirs]
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.numpy().astype(np.float32), b.float().numpy(), rtol=2e-2, atol=2e-2)
+
+
+# ---- the context manager ---------------------------------------------------------------------------------------
+def test_nested_enable_disable_restores_exactly():
+    assert not flow.is_autocast_enabled("cpu") and not tls.included() & AUTOCAST_BIT
+    with flow.autocast("cpu", dtype=F16):
+        assert flow.is_autocast_enabled("cpu") and flow.get_autocast_dtype("cpu") is F16
+        assert tls.included() & AUTOCAST_BIT
+        with flow.amp.autocast(device_type="cpu", enabled=False):
+            assert not flow.is_autocast_enabled("cpu") and not tls.included() & AUTOCAST_BIT
+            assert F.linear(_x(2, 3), _x(4, 3)).dtype is flow.float32
+            with flow.autocast("cpu", dtype=F16):
+                assert F.linear(_x(2, 3), _x(4, 3)).dtype is F16
+            assert not tls.included() & AUTOCAST_BIT
+        assert flow.is_autocast_enabled("cpu") and tls.included() & AUTOCAST_BIT
+        assert F.linear(_x(2, 3), _x(4, 3)).dtype is F16
+    assert not flow.is_autocast_enabled("cpu") and not tls.included() & AUTOCAST_BIT
+    assert tls.included() == 0 and tls.excluded() == 0
+
+
+def test_an_exception_leaves_the_state_as_it_was():
+    with pytest.raises(ValueError, match="boom"), flow.autocast("cpu", dtype=F16):
+        raise ValueError("boom")
+    assert not flow.is_autocast_enabled() and tls.included() == 0 and autocast_interp.cache_size() == 0
+
+
+def test_usable_as_a_decorator_and_reentrant_object():
+    ac = flow.autocast("cpu", dtype=F16)
+
+    @ac
+    def f(x, w):
+        return F.linear(x, w)
+
+    assert f(_x(2, 3), _x(4, 3)).dtype is F16
+    assert not flow.is_autocast_enabled()
+    with ac:
+        with ac:
+            assert flow.is_autocast_enabled("cpu")
+        assert flow.is_autocast_enabled("cpu")
+    assert not flow.is_autocast_enabled()
+    assert f.__name__ == "f"
+
+
+def test_cast_cache_reuses_a_parameters_cast_within_the_region():
+    w = flow.randn(4, 3, requires_grad=True)
+    x = _x(2, 3)
+
+    def two_uses():
+        with flow.autocast("cpu", dtype=F16):
+            F.linear(x, w)
+            F.linear(x, w)
+            return autocast_interp.cache_size()
+
+    size, seen = record_ops(two_uses)
+    assert size == 1 and [op for op, _ in seen].count("cast") == 3  # x twice, w once
+    assert autocast_interp.cache_size() == 0  # cleared when the region ends
+
+    def uncached():
+        with flow.autocast("cpu", dtype=F16, cache_enabled=False):
+            F.linear(x, w)
+            F.linear(x, w)
+            return autocast_interp.cache_size()
+
+    size, seen = record_ops(uncached)
+    assert size == 0 and [op for op, _ in seen].count("cast") == 4
+
+
+def test_autocast_is_thread_local():
+    results = {}
+
+    def other():
+        results["other"] = (flow.is_autocast_enabled("cpu"), F.linear(_x(2, 3), _x(4, 3)).dtype)
+
+    with flow.autocast("cpu", dtype=F16):
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        results["here"] = F.linear(_x(2, 3), _x(4, 3)).dtype
+    assert results == {"other": (False, flow.float32), "here": F16}
+
+
+def test_errors_name_autocast_and_the_argument():
+    with pytest.raises(RuntimeError, match=r"autocast: unsupported dtype flow.float64 for device_type 'cpu'"):
+        flow.autocast("cpu", dtype=flow.float64)
+    with pytest.raises(RuntimeError, match=r"autocast: unsupported dtype flow.int32"):
+        flow.amp.autocast("cpu", dtype=flow.int32)
+    with pytest.raises(RuntimeError, match=r"autocast: unsupported device_type 'tpu'"):
+        flow.autocast("tpu")
+    with pytest.raises(ValueError, match=r"autocast: expected `device_type` of type `str`"):
+        flow.autocast(3)
+    with pytest.raises(TypeError, match=r"autocast: expected `enabled` of type bool"):
+        flow.autocast("cpu", dtype=F16, enabled="yes")
+    assert tls.included() == 0
+
+
+def test_cuda_autocast_is_disabled_with_a_warning():
+    with pytest.warns(UserWarning, match="CUDA is not available. Disabling"):
+        ac = flow.autocast("cuda")
+    with ac:
+        assert not flow.is_autocast_enabled() and F.linear(_x(2, 3), _x(4, 3)).dtype is flow.float32
+    with pytest.warns(UserWarning, match="CUDA is not available"), flow.cuda.amp.autocast():
+        assert tls.included() == 0
+    assert isinstance(flow.cuda.amp.autocast(enabled=False), flow.amp.autocast)
+
+
+def _linear_in_float32(ctx, x, w, b=None):
+    """A bfloat16 ``linear`` kernel defined here (computing in float32), for builds whose ``linear`` has none."""
+    y = x.astype(np.float32) @ w.astype(np.float32).T
+    return (y if b is None else y + b.astype(np.float32)).astype(x.dtype)
+
+
+@needs_bf16
+def test_bfloat16():
+    from oneflow_lite.dispatch.kernel_predicate import inputs_dtype_in
+
+    fallback = DISPATCHER.register_kernel("linear", "cpu", _linear_in_float32, predicate=inputs_dtype_in(BF16),
+                                          priority=-100)  # a kernel of the build wins
+    try:
+        with flow.autocast("cpu", dtype=BF16):
+            y = F.linear(_x(2, 3), _x(4, 3), _x(4))
+            assert y.dtype is BF16
+            assert F.mse_loss(_x(3).to(BF16), _x(3).to(BF16)).dtype is flow.float32
+            assert F.softmax(_x(3).to(BF16), 0).dtype is BF16
+    finally:
+        fallback.remove()
+    with flow.autocast("cpu"):  # PyTorch's default on cpu
+        assert flow.get_autocast_dtype("cpu") is BF16
+
+
+@pytest.mark.skipif(BF16 is not None, reason="this build has flow.bfloat16")
+def test_without_bfloat16_the_default_dtype_is_an_error():
+    with pytest.raises(RuntimeError, match="autocast: the default dtype of device_type 'cpu' is bfloat16"):
+        flow.autocast("cpu")
+
+
+def test_register_policy_failure_leaves_the_table_as_it_was():
+    before = dict(autocast_interp.POLICIES)
+    with pytest.raises(TypeError, match="register_policy"):
+        autocast_interp.register_policy("relu", "not callable")
+    assert autocast_interp.POLICIES == before
+    previous = autocast_interp.register_policy("relu", autocast_interp.fp32)
+    try:
+        with flow.autocast("cpu", dtype=F16):
+            assert F.relu(_x(3, dtype=F16)).dtype is flow.float32
+    finally:
+        autocast_interp.register_policy("relu", previous)
+    assert autocast_interp.POLICIES == before
+
+
+# ---- graphs, training ------------------------------------------------------------------------------------------
+def test_graph_capture_records_the_casts():
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+
+    class Step(nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def build(self, x, y):
+            with flow.autocast("cpu", dtype=F16):
+                out = self.model(x)
+                return out, F.cross_entropy(out, y)
+
+    g = Step()
+    x, y = flow.randn(5, 8), flow.randint(0, 4, (5,))
+    out, loss = g(x, y)
+    assert out.dtype is F16 and loss.dtype is flow.float32
+    ops = [op.user_conf.op_type_name for op in g.captured_job.net.op if op.user_conf.op_type_name]
+    assert ops == ["cast", "cast", "cast", "linear", "relu", "cast", "cast", "linear", "log_softmax", "cast", "nll"]
+    with flow.autocast("cpu", dtype=F16):
+        eager = model(x)
+    np.testing.assert_array_equal(out.numpy(), eager.numpy())
+    assert tls.included() == 0
+
+
+def test_digits_mlp_trains_with_autocast_float16_and_a_grad_scaler():
+    from oneflow_lite.utils.data import DataLoader
+    from oneflow_lite.utils.data.datasets import digits
+
+    flow.manual_seed(0)
+    train = DataLoader(digits(train=True, flatten=True), batch_size=32, shuffle=True)
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
+    optimizer = flow.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    scaler = flow.amp.GradScaler("cpu")
+    for _ in range(8):
+        for x, y in train:
+            optimizer.zero_grad()
+            with flow.autocast("cpu", dtype=F16):
+                logits = model(x)
+                loss = F.cross_entropy(logits, y)
+            assert logits.dtype is F16 and loss.dtype is flow.float32
+            scaler.scale(loss).backward()
+            assert model[0].weight.grad.dtype is flow.float32
+            scaler.step(optimizer)
+            scaler.update()
+    test = digits(train=False, flatten=True)
+    with flow.no_grad(), flow.autocast("cpu", dtype=F16):
+        accuracy = (model(test.tensors[0]).argmax(dim=1) == test.tensors[1]).float().mean().item()
+    assert accuracy >= 0.95, accuracy
+    assert all(p.dtype is flow.float32 for p in model.parameters())
+
+
+def test_no_autocast_state_is_left_behind():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with flow.autocast("cpu", dtype=F16):
+            pass
+    assert tls.included() == 0 and tls.excluded() == 0
