@@ -338,7 +338,7 @@ class Dispatcher:
                               f"  new: {reg.describe()} registered at {location}", stacklevel=2)
             regs.append(reg)
             reg._undo = lambda: self._remove_device_fallback(device_type, reg)
-            self._all_kernels_changed()
+            self.all_kernels_changed()
         return reg
 
     def _remove_device_fallback(self, device_type, reg):
@@ -347,9 +347,10 @@ class Dispatcher:
             regs.remove(reg)
             if not regs:
                 del self._device_fallbacks[device_type]
-            self._all_kernels_changed()
+            self.all_kernels_changed()
 
-    def _all_kernels_changed(self):
+    def all_kernels_changed(self):
+        """Every op chooses its kernels again (a kernel, a fallback or a limit on them changed)."""
         for e in list(self._entries.values()):
             e.kernels_changed()
 

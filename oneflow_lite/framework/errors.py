@@ -15,3 +15,8 @@ class DispatchError(RuntimeError):
 
 class RegistrationError(RuntimeError):
     """A registration could not be made; the registry is unchanged."""
+
+
+class KernelContractError(RuntimeError):
+    """A kernel returned outputs whose shape or dtype differ from what its op's inference promised: a bug in
+    the kernel or the infer function, never in the caller's arguments."""

@@ -232,6 +232,8 @@ class Tensor:
         """The shape, or the length of dimension ``dim``."""
         if dim is None:
             return self._meta.shape
+        if not self._meta.ndim:
+            raise IndexError(f"size: Dimension specified as {dim} but tensor has no dimensions")
         return self._meta.shape[_wrap_dim(dim, self._meta.ndim, "size")]
 
     @property
@@ -444,7 +446,7 @@ class Tensor:
                                "var_no_grad = var.detach().")
         if requires_grad:
             if not self._meta.dtype.is_floating_point:
-                raise RuntimeError(f"only Tensors of floating point dtype can require gradients, got "
+                raise RuntimeError(f"requires_grad_(): only Tensors of floating point dtype can require gradients, got "
                                    f"{self._meta.dtype.name}")
             if ag is None:
                 self._ag = AutogradMeta()

@@ -7,6 +7,7 @@ the bounds truncated to integers); the others take floating tensors only
 (OpKernelNotFoundError otherwise, PyTorch's "not implemented for 'Long'").
 """
 
+import math
 from functools import partial
 
 import numpy as np
@@ -92,7 +93,7 @@ class HardtanhFunctor(_Activation):
         xd = x._meta.dtype
         if xd.is_floating_point or xd is _bool:  # bool: no kernel, as PyTorch's "Bool inputs not supported"
             return self._run(x, cached_attrs(self._attrs, ("min_val", "max_val"), (min_val, max_val)), inplace)
-        lo, hi = int(min_val), int(max_val)
+        lo, hi = _int_operand("hardtanh", "min_val", min_val, xd), _int_operand("hardtanh", "max_val", max_val, xd)
         if xd is _uint8 and (lo < 0 or hi < 0):
             raise RuntimeError("hardtanh: cannot do hardtanh on an unsigned type with negative limits")
         return self.clamp(x, lo, hi, inplace)
@@ -192,6 +193,14 @@ register_functor("Hardshrink", partial(_ShrinkFunctor, "hardshrink"))
 register_functor("Softshrink", partial(_ShrinkFunctor, "softshrink"))
 
 
+def _int_operand(op, name, v, dtype) -> int:
+    """The number ``v`` as an int of integer ``dtype``, or PyTorch's overflow error (also for inf and nan)."""
+    info = np.iinfo(dtype.np_dtype)
+    if not (math.isfinite(v) and info.min <= int(v) <= info.max):
+        raise RuntimeError(f"{op}: {name} {v} cannot be converted to type {dtype.name} without overflow")
+    return int(v)
+
+
 @functor("Threshold")
 class ThresholdFunctor(_Activation):
     """``threshold(input, threshold, value, inplace=False)``: ``value`` where ``x <= threshold``, else ``x``
@@ -202,10 +211,8 @@ class ThresholdFunctor(_Activation):
     def __call__(self, x, threshold, value, inplace=False):
         d = x._meta.dtype
         if not d.is_floating_point and d is not _bool:
-            info = np.iinfo(d.np_dtype)
-            for name, v in (("threshold", threshold), ("value", value)):
-                if not info.min <= int(v) <= info.max:
-                    raise RuntimeError(f"threshold: {name} {v} cannot be converted to type {d.name} without overflow")
+            _int_operand("threshold", "threshold", threshold, d)
+            _int_operand("threshold", "value", value, d)
         return self._run(x, cached_attrs(self._attrs, ("threshold_val", "value"), (threshold, value)), inplace)
 
 
@@ -223,9 +230,10 @@ def softsign(x):
 
 @composite("LogSigmoid")
 def logsigmoid(x):
-    """``logsigmoid(input)``: ``log(1 / (1 + exp(-x)))``, computed as ``-softplus(-x)`` (no overflow)."""
+    """``logsigmoid(input)``: ``log(1 / (1 + exp(-x)))``, computed as ``0 - softplus(-x)`` (no overflow; +0.0, not
+    -0.0, for a large input, as PyTorch)."""
     _floating_only("logsigmoid", x)
-    return F.neg(F.softplus(F.neg(x)))
+    return F.sub(0.0, F.softplus(F.neg(x)))
 
 
 @composite("Softmin")

@@ -374,6 +374,8 @@ class _FractionalMaxPool:
         if len(output_ratio) not in (1, nd):
             raise ValueError(f"{self.name} requires output_ratio to either be a single Int or tuple of Ints.")
         ratio = output_ratio * nd if len(output_ratio) == 1 else output_ratio
+        if not all(0.0 < r < 1.0 for r in ratio):
+            raise ValueError(f"{self.name}: output_ratio must be between 0 and 1 (exclusive), got {list(ratio)}")
         shape = x._meta.shape
         if len(shape) < nd:
             raise RuntimeError(f"{self.name}: Expected {nd + 1}D or {nd + 2}D input, got shape {list(shape)}")
@@ -420,6 +422,8 @@ def _lp_pool(nd, x, norm_type, kernel_size, stride=None, ceil_mode=False):
     ``(sum x^p)^(1/p)`` computed as PyTorch does (an average pooling of ``x^p`` times the window size; a window
     whose sum is not positive gives 0); ``norm_type`` inf / -inf is the max / min of ``|x|``."""
     max_pool = (None, F.max_pool1d, F.max_pool2d, F.max_pool3d)[nd]
+    if norm_type == 0 or math.isnan(norm_type):
+        raise ValueError(f"lp_pool{nd}d: norm_type must be a non-zero number, got {norm_type}")
     if norm_type == math.inf:
         return max_pool(F.abs(x), kernel_size, stride, 0, 1, ceil_mode)
     if norm_type == -math.inf:
@@ -457,16 +461,16 @@ class _MaxUnpool:
         else:
             out = list(output_size[2:] if len(output_size) == nd + 2 else output_size)
             if len(out) != nd:
-                raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has "
-                                 f"a length of '{len(output_size)}'")
+                raise ValueError(f"max_unpool{nd}d: output_size should be a sequence containing {nd} or {nd + 2} "
+                                 f"elements, but it has a length of '{len(output_size)}'")
             for d in range(nd):
                 low, high = default[d] - stride[d], default[d] + stride[d]
                 if not low < out[d] < high:
-                    raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be between {low} '
-                                     f'and {high})')
+                    raise ValueError(f'max_unpool{nd}d: invalid output_size "{tuple(output_size)}" (dim {d} must be '
+                                     f'between {low} and {high})')
         for d, o in enumerate(out):
             if o < 0:
-                raise ValueError(f"max_unpooling: output_size must contain non-negative spatial dimensions, but got "
+                raise ValueError(f"max_unpool{nd}d: output_size must contain non-negative spatial dimensions, but got "
                                  f"output_size[{d}]={o}")
         return tuple(out)
 
@@ -574,10 +578,12 @@ def channel_shuffle(x, groups):
     if len(shape) <= 2:
         raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(shape)}")
     if groups <= 0:
-        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+        raise RuntimeError(f"channel_shuffle: Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
     n, c, *rest = shape
     if c % groups:
-        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+        raise RuntimeError(f"channel_shuffle: Number of channels must be divisible by groups. Got {c} channels and "
+                           f"{groups} groups.")
     y = F.transpose(F.reshape(x, (n, groups, c // groups, *rest)), 1, 2)
     return F.reshape(y, shape)
 
@@ -619,22 +625,23 @@ def _interpolate_sizes(shape, size, scale_factor, recompute_scale_factor, mode):
     recomputed), with its errors."""
     dim = len(shape) - 2
     if size is not None and scale_factor is not None:
-        raise ValueError("only one of size or scale_factor should be defined")
+        raise ValueError("interpolate: only one of size or scale_factor should be defined")
     given = size if size is not None else scale_factor
     if given is None:
-        raise ValueError("either size or scale_factor should be defined")
+        raise ValueError("interpolate: either size or scale_factor should be defined")
     if not 1 <= dim <= 3:
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {len(shape)}D) "
-                                  f"for the modes: {_MODES} (got {mode})")
+        raise NotImplementedError(f"interpolate: Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                                  f"{len(shape)}D) for the modes: {_MODES} (got {mode})")
     if len(given) == 1:
         given = given * dim
     if len(given) != dim:
         what = "output size" if size is not None else "scale factor"
-        raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
-                         f"spatial dimensions of {list(shape[2:])} and {what} of {list(given)}. Please provide "
-                         f"input tensor in (N, C, d1, d2, ...,dK) format and {what} in (o1, o2, ...,oK) format.")
+        raise ValueError(f"interpolate: Input and output must have the same number of spatial dimensions, but got "
+                         f"input with spatial dimensions of {list(shape[2:])} and {what} of {list(given)}. Please "
+                         f"provide input tensor in (N, C, d1, d2, ...,dK) format and {what} in (o1, o2, ...,oK) "
+                         f"format.")
     if recompute_scale_factor and size is not None:
-        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        raise ValueError("interpolate: recompute_scale_factor is not meaningful with an explicit size.")
     if size is not None:
         return given, ()
     out = tuple(math.floor(float(i) * s) for i, s in zip(shape[2:], given))
@@ -663,11 +670,11 @@ class InterpolateFunctor:
 
     def _check_mode(self, mode, align_corners, antialias, ndim):
         if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
-            raise ValueError("align_corners option can only be set with the interpolating modes: "
+            raise ValueError("interpolate: align_corners option can only be set with the interpolating modes: "
                              "linear | bilinear | bicubic | trilinear")
         if antialias and not (mode in _ANTIALIAS_MODES and ndim == 4):
-            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires "
-                             "a 4-D tensor as input")
+            raise ValueError("interpolate: Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
+                             "requires a 4-D tensor as input")
         if mode == "lanczos" and ndim == 4 and align_corners:
             raise ValueError("Lanczos mode does not support align_corners=True")
         if mode == "lanczos" and ndim == 4 and not antialias:
@@ -698,10 +705,11 @@ class InterpolateFunctor:
         nd = _LINEAR_MODES.get(mode)
         if nd is not None:
             if nd != dim:
-                raise NotImplementedError(f"Got {len(shape)}D input, but {mode} mode needs {nd + 2}D input")
+                raise NotImplementedError(f"interpolate: Got {len(shape)}D input, but {mode} mode needs {nd + 2}D "
+                                          f"input")
             return dispatch(self.linear, (x,), self._attrs_of("linear", names, (out, scales, align_corners)))[0]
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {len(shape)}D) for "
-                                  f"the modes: {_MODES} (got {mode})")
+        raise NotImplementedError(f"interpolate: Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                                  f"{len(shape)}D) for the modes: {_MODES} (got {mode})")
 
 
 # ---- grid_sample / affine_grid -------------------------------------------------------------------
@@ -887,13 +895,13 @@ def affine_grid(theta, size, align_corners=None):
         align_corners = False
     meta = theta._meta
     if not meta.dtype.is_floating_point:
-        raise ValueError(f"Expected theta to have floating point type, but got {meta.dtype}")
+        raise ValueError(f"affine_grid: Expected theta to have floating point type, but got {meta.dtype}")
     if len(size) not in (4, 5):
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
                                   f"respectively. Got size {tuple(size)}.")
     nd = len(size) - 2
     if len(meta.shape) != 3 or tuple(meta.shape[-2:]) != (nd, nd + 1):
-        raise ValueError(f"Expected a batch of {nd}D affine matrices of shape Nx{nd}x{nd + 1} for size "
+        raise ValueError(f"affine_grid: Expected a batch of {nd}D affine matrices of shape Nx{nd}x{nd + 1} for size "
                          f"{tuple(size)}. Got {list(meta.shape)}.")
     spatial = tuple(size[2:])
     if align_corners and min(spatial) == 1:

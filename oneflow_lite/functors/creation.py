@@ -50,28 +50,33 @@ class _ConstantFunctor:
         return dispatch(self.op, (), cached_attrs(self._attrs, _CONSTANT_ATTRS, values))[0]
 
 
-def _requires_grad(t, requires_grad):
-    """``t`` made a leaf that requires grad when asked (the ``requires_grad=`` of creation functions)."""
-    return t.requires_grad_() if requires_grad else t
+def _requires_grad(t, requires_grad, name):
+    """``t`` made a leaf that requires grad when asked (the ``requires_grad=`` of creation function ``name``)."""
+    if not requires_grad:
+        return t
+    if not t._meta.dtype.is_floating_point:
+        raise RuntimeError(f"{name}(): only Tensors of floating point dtype can require gradients, got "
+                           f"{t._meta.dtype.name} (argument 'requires_grad')")
+    return t.requires_grad_()
 
 
 @functor("Zeros")
 class ZerosFunctor(_ConstantFunctor):
     def __call__(self, size, dtype, device, requires_grad=False):
-        return _requires_grad(self._fill(size, 0, dtype or _get_default_dtype(), device), requires_grad)
+        return _requires_grad(self._fill(size, 0, dtype or _get_default_dtype(), device), requires_grad, "zeros")
 
 
 @functor("Ones")
 class OnesFunctor(_ConstantFunctor):
     def __call__(self, size, dtype, device, requires_grad=False):
-        return _requires_grad(self._fill(size, 1, dtype or _get_default_dtype(), device), requires_grad)
+        return _requires_grad(self._fill(size, 1, dtype or _get_default_dtype(), device), requires_grad, "ones")
 
 
 @functor("Full")
 class FullFunctor(_ConstantFunctor):
     def __call__(self, size, fill_value, dtype, device, requires_grad=False):
         return _requires_grad(self._fill(size, fill_value, dtype or dt.scalar_dtype(fill_value), device),
-                              requires_grad)
+                              requires_grad, "full")
 
 
 _ARANGE_ATTRS = ("dtype", "device", "is_floating_range", "float_start", "float_limit", "float_delta",
@@ -87,14 +92,19 @@ class ArangeFunctor:
         self._attrs = {}
 
     def __call__(self, start, end, step, dtype, device, requires_grad=False):
-        if isinstance(start, float) or isinstance(end, float) or isinstance(step, float):
+        floating = isinstance(start, float) or isinstance(end, float) or isinstance(step, float)
+        if floating and dtype is not None and not dtype.is_floating_point and dtype is not dt.bool_ \
+                and all(math.isfinite(v) for v in (start, end, step)):
+            # an integer dtype: PyTorch truncates the bounds and the step first (a step of 0.3 is 0: an error)
+            start, end, step, floating = int(start), int(end), int(step), False
+        if floating:
             values = (dtype or _get_default_dtype(), device or default_device(), True,
                       float(start), float(end), float(step), 0, 0, 1)
         else:
             values = (dtype or dt.int64, device or default_device(), False, 0.0, 0.0, 1.0,
                       int(start), int(end), int(step))
         return _requires_grad(dispatch(self.op, (), cached_attrs(self._attrs, _ARANGE_ATTRS, values))[0],
-                              requires_grad)
+                              requires_grad, "arange")
 
 
 @composite("ArangeEnd")
@@ -117,12 +127,12 @@ class _RandomFunctor:
         device = device or default_device()
         attrs = cached_attrs(self._attrs, ("shape", "dtype", "device"), (size, dtype or _get_default_dtype(), device))
         if generator is None:
-            return _requires_grad(dispatch(self.op, (), attrs)[0], requires_grad)
+            return _requires_grad(dispatch(self.op, (), attrs)[0], requires_grad, self.name)
         if generator.device is not device and device.device_type.has_storage:
             raise RuntimeError(f"{self.name}: Expected a '{device.type}' device type for generator "
                                f"but found '{generator.device.type}'")
         with using_generator(generator):
-            return _requires_grad(dispatch(self.op, (), attrs)[0], requires_grad)
+            return _requires_grad(dispatch(self.op, (), attrs)[0], requires_grad, self.name)
 
 
 @functor("Rand")
@@ -259,10 +269,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     if not isinstance(requires_grad, bool):
         raise TypeError(f"tensor(): argument 'requires_grad' must be bool, not {type(requires_grad).__name__}")
     if isinstance(data, Tensor):
-        return _requires_grad(convert(data.detach(), device, dtype, copy=True), requires_grad)
+        return _requires_grad(convert(data.detach(), device, dtype, copy=True), requires_grad, "tensor")
     array, inferred = _as_array(data)
     result = Tensor._make(array, make_meta(array.shape, dt.from_numpy_dtype(array.dtype), _CPU))
-    return _requires_grad(convert(result, device or default_device(), dtype or inferred), requires_grad)
+    return _requires_grad(convert(result, device or default_device(), dtype or inferred), requires_grad, "tensor")
 
 
 # ---- *_like, empty, eye, linspace / logspace -----------------------------------------------------
@@ -292,7 +302,7 @@ class EmptyFunctor(_ConstantFunctor):
     """``empty(*size)``: uninitialised in PyTorch; here filled with zeros (a tensor always holds defined values)."""
 
     def __call__(self, size, dtype, device, requires_grad=False):
-        return _requires_grad(self._fill(size, 0, dtype or _get_default_dtype(), device), requires_grad)
+        return _requires_grad(self._fill(size, 0, dtype or _get_default_dtype(), device), requires_grad, "empty")
 
 
 @composite("EmptyLike")
@@ -312,12 +322,11 @@ class EyeFunctor:
     def __call__(self, n, m, dtype, device, requires_grad=False):
         values = (n, n if m is None else m, dtype or _get_default_dtype(), device or default_device())
         return _requires_grad(dispatch(self.op, (), cached_attrs(self._attrs, ("rows", "cols", "dtype", "device"),
-                                                                 values))[0], requires_grad)
+                                                                 values))[0], requires_grad, "eye")
 
 
 def _float_scalar(name, arg, value) -> float:
-    if type(value) is bool:
-        raise TypeError(f"{name}(): argument '{arg}' must be a number, not bool")
+    """``value`` (a bool counts as 0 / 1, as in PyTorch) as a float."""
     return float(value)
 
 
@@ -338,7 +347,8 @@ class LinspaceFunctor:
 
     def __call__(self, start, end, steps, dtype, device, requires_grad=False):
         values = self._values(start, end, steps, dtype, device)
-        return _requires_grad(dispatch(self.op, (), cached_attrs(self._attrs, self.names, values))[0], requires_grad)
+        out = dispatch(self.op, (), cached_attrs(self._attrs, self.names, values))[0]
+        return _requires_grad(out, requires_grad, "linspace")
 
 
 @functor("Logspace")
@@ -350,7 +360,8 @@ class LogspaceFunctor(LinspaceFunctor):
 
     def __call__(self, start, end, steps, base, dtype, device, requires_grad=False):
         values = (*self._values(start, end, steps, dtype, device), base)
-        return _requires_grad(dispatch(self.op, (), cached_attrs(self._attrs, self.names, values))[0], requires_grad)
+        out = dispatch(self.op, (), cached_attrs(self._attrs, self.names, values))[0]
+        return _requires_grad(out, requires_grad, "logspace")
 
 
 # ---- random ---------------------------------------------------------------------------------------
@@ -377,7 +388,7 @@ class RandintLowFunctor:
         device = device or default_device()
         attrs = cached_attrs(self._attrs, ("low", "high", "shape", "dtype", "device"),
                              (low, high, size, dtype or dt.int64, device))
-        return _requires_grad(_random(self.op, (), attrs, generator, device, "randint"), requires_grad)
+        return _requires_grad(_random(self.op, (), attrs, generator, device, "randint"), requires_grad, "randint")
 
 
 @composite("Randint")
@@ -397,7 +408,7 @@ class RandpermFunctor:
     def __call__(self, n, generator, dtype, device, requires_grad=False):
         device = device or default_device()
         attrs = cached_attrs(self._attrs, ("n", "dtype", "device"), (n, dtype or dt.int64, device))
-        return _requires_grad(_random(self.op, (), attrs, generator, device, "randperm"), requires_grad)
+        return _requires_grad(_random(self.op, (), attrs, generator, device, "randperm"), requires_grad, "randperm")
 
 
 # Note [normal with tensor parameters]
@@ -446,7 +457,7 @@ class NormalFunctor:
         device = device or default_device()
         attrs = cached_attrs(self._attrs, ("shape", "dtype", "device", "mean", "std"),
                              (size, dtype or _get_default_dtype(), device, mean, std))
-        return _requires_grad(_random(self.op, (), attrs, generator, device, "normal"), requires_grad)
+        return _requires_grad(_random(self.op, (), attrs, generator, device, "normal"), requires_grad, "normal")
 
 
 @composite("RandLike")
@@ -797,7 +808,7 @@ class WindowFunctor:
         values = (self.kind, window_length, periodic, float(alpha), float(beta), dtype or _get_default_dtype(),
                   device or default_device())
         out = dispatch(self.op, (), cached_attrs(self._attrs, _WINDOW_ATTRS, values))[0]
-        return _requires_grad(out, requires_grad)
+        return _requires_grad(out, requires_grad, f"{self.kind}_window")
 
 
 for _kind in _WINDOW_PARAMS:
@@ -847,6 +858,8 @@ def range_(start, end, step, dtype, device, requires_grad=False):
               "in [start, end).")
     if step == 0:
         raise RuntimeError("range: step must be nonzero")
+    if not math.isfinite(step):
+        raise RuntimeError(f"range: step must be finite, got {step}")
     if not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"range: unsupported range: {start} -> {end}")
     if (step > 0 and end < start) or (step < 0 and end > start):
@@ -854,7 +867,7 @@ def range_(start, end, step, dtype, device, requires_grad=False):
     count = math.floor((end - start) / step) + 1
     offsets = F.arange(0, count, dtype=dt.float64, device=device)
     values = F.add(F.mul(offsets, float(step)), float(start))
-    return _requires_grad(F.cast(values, dtype or _get_default_dtype()), requires_grad)
+    return _requires_grad(F.cast(values, dtype or _get_default_dtype()), requires_grad, "range")
 
 
 # ---- frombuffer, asarray, rng state ------------------------------------------------------------------------
@@ -877,7 +890,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) -> Ten
         warn_once("The given buffer is not writable, and oneflow_lite does not support non-writable tensors: "
                   "writing to the tensor (in place) will fail.")
         array = np.frombuffer(buffer, dtype=dtype.np_dtype, count=count, offset=offset)
-    return _requires_grad(Tensor._make(array, make_meta(array.shape, dtype, _CPU)), requires_grad)
+    return _requires_grad(Tensor._make(array, make_meta(array.shape, dtype, _CPU)), requires_grad, "frombuffer")
 
 
 def _aliases(obj, result) -> bool:
@@ -901,7 +914,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> 
     result = as_tensor(obj, dtype=dtype, device=device)
     if copy is False and not _aliases(obj, result):
         raise ValueError("asarray(): can't alias the given object with the requested dtype / device (copy=False)")
-    return _requires_grad(result, requires_grad)
+    return _requires_grad(result, requires_grad, "asarray")
 
 
 def get_rng_state() -> Tensor:

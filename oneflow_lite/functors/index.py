@@ -294,13 +294,13 @@ class IndexPutFunctor:
     def __call__(self, x, indices, values, accumulate=False, inplace=False):
         xd, vd = x._meta.dtype, values._meta.dtype
         if vd is not xd:
-            raise RuntimeError(f"Index put requires the source and destination dtypes match, got {TORCH_NAMES[xd]} "
-                               f"for the destination and {TORCH_NAMES[vd]} for the source.")
+            raise RuntimeError(f"index_put: Index put requires the source and destination dtypes match, got "
+                               f"{TORCH_NAMES[xd]} for the destination and {TORCH_NAMES[vd]} for the source.")
         device = x._meta.device
         tensors, dims = [], []
         dim = 0
         for t in indices:
-            t = _index_tensor(t, device)
+            t = _index_tensor(t, device, "index_put")
             if t._meta.dtype is _bool and not t._meta.ndim:
                 raise IndexError("index_put: a 0-d bool index is not supported; use a 1-d mask")
             dims.append(dim)

@@ -66,8 +66,8 @@ def _as_tuple(index) -> tuple:
     return (index,)
 
 
-def _index_tensor(item, device) -> Tensor:
-    """A Tensor / list / NumPy array index as an int32, int64 or bool tensor on ``device``."""
+def _index_tensor(item, device, op="index") -> Tensor:
+    """A Tensor / list / NumPy array index of ``op`` as an int32, int64 or bool tensor on ``device``."""
     if isinstance(item, Tensor):
         t = item
     else:
@@ -75,14 +75,14 @@ def _index_tensor(item, device) -> Tensor:
         try:
             t = tensor(item, dtype=dt.int64) if empty else tensor(item)
         except (TypeError, ValueError) as e:
-            raise IndexError(f"cannot use {type(item).__name__} {item!r} as an index: {e}") from None
+            raise IndexError(f"{op}: cannot use {type(item).__name__} {item!r} as an index: {e}") from None
     d = t._meta.dtype
     if d is dt.uint8:
         warnings.warn("indexing with dtype uint8 is now deprecated, please use a dtype bool instead.",
                       UserWarning, stacklevel=4)
         t = cast(t, dt.bool_)
     elif d not in _INDEX_DTYPES:
-        raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {d.name}")
+        raise IndexError(f"{op}: tensors used as indices must be long, int, byte or bool tensors, got {d.name}")
     if t._meta.device is not device:
         t = convert(t, device)
     return t
@@ -173,11 +173,11 @@ def _slice_of(item, size, dim):
     an int selects ``i:i+1`` and drops the dim."""
     if isinstance(item, slice):
         if item.step is not None and operator.index(item.step) <= 0:
-            raise ValueError("step must be greater than zero")
+            raise ValueError("index: step must be greater than zero")
         return (*item.indices(size), True)
     i = operator.index(item)
     if not -size <= i < size:
-        raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+        raise IndexError(f"index: index {i} is out of bounds for dimension {dim} with size {size}")
     start = i + size if i < 0 else i
     return start, start + 1, 1, False
 

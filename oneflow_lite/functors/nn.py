@@ -181,9 +181,9 @@ class _ClassOp:
         return dispatch(self.op_w, (x, target, weight), attrs)[0]
 
 
-def _check_input_dims(x):
+def _check_input_dims(name, x):
     if x._meta.ndim == 0:
-        raise ValueError("Expected 1 or more dimensions (got 0)")
+        raise ValueError(f"{name}: Expected 1 or more dimensions (got 0)")
 
 
 @functor("NLLLoss")
@@ -197,7 +197,7 @@ class NLLLossFunctor:
     def __call__(self, x, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean"):
         reduction = _reduction("nll_loss", reduction, size_average, reduce)
-        _check_input_dims(x)
+        _check_input_dims("nll_loss", x)
         return self.nll(x, target, weight, ignore_index, reduction)
 
 
@@ -215,7 +215,7 @@ class CrossEntropyFunctor:
     def __call__(self, x, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean", label_smoothing=0.0):
         reduction = _reduction("cross_entropy", reduction, size_average, reduce)
-        _check_input_dims(x)
+        _check_input_dims("cross_entropy", x)
         if not 0.0 <= label_smoothing <= 1.0:
             raise RuntimeError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
         m = x._meta
@@ -356,9 +356,9 @@ class KLDivFunctor(_ElementwiseLoss):
         return total if x._meta.ndim == 0 else _fn.ScalarDiv(total, x._meta.shape[0], False)
 
 
-def _check_same_size(x, t, message):
+def _check_same_size(name, x, t, message):
     if x._meta.shape != t._meta.shape:
-        raise ValueError(message.format(t._meta.shape, x._meta.shape))
+        raise ValueError(f"{name}: " + message.format(t._meta.shape, x._meta.shape))
 
 
 def _apply_weight(name, loss, weight):
@@ -381,8 +381,8 @@ class BinaryCrossEntropyFunctor(_ElementwiseLoss):
 
     def __call__(self, x, t, weight=None, size_average=None, reduce=None, reduction="mean"):
         reduction = _reduction(self.name, reduction, size_average, reduce)
-        _check_same_size(x, t, "Using a target size ({}) that is different to the input size ({}) is deprecated. "
-                               "Please ensure they have the same size.")
+        _check_same_size(self.name, x, t, "Using a target size ({}) that is different to the input size ({}) is "
+                                          "deprecated. Please ensure they have the same size.")
         return _reduce(_apply_weight(self.name, self._loss(x, t), weight), reduction)
 
 
@@ -399,7 +399,7 @@ class BinaryCrossEntropyWithLogitsFunctor:
 
     def __call__(self, x, t, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
         reduction = _reduction(self.name, reduction, size_average, reduce)
-        _check_same_size(x, t, "Target size ({}) must be the same as input size ({})")
+        _check_same_size(self.name, x, t, "Target size ({}) must be the same as input size ({})")
         d = tensors_dtype(x, t)
         if pos_weight is None:
             loss = dispatch(self.op, (cast(x, d), cast(t, d)))[0]
@@ -429,7 +429,7 @@ class DropoutFunctor:
 
     def __call__(self, x, p=0.5, training=True, inplace=False, generator=None):
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+            raise ValueError(f"dropout: dropout probability has to be between 0 and 1, but got {p}")
         if not training or p == 0.0 or x._meta.numel == 0:
             return x
         rate = cached_attrs(self._mask_attrs, ("rate",), (p,))
@@ -746,6 +746,9 @@ def normalize(x, p=2.0, dim=1, eps=1e-12, out=None):
     result = F.div(x, denom)
     if out is None:
         return result
+    if tuple(out.shape) != tuple(result.shape):
+        raise RuntimeError(f"normalize: out has shape {list(out.shape)}, but the result has shape "
+                           f"{list(result.shape)}")
     out.copy_(result)
     return out
 
@@ -780,6 +783,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """``cosine_similarity(x1, x2, dim=1, eps=1e-8)``: ``sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps))``
     along ``dim`` of the broadcast inputs (each divided by its norm first, as PyTorch)."""
     d = tensors_dtype(x1, x2)
+    if not eps >= 0:
+        raise RuntimeError(f"cosine_similarity: eps must be non-negative, got: {eps}")
     if not d.is_floating_point:
         raise RuntimeError(f"cosine_similarity: expected common dtype to be floating point, yet common dtype is "
                            f"{TORCH_NAMES[d]}")
@@ -820,9 +825,9 @@ def pdist(x, p=2.0):
 _SELU_ALPHA_PRIME = 1.7580993408473766  # alpha * scale of selu: the value alpha dropout drops to (negated)
 
 
-def _check_p(p):
+def _check_p(name, p):
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        raise ValueError(f"{name}: dropout probability has to be between 0 and 1, but got {p}")
 
 
 def _dropout_noise(name, x, p, feature, batched=True):
@@ -845,7 +850,7 @@ def _dropout_noise(name, x, p, feature, batched=True):
 def _dropout_impl(name, x, p, train, inplace, feature=False, alpha=False, batched=True):
     """ATen's ``_dropout_impl``: dropout (``x * mask / (1 - p)``) or alpha dropout (``a * (x * mask +
     alpha' * (mask - 1)) + b``, keeping zero mean and unit variance), per element or per channel."""
-    _check_p(p)
+    _check_p(name, p)
     if p == 0.0 or not train or x._meta.numel == 0:
         return x
     if p == 1.0:
@@ -890,7 +895,7 @@ def _warn_channel_dims(name, ndim, spatial):
 @composite("Dropout1d")
 def dropout1d(x, p=0.5, training=True, inplace=False):
     """``dropout1d(input, p=0.5, training=True, inplace=False)``: zero whole channels of (N, C, L) or (C, L)."""
-    _check_p(p)
+    _check_p("dropout1d", p)
     ndim = x._meta.ndim
     if ndim not in (2, 3):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {ndim}D input. Note that dropout1d "
@@ -903,7 +908,7 @@ def dropout1d(x, p=0.5, training=True, inplace=False):
 def dropout2d(x, p=0.5, training=True, inplace=False):
     """``dropout2d(input, p=0.5, training=True, inplace=False)``: zero whole channels (dim 1) of (N, C, H, W); as
     in PyTorch, a 3-D input is read as (N, C, L), with a warning."""
-    _check_p(p)
+    _check_p("dropout2d", p)
     ndim = x._meta.ndim
     if ndim not in (3, 4):
         _warn_channel_dims("dropout2d", ndim, 2)
@@ -920,7 +925,7 @@ def dropout2d(x, p=0.5, training=True, inplace=False):
 def dropout3d(x, p=0.5, training=True, inplace=False):
     """``dropout3d(input, p=0.5, training=True, inplace=False)``: zero whole channels of (N, C, D, H, W) or
     (C, D, H, W)."""
-    _check_p(p)
+    _check_p("dropout3d", p)
     ndim = x._meta.ndim
     if ndim not in (4, 5):
         _warn_channel_dims("dropout3d", ndim, 3)
@@ -936,10 +941,14 @@ def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None
     (``use_input_stats``) the running statistics become the batch mean of the per-sample updates."""
     shape = x._meta.shape
     if use_input_stats and math.prod(shape[2:]) == 1:
-        raise ValueError(f"Expected more than 1 spatial element when training, got input size {_dims(shape)}")
+        raise ValueError(f"instance_norm: Expected more than 1 spatial element when training, got input size "
+                         f"{_dims(shape)}")
     if not use_input_stats and (running_mean is None or running_var is None):
         raise RuntimeError("instance_norm: Expected running_mean and running_var to be defined when use_input_stats "
                            "is false")
+    if len(shape) < 2:
+        raise RuntimeError(f"instance_norm: Expected an input of at least 2 dimensions (N, C, ...), got input size "
+                           f"{_dims(shape)}")
     n, c = shape[0], shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
@@ -998,7 +1007,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
         raise OpKernelNotFoundError(f"rms_norm: not implemented for '{TORCH_NAMES[d]}'; expected a floating point "
                                     f"input")
     if eps is None:
-        eps = float(np.finfo(d.np_dtype).eps)
+        eps = dt.finfo(d).eps
     xc = cast(x, dt.float32) if d is dt.float16 else x
     dims = tuple(range(len(shape) - k, len(shape)))
     y = F.mul(xc, F.rsqrt(F.add(F.mean(F.mul(xc, xc), dims, True), eps)))
@@ -1083,6 +1092,8 @@ def multilabel_soft_margin_loss(x, target, weight=None, size_average=None, reduc
     if weight is not None:
         loss = F.mul(loss, weight)
     class_dim = x._meta.ndim - 1
+    if class_dim < 0:
+        raise IndexError("multilabel_soft_margin_loss: Dimension specified as -1 but the input has no dimensions")
     loss = F.div(F.sum(loss, class_dim), x._meta.shape[class_dim])
     if reduction == "none":
         return loss
@@ -1110,9 +1121,9 @@ def multi_margin_loss(x, target, p=1, margin=1.0, weight=None, size_average=None
     """``sum_{i != y} max(0, margin - x[y] + x[i]) ** p * weight[y] / C`` per sample (``p`` 1 or 2)."""
     reduction = _reduction("multi_margin_loss", reduction, size_average, reduce)
     if p not in (1, 2):
-        raise ValueError("only p == 1 and p == 2 supported")
+        raise ValueError(f"multi_margin_loss: only p == 1 and p == 2 supported, got p={p}")
     if weight is not None and weight._meta.ndim != 1:
-        raise ValueError("weight must be one-dimensional")
+        raise ValueError(f"multi_margin_loss: weight must be one-dimensional, got {weight._meta.ndim} dimensions")
     _floating_kernel("multi_margin_loss", x)
     x2, nframe, dim = _margin_frames("multi_margin_loss", x, target)
     if target._meta.ndim > 1 or target._meta.numel != nframe:
@@ -1126,7 +1137,8 @@ def multi_margin_loss(x, target, p=1, margin=1.0, weight=None, size_average=None
     if not _values_in_range(target, 0, dim):
         raise RuntimeError("multi_margin_loss: target out of range")
     t = F.reshape(target, (nframe, 1))
-    h = F.relu(F.add(F.sub(x2, F.gather(x2, 1, t)), margin))
+    z = F.add(F.sub(x2, F.gather(x2, 1, t)), margin)
+    h = F.where(F.gt(z, 0), z, 0.0)  # max(0, z) with NaN counting as not positive, as PyTorch's kernel
     if p == 2:
         h = F.mul(h, h)
     if weight is not None:

@@ -22,6 +22,7 @@ from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.op_builder import OpBuilder
+from oneflow_lite.framework.strides import viewable
 from oneflow_lite.framework.tensor import Tensor, _wrap_dim
 from oneflow_lite.functors.promotion import cast
 from oneflow_lite.functors.registry import composite, functor, get_functor
@@ -215,10 +216,12 @@ class FlattenFunctor:
 def unflatten(x, dim, sizes):
     """``unflatten(input, dim, sizes)``: dim ``dim`` becomes ``sizes`` (one may be -1); a view when possible."""
     shape = x._meta.shape
+    if not shape:
+        raise IndexError(f"unflatten: Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap(dim, len(shape), "unflatten")
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
-    size = shape[d] if shape else 1
+    size = shape[d]
     if sizes.count(-1) > 1:
         raise RuntimeError("unflatten: only one dimension can be inferred")
     known = prod(s for s in sizes if s != -1)
@@ -333,6 +336,13 @@ class CatFunctor:
             if not t._meta.ndim:
                 raise RuntimeError(f"cat(): zero-dimensional tensor (at position {i}) cannot be concatenated")
         axis = _wrap(dim, kept[0]._meta.ndim, "cat")
+        if len(kept) < len(tensors) and kept[0]._meta.shape != (0,) and not any(t.requires_grad for t in kept) \
+                and any(t.requires_grad for t in tensors):
+            # the result requires grad when a skipped empty tensor does (as an empty slice, so a backward reaches it)
+            like = list(kept[0]._meta.shape)
+            like[axis] = 0
+            kept = [F.reshape(t, tuple(like)) if t._meta.shape == (0,) else t for t in tensors
+                    if t._meta.shape != (0,) or t.requires_grad]
         return self.raw([cast(t, d) for t in kept], axis)
 
 
@@ -466,10 +476,12 @@ class FlipFunctor:
 
     def __call__(self, x, dims):
         ndim = x._meta.ndim
-        # a 0-d tensor has nothing to flip (its dim -1 / 0 is checked all the same)
-        attrs = cached(self._attrs, (ndim, dims),
-                        lambda: AttrMap({"dims": _wrap_dims(dims, ndim, "flip") if ndim else ()}))
-        return dispatch(self.op, (x,), attrs)[0]
+        return dispatch(self.op, (x,), cached(self._attrs, (ndim, dims), lambda: _flip_attrs(dims, ndim)))[0]
+
+
+def _flip_attrs(dims, ndim):
+    wrapped = _wrap_dims(dims, ndim, "flip")  # a 0-d tensor's dims -1 / 0 and repeats are checked all the same
+    return AttrMap({"dims": wrapped if ndim else ()})
 
 
 @functor("Roll")
@@ -589,3 +601,22 @@ def _is_contiguous(self) -> bool:
 
 Tensor.T = property(_reversed_dims)
 Tensor.is_contiguous = _is_contiguous
+
+
+# ---- view ------------------------------------------------------------------------------------------
+_VIEW_ERROR = ("view: view size is not compatible with input tensor's size and stride (at least one dimension "
+               "spans across two contiguous subspaces). Use .reshape(...) instead.")
+
+
+@functor("View")
+class ViewFunctor:
+    """``view(input, shape)``: ``reshape`` that never copies (Note [View never copies] in framework/strides.py)."""
+
+    def __init__(self):
+        self.reshape = get_functor("Reshape")
+
+    def __call__(self, x, shape):
+        a = x._array
+        if type(a) is np.ndarray and not a.flags.c_contiguous and not viewable(a, shape):
+            raise RuntimeError(_VIEW_ERROR)
+        return self.reshape(x, shape)

@@ -302,7 +302,10 @@ class Signature:
             if v is None and (spec.default is None or spec.nullable):
                 values.append(None)
                 continue
-            converted = spec.convert(v)
+            try:
+                converted = spec.convert(v)
+            except (RuntimeError, ValueError) as e:  # a value of the right type that is not valid: 'cuda:7'
+                raise type(e)(f"{fname}(): argument '{spec.name}': {e}") from None
             if converted is BAD:
                 raise SignatureMismatch("{}(): argument '{}' ({}) must be {}, not {}", fname, spec.name,
                                         f"position {i + 1}" if i < n_args else "keyword",

@@ -15,10 +15,14 @@ fast path (Note [Eager fast path]).
 
 from __future__ import annotations
 
+import os
+import warnings
+
 import numpy as np
 
 from oneflow_lite.dispatch.dispatch_key import BACKEND_KEYS
 from oneflow_lite.dispatch.dispatcher import DISPATCHER
+from oneflow_lite.framework.errors import KernelContractError
 from oneflow_lite.framework.op_expr import UserOpExpr
 from oneflow_lite.framework.tensor import Tensor, VersionCounter, link_view
 
@@ -70,7 +74,7 @@ def _check_inplace_outputs(op_expr, outputs, out_metas):
 
 
 def _kernel_output_error(op_expr, name, result, meta):
-    return RuntimeError(f"{op_expr.op_type_name}: kernel produced output '{name}' with shape "
+    return KernelContractError(f"{op_expr.op_type_name}: kernel produced output '{name}' with shape "
                         f"{getattr(result, 'shape', '?')} and dtype {getattr(result, 'dtype', type(result))}, "
                         f"but inference says shape {tuple(meta.shape)} and dtype {meta.dtype.name}")
 
@@ -116,15 +120,20 @@ def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
     if res is not None:
         if outputs is None:
             plain = res.plain
-            if n == 1:
-                a0, a1 = t0._array, None
-                result = plain(a0) if plain is not None else res.kernel(res, a0)
-            elif n == 2:
-                a0, a1 = t0._array, t1._array
-                result = plain(a0, a1) if plain is not None else res.kernel(res, a0, a1)
-            else:
-                a0 = a1 = None
-                result = res.kernel(res, *[t._array for t in inputs])
+            try:
+                if n == 1:
+                    a0, a1 = t0._array, None
+                    result = plain(a0) if plain is not None else res.kernel(res, a0)
+                elif n == 2:
+                    a0, a1 = t0._array, t1._array
+                    result = plain(a0, a1) if plain is not None else res.kernel(res, a0, a1)
+                else:
+                    a0 = a1 = None
+                    result = res.kernel(res, *[t._array for t in inputs])
+            except RuntimeWarning:  # Note [NumPy warnings in kernels]
+                arrays = [t._array for t in inputs]
+                a0, a1 = (arrays + [None, None])[:2] if n <= 2 else (None, None)
+                result = _quietly(res.kernel, res, arrays)
             m = res.out_meta
             if type(result) is not _ndarray or result.dtype is not m.np_dtype:
                 result = _as_output_array(op_expr, 0, result, m)
@@ -143,10 +152,76 @@ def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
             o = outputs[0]
             a = o._array
             if o._meta is res.out_meta and a.flags.writeable:
-                write(res, a, *[t._array for t in inputs])
+                try:
+                    write(res, a, *[t._array for t in inputs])
+                except RuntimeWarning:  # the values are written (Note [NumPy warnings in kernels])
+                    pass
                 _bump_versions(outputs)
                 return (o,)
     return _eager_general(op_expr, inputs, attrs, outputs)
+
+
+# Note [NumPy warnings in kernels]
+# NumPy warns when a float computation meets an invalid value, an overflow or a division by zero
+# (``inf * 0``, ``exp(1000)``); PyTorch computes the IEEE result silently, and so do we. Kernels that
+# expect such values run their steps under ``np.errstate(all="ignore")``; the hot elementwise
+# kernels do not (entering errstate costs about 2 us, more than a whole ``flow.add``). Their warnings
+# are filtered out (the filter below, on the kernel modules) and, when the user has turned warnings
+# into errors (``-W error``, pytest's ``filterwarnings = error``), caught here: a kernel that raised
+# one is run again quietly (kernels are pure functions of their input arrays). A kernel that writes in
+# place runs one ufunc with ``out=`` or silences its steps (Note [Kernels that write in place] in
+# kernels/cpu/math.py), and NumPy raises only after the ufunc has written every element: the
+# warning is dropped, the values stand.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"oneflow_lite\.(kernels|interpreters)\.")
+
+
+# Note [Allocation limit]
+# A request for more memory than the machine has (``zeros(10**6, 10**6)``, an ``arange`` of 2**40 steps)
+# must fail at once with a MemoryError naming the op, the shape and the bytes, not deep in NumPy
+# (whose MemoryError names no op, and whose ValueError for sizes past int64 is not even a MemoryError),
+# and not after minutes of swapping. The eager interpreter checks every output's size against the
+# limit before the kernel runs: on a call's first run for its metas and attrs, when its kernel is
+# chosen, so calls on the fast path pay nothing. The limit is the machine's physical memory unless
+# set (``set_allocation_limit``, which makes every op choose its kernel, and so check, again); meta
+# tensors allocate nothing and are not checked.
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 2 ** 63 - 1
+
+
+_allocation_limit = [_physical_memory()]
+
+
+def set_allocation_limit(nbytes: int | None) -> int:
+    """Refuse outputs larger than ``nbytes`` bytes (None: the machine's physical memory); returns the
+    previous limit. See Note [Allocation limit]."""
+    if nbytes is not None and (isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0):
+        raise TypeError(f"set_allocation_limit(): expected a non-negative int or None, got {nbytes!r}")
+    previous = _allocation_limit[0]
+    _allocation_limit[0] = _physical_memory() if nbytes is None else nbytes
+    DISPATCHER.all_kernels_changed()
+    return previous
+
+
+def get_allocation_limit() -> int:
+    return _allocation_limit[0]
+
+
+def _check_allocation(op_expr, out_metas):
+    limit = _allocation_limit[0]
+    for name, m in zip(op_expr.indexed_obns, out_metas):
+        nbytes = m.numel * m.dtype.itemsize
+        if nbytes > limit:
+            raise MemoryError(f"{op_expr.op_type_name}: cannot allocate output '{name}' of shape {tuple(m.shape)} "
+                              f"and dtype {m.dtype.name}: {nbytes} bytes ({nbytes / 2 ** 30:.4g} GiB) exceed the "
+                              f"allocation limit of {limit} bytes ({limit / 2 ** 30:.4g} GiB)")
+
+
+def _quietly(kernel, ctx, arrays):
+    with np.errstate(all="ignore"):
+        return kernel(ctx, *arrays)
 
 
 def _is_input_array(result, inputs) -> bool:
@@ -173,6 +248,8 @@ def _eager_general(op_expr, inputs, attrs, outputs):
     fast = op_expr._fast  # read before the generation (Note [Eager fast path])
     gen = entry.kernel_gen  # read before choosing: a kernel registered meanwhile is seen by the next call
     if res.kernel_gen != gen:
+        if res.device.device_type.has_storage:
+            _check_allocation(op_expr, out_metas)  # Note [Allocation limit]
         kernel = res.kernel = DISPATCHER.select_kernel(
             op_expr, entry, res.device, tuple([m.dtype for m in metas]), tuple([m.dtype for m in out_metas]))
         res.plain = getattr(kernel, "plain", None)
@@ -186,11 +263,24 @@ def _eager_general(op_expr, inputs, attrs, outputs):
             _bump_versions(outputs)
             return tuple(outputs)
         return tuple([_make(None, m) for m in out_metas])
+    arrays = [t._array for t in inputs]
     if outputs is not None and len(out_metas) == 1 and res.write is not None:
-        res.write(res, outputs[0]._array, *[t._array for t in inputs])  # Note [Kernels that write in place]
+        try:
+            res.write(res, outputs[0]._array, *arrays)  # Note [Kernels that write in place]
+        except RuntimeWarning:  # the values are written (Note [NumPy warnings in kernels])
+            pass
         _bump_versions(outputs)
         return tuple(outputs)
-    result = kernel(res, *[t._array for t in inputs])
+    try:
+        result = kernel(res, *arrays)
+    except RuntimeWarning:  # Note [NumPy warnings in kernels]
+        result = _quietly(kernel, res, arrays)
+    return _results(op_expr, inputs, outputs, out_metas, result)
+
+
+def _results(op_expr, inputs, outputs, out_metas, result):
+    """The output tensors of a kernel's ``result``: new tensors (sharing version counters with the inputs
+    they view), or ``outputs`` written in place."""
     if len(out_metas) == 1:
         m = out_metas[0]
         if type(result) is not _ndarray or result.dtype != m.np_dtype or result.shape != m.shape:

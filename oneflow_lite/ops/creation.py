@@ -319,8 +319,14 @@ register_user_op("window", outputs=["out"], no_grad=True,
 
 
 def tril_count(row: int, col: int, offset: int) -> int:
-    """How many (i, j) with 0 <= i < row, 0 <= j < col and j - i <= offset."""
-    return int(np.clip(np.arange(row) + offset + 1, 0, col).sum()) if row > 0 and col > 0 else 0
+    """How many (i, j) with 0 <= i < row, 0 <= j < col and j - i <= offset: row i holds
+    ``clip(i + offset + 1, 0, col)``, summed in closed form (a row count of 2**40 allocates nothing)."""
+    if row <= 0 or col <= 0:
+        return 0
+    k = offset + 1
+    lo, hi = max(0, 1 - k), min(row, col - k)  # the rows holding 1 .. col - 1
+    partial = (2 * k + lo + hi - 1) * (hi - lo) // 2 if hi > lo else 0
+    return partial + max(0, row - max(0, col - k)) * col
 
 
 def _triangle_shape(ctx):

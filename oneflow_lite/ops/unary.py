@@ -95,7 +95,7 @@ def _check_bound(ctx, d, which):
     conversion); inf and NaN are fine for floating dtypes."""
     if d.is_floating_point:
         v = ctx.attr("floating_" + which)
-        limit = float(np.finfo(d.np_dtype).max)
+        limit = dt.finfo(d).max
         if -limit <= v <= limit or math.isnan(v) or math.isinf(v):
             return
     else:
@@ -132,7 +132,7 @@ def _grad_shape(ctx):
     return dy
 
 
-# dx = dy where min <= x <= max (a NaN x passes dy), else 0: PyTorch's clamp_backward.
+# dx = dy where min <= x <= max, else 0 (a NaN input or bound compares False: 0), PyTorch's clamp_backward.
 register_user_op("clip_by_scalar_grad", inputs=["dy", "x"], outputs=["dx"], attrs=CLIP_ATTRS, infer_shape=_grad_shape,
                  infer_dtype=same_dtype)
 

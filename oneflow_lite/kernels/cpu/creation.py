@@ -237,13 +237,30 @@ def window_cpu(ctx):
     if n <= 1:
         return np.ones(n, meta.np_dtype)
     periodic = a["periodic"]
-    values = _window_values(a["kind"], n + 1 if periodic else n, a["alpha"], a["beta"])
-    return (values[:-1] if periodic else values).astype(meta.np_dtype)
+    with np.errstate(all="ignore"):  # np.kaiser of an infinite or huge beta: nan / inf, as PyTorch gives
+        values = _window_values(a["kind"], n + 1 if periodic else n, a["alpha"], a["beta"])
+        return (values[:-1] if periodic else values).astype(meta.np_dtype)
+
+
+def _triangle(row, col, offset, upper):
+    """The (rows, cols) of the triangle, in memory proportional to its size: only the rows holding an index are
+    enumerated (NumPy's ``tril_indices`` builds a row x col mask)."""
+    if row <= 0 or col <= 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if upper:  # row i holds j in [max(0, i + offset), col): the rows i < col - offset
+        i = np.arange(0, max(0, min(row, col - offset)))
+        start = np.clip(i + offset, 0, col)
+        stop = np.full_like(i, col)
+    else:  # row i holds j in [0, min(col, i + offset + 1)): the rows i >= -offset
+        i = np.arange(min(row, max(0, -offset)), row)
+        start = np.zeros_like(i)
+        stop = np.clip(i + offset + 1, 0, col)
+    counts = stop - start
+    return np.repeat(i, counts), np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts - start, counts)
 
 
 @cpu_kernel("triangle_indices")
 def triangle_indices_cpu(ctx):
     a = ctx.attrs
-    row, col, offset = a["row"], a["col"], a["offset"]
-    rows, cols = np.triu_indices(row, offset, col) if a["upper"] else np.tril_indices(row, offset, col)
+    rows, cols = _triangle(a["row"], a["col"], a["offset"], a["upper"])
     return np.stack([rows, cols]).astype(ctx.out_metas[0].np_dtype).reshape(ctx.out_metas[0].shape)

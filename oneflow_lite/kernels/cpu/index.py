@@ -34,12 +34,12 @@ def _check_bounds(op, index, size, dim):
                                f"with size {size}")
 
 
-def _check_wrapped_bounds(index, size, dim):
+def _check_wrapped_bounds(op, index, size, dim):
     """Indices in [-size, size): advanced indexing."""
     if index.size:
         lo, hi = index.min(), index.max()
         if lo < -size or hi >= size:
-            raise IndexError(f"index {lo if lo < -size else hi} is out of bounds for dimension {dim} "
+            raise IndexError(f"{op}: index {lo if lo < -size else hi} is out of bounds for dimension {dim} "
                              f"with size {size}")
 
 
@@ -194,7 +194,7 @@ def index_cpu(ctx, x, *indices):
     dims = ctx.attrs["dims"]
     key = [slice(None)] * (dims[-1] + 1)
     for d, index in zip(dims, indices):
-        _check_wrapped_bounds(index, x.shape[d], d)
+        _check_wrapped_bounds("index", index, x.shape[d], d)
         key[d] = index
     return x[tuple(key)]
 
@@ -216,7 +216,7 @@ def _basic_key(kinds, values) -> tuple:
     return tuple(key)
 
 
-def _advanced_key(view, dims, indices) -> tuple:
+def _advanced_key(view, dims, indices, op="tensor_setitem") -> tuple:
     """The NumPy index of ``view`` addressing ``indices`` at ``dims``: bool masks as their nonzero
     coordinates, integer indices bounds-checked."""
     key = []
@@ -227,7 +227,7 @@ def _advanced_key(view, dims, indices) -> tuple:
             key.extend(np.nonzero(index))
             pos = d + index.ndim
         else:
-            _check_wrapped_bounds(index, view.shape[d], d)
+            _check_wrapped_bounds(op, index, view.shape[d], d)
             key.append(index)
             pos = d + 1
     return tuple(key)

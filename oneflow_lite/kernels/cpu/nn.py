@@ -26,6 +26,11 @@ _log = np.log
 _where = np.where
 _abs = np.abs
 _sign = np.sign
+
+
+def _sign_or_zero(d):
+    """``sign(d)`` with 0 for NaN: the gradient of ``|d|`` (PyTorch's ``sgn`` in l1_loss's backward)."""
+    return np.where(np.isnan(d), d.dtype.type(0), _sign(d))
 _sqrt = np.sqrt
 _negative = np.negative
 
@@ -395,7 +400,7 @@ def _bce_logits_target_grad(a, dy, x, t, pos_weight=None):
 
 _LOSS_KERNELS = {
     "mse_loss": (lambda a, x, t: (x - t) ** 2, lambda a, dy, x, t: dy * 2 * (x - t), None),
-    "l1_loss": (lambda a, x, t: _abs(x - t), lambda a, dy, x, t: dy * _sign(x - t), None),
+    "l1_loss": (lambda a, x, t: _abs(x - t), lambda a, dy, x, t: dy * _sign_or_zero(x - t), None),
     "smooth_l1_loss": (_smooth_l1, _smooth_l1_grad, None),
     "huber_loss": (_huber, _huber_grad, None),
     "kl_div_loss": (_kl_div, _kl_div_grad, _kl_div_target_grad),
@@ -465,7 +470,10 @@ def layer_norm_cpu(ctx, x, *params):
     with _errstate(all="ignore"):  # an empty normalized shape gives nan statistics (and an empty y)
         mean = xc.sum(axes, keepdims=True) / n
         d = xc - mean
-        inv = 1 / _sqrt((d * d).sum(axes, keepdims=True) / n + attrs["epsilon"])
+        var = (d * d).sum(axes, keepdims=True) / n
+        if xc.dtype != np.float64 and not np.isfinite(var).all():  # squares past float32: the variance in float64
+            var = np.square(d, dtype=np.float64).sum(axes, keepdims=True) / n
+        inv = 1 / _sqrt(var + attrs["epsilon"])
     y = d * inv
     if gamma is not None:
         y *= gamma

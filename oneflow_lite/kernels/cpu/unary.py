@@ -214,13 +214,14 @@ def clip_by_scalar_cpu(ctx, x):
 def clip_by_scalar_grad_cpu(ctx, dy, x):
     a = ctx.attrs
     t = x.dtype.type
-    if a["has_min"]:
-        out = x < t(a["floating_min"])
-        if a["has_max"]:
-            out |= x > t(a["floating_max"])
-    else:
-        out = x > t(a["floating_max"])
-    return np.where(out, t(0), dy)
+    with np.errstate(invalid="ignore"):
+        if a["has_min"]:
+            keep = x >= t(a["floating_min"])
+            if a["has_max"]:
+                keep &= x <= t(a["floating_max"])
+        else:
+            keep = x <= t(a["floating_max"])
+    return np.where(keep, dy, t(0))  # a NaN input or bound compares False: no gradient, as PyTorch
 
 
 @cpu_kernel("clip_by_tensor", _NUMERIC_X)

@@ -1,0 +1,179 @@
+"""The disagreements with PyTorch kept on purpose, each with its reason (docs/deviations.md says more).
+
+A :class:`Deviation` covers the parity outcomes (tests/parity.py) of some kinds, for some functions (all
+when ``names`` is empty), whose text (the outcome's group and detail: the error message of the side that
+raised, or the value difference) matches ``pattern``, and, when ``when`` is given, whose call it accepts.
+``tests/test_fuzz_ops.py::test_parity`` fails on a disagreement no deviation covers, and
+``test_every_kept_deviation_is_documented`` on a deviation without a section (its id in backquotes) in
+docs/deviations.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fuzzing import Call, TensorArg
+
+import oneflow_lite as flow
+
+
+def _tensors(call: Call):
+    for v in [*call.args, *call.kwargs.values()]:
+        if isinstance(v, TensorArg):
+            yield v
+        elif isinstance(v, list):
+            yield from (t for t in v if isinstance(t, TensorArg))
+
+
+def _has_dtype(*dtypes) -> Callable:
+    def when(call: Call) -> bool:
+        return any(t.dtype in dtypes for t in _tensors(call)) or any(
+            v in dtypes for v in [*call.args, *call.kwargs.values()] if isinstance(v, flow.dtype))
+    return when
+
+
+def _not_floating(call: Call) -> bool:
+    return any(not t.dtype.is_floating_point for t in _tensors(call)) or any(
+        isinstance(v, flow.dtype) and not v.is_floating_point for v in [*call.args, *call.kwargs.values()])
+
+
+def _on_meta(call: Call) -> bool:
+    return any(t.device == "meta" for t in _tensors(call)) or "meta" in [*call.args, *call.kwargs.values()]
+
+
+@dataclass(frozen=True)
+class Deviation:
+    id: str
+    kinds: tuple
+    reason: str
+    names: tuple = ()
+    pattern: str = ""
+    when: Callable | None = None
+
+    def covers(self, call: Call, outcome) -> bool:
+        if outcome.kind not in self.kinds or (self.names and call.name not in self.names):
+            return False
+        if self.pattern and not re.search(self.pattern, f"{outcome.group} {outcome.detail}"):
+            return False
+        return self.when is None or self.when(call)
+
+
+_LOSSES_AND_NORMS = ("l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "gaussian_nll_loss", "poisson_nll_loss",
+                     "hinge_embedding_loss", "soft_margin_loss", "kl_div", "binary_cross_entropy",
+                     "binary_cross_entropy_with_logits", "multilabel_soft_margin_loss", "margin_ranking_loss",
+                     "cosine_embedding_loss", "triplet_margin_loss", "instance_norm", "batch_norm", "group_norm",
+                     "layer_norm", "local_response_norm", "rms_norm", "softmax", "log_softmax", "softmin",
+                     "gumbel_softmax", "mish", "bernoulli", "rand_like", "randn_like", "dropout", "dropout1d",
+                     "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "feature_dropout",
+                     "alpha_dropout_", "feature_alpha_dropout_", "feature_dropout_", "dropout_", "linspace",
+                     "logspace", "prelu", "normal", "celu_", "celu", "abs", "adaptive_avg_pool1d",
+                     "adaptive_avg_pool2d", "adaptive_avg_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+                     "interpolate", "grid_sample", "affine_grid", "cumsum", "cumprod", "pdist", "normalize")
+
+KNOWN: list[Deviation] = [
+    Deviation("bfloat16-storage", ("refusal", "grad refusal", "dtype", "value", "grad"),
+              "bfloat16 is a storage dtype here (Note [Storage dtypes]): most ops have no bfloat16 kernel, and "
+              "where one computes (in float32, rounding once) its values and promotions may differ from PyTorch's",
+              when=_has_dtype(flow.bfloat16)),
+    Deviation("integer-inputs", ("refusal",),
+              "losses, normalisations, random draws and a few activations compute in floating point only here; "
+              "PyTorch also runs some of them on integer or bool tensors",
+              names=_LOSSES_AND_NORMS,
+              pattern=r"OpKernelNotFoundError|floating point|Subtraction, the `-` operator, with a bool|"
+                      r"can't be cast|not implemented for|expected a floating",
+              when=_not_floating),
+    Deviation("meta-kernels", ("refusal",),
+              "a few ops have no kernel on the meta device for some dtypes (the meta device follows the cpu "
+              "kernels' dtype predicates)",
+              pattern=r"OpKernelNotFoundError.*for device 'meta'", when=_on_meta),
+    Deviation("expanded-in-place", ("refusal",),
+              "every in-place op refuses to write into an expanded tensor (one memory location behind several "
+              "elements); PyTorch checks only in its TensorIterator kernels",
+              pattern=r"more than one element of the written-to tensor refers to a single memory location"),
+    Deviation("in-place-on-views-of-leaves", ("refusal", "silent acceptance"),
+              "an in-place op on a view of a tensor that requires grad: oneflow_lite refuses when the view's "
+              "base is alive, PyTorch only when the op itself is differentiable",
+              pattern=r"in-place operation on a tensor that shares memory|a view of a leaf Variable"),
+    Deviation("lenient-signatures", ("silent acceptance",),
+              "the functional signatures (OneFlow's functional_api.yaml form) bind forms PyTorch's argument "
+              "parser refuses: keepdim without dim, an explicit dim=None, an int for a shape, dim positionally "
+              "with stable=, a generator for dropout; the values computed are the same",
+              pattern=r"torch: TypeError"),
+    Deviation("strict-signatures", ("refusal",),
+              "the functional signatures refuse None (or a number) for a Bool argument declared without a None "
+              "default, a list for a Float, a bool for a Generator, where PyTorch's Python wrappers let it pass",
+              pattern=r"^TypeError: \w+\(\.\.\): argument '\w+' \(\.\.\) must be|^TypeError: .*must be a"),
+    Deviation("more-dtypes-than-torch", ("silent acceptance",),
+              "oneflow_lite's kernels run on dtypes PyTorch's CPU kernels do not implement (round on uint8, "
+              "rrelu on float16, log_sigmoid on bool, ...)",
+              pattern=r"torch: NotImplementedError|not implemented for"),
+    Deviation("gradients-torch-refuses", ("silent acceptance", "grad acceptance"),
+              "oneflow_lite differentiates where PyTorch refuses: floor_divide and remainder (gradient 0 / 1 "
+              "almost everywhere), targets of losses, integer dtype= outputs of prod / cumprod (no gradient)",
+              pattern=r"derivative for .* is not implemented|is not differentiable with respect to|"
+                      r"Autograd not support dtype|can't be cast to the desired output type"),
+    Deviation("promotion-torch-refuses", ("silent acceptance",),
+              "oneflow_lite promotes mixed dtypes (PyTorch's promotion rules) in losses and prelu, where "
+              "PyTorch's kernels require equal dtypes",
+              pattern=r"Found dtype \w+ but expected|Type promoting not supported|Integral inputs not supported|"
+                      r"result type \w+ can't be cast"),
+    Deviation("meta-sizes", ("silent acceptance",),
+              "a meta tensor holds no storage, so its size is not checked against an addressable storage size",
+              pattern=r"Storage size calculation overflowed", when=_on_meta),
+    Deviation("torch-view-in-local-response-norm", ("silent acceptance",),
+              "PyTorch's local_response_norm calls view() on its input and fails on non-contiguous tensors; "
+              "oneflow_lite computes the same values for any layout (PyTorch is wrong)",
+              names=("local_response_norm",), pattern=r"view size is not compatible"),
+    Deviation("gelu-at-infinity", ("value",),
+              "gelu(inf) is inf (x * Phi(x) -> x); PyTorch's CPU kernel gives NaN (PyTorch is wrong)",
+              names=("gelu",), pattern=r"infinity differs|NaN placement differs"),
+    Deviation("layer-norm-overflow", ("value", "grad"),
+              "layer_norm of float32 rows whose squared deviations overflow: the variance is taken again in "
+              "float64, giving the right values; PyTorch gives NaN (PyTorch is wrong)",
+              names=("layer_norm",), pattern=r"NaN placement differs"),
+    Deviation("nan-hyperparameters", ("value", "grad", "silent acceptance"),
+              "an activation or loss given NaN as its own parameter (elu's alpha, a margin, an eps): the "
+              "result is NaN here, PyTorch's kernels take one branch or the other",
+              pattern=r"NaN placement differs|eps must be non-negative",
+              when=lambda call: any(isinstance(v, float) and math.isnan(v) for v in [*call.args, *call.kwargs.values()])),
+    Deviation("scalar-overflow-checks", ("silent acceptance",),
+              "a Python scalar too large for the tensor's dtype in where / logspace / randint bounds wraps or "
+              "saturates here; PyTorch refuses (open: reported for functors/binary.py and creation)",
+              pattern=r"without overflow|out of bounds for"),
+    Deviation("reductions-over-no-dims", ("silent acceptance", "shape"),
+              "reductions with dim=[]: all / any / logsumexp reduce over every dim here (OneFlow's and "
+              "PyTorch's older rule); PyTorch 2.13 keeps the shape for all / any and refuses logsumexp (open: "
+              "reported, belongs to ops/reduce.py)",
+              names=("all", "any", "logsumexp", "amax", "amin", "mean", "sum", "std", "var", "norm"),
+              pattern=r"output 0|doesn't match the broadcast shape"),
+    Deviation("std-norm-overflow", ("value", "grad"),
+              "float32 std of values above about 1e19 and norm with a large p overflow to inf; PyTorch "
+              "accumulates in float64 / scales by the maximum (open: reported, belongs to kernels/cpu/reduce.py)",
+              names=("std", "var", "norm", "pairwise_distance", "pdist", "normalize", "cosine_similarity",
+                     "triplet_margin_loss", "rms_norm"),
+              pattern=r"infinity differs|NaN placement differs|differ"),
+    Deviation("roll-of-0-d", ("silent acceptance",),
+              "roll(x, shifts, dims) of a 0-d tensor leaves it in place; PyTorch refuses any dims (kept: "
+              "tests/test_ops_shape_ext.py asserts it)",
+              names=("roll",), pattern=r"Dimension specified as|no dimensions"),
+    Deviation("sampling-edge-cases", ("refusal", "silent acceptance"),
+              "gumbel_softmax(hard=True) of a 0-d tensor, randint_like / rand_like argument checks: edge cases "
+              "of random functions whose values are not compared",
+              names=("gumbel_softmax", "randint_like", "rand_like", "randn_like", "randint", "normal", "bernoulli",
+                     "poisson", "multinomial", "rrelu", "rrelu_")),
+    Deviation("index-dtypes", ("refusal",),
+              "gather / scatter take int64 indices only (PyTorch also int32 for some of them)",
+              names=("gather", "scatter", "scatter_add", "index_add", "index_select"),
+              pattern=r"Expected dtype int\w* for index|dim_scatter|dim_gather|Index tensor must have"),
+]
+
+
+def known(call: Call, outcome) -> Deviation | None:
+    """The kept deviation covering ``outcome`` of ``call``, or None."""
+    for d in KNOWN:
+        if d.covers(call, outcome):
+            return d
+    return None
