@@ -669,20 +669,24 @@ class Tally:
 FUZZ_ALLOCATION_LIMIT = 16 * 2 ** 20
 
 
+def _runner(name, n_examples, check, tally):
+    """A hypothesis test running ``n_examples`` calls of ``name`` into ``tally``."""
+    @settings(max_examples=n_examples, **FUZZ_SETTINGS)
+    @given(data=st.data())
+    def run(data):
+        call = draw_call(data.draw, name)
+        t0 = time.perf_counter()
+        outcome = check(call)
+        tally.add(call, outcome, time.perf_counter() - t0)
+    return run
+
+
 def collect(names, n_examples, check=check_call, tally=None):
     """Run ``n_examples`` calls of each function, never stopping at a failure; returns the :class:`Tally`."""
     tally = tally or Tally()
     set_allocation_limit(FUZZ_ALLOCATION_LIMIT)
     for name in names:
-        @settings(max_examples=n_examples, **FUZZ_SETTINGS)
-        @given(data=st.data())
-        def run(data, name=name):
-            call = draw_call(data.draw, name)
-            t0 = time.perf_counter()
-            outcome = check(call)
-            tally.add(call, outcome, time.perf_counter() - t0)
-
-        run()
+        _runner(name, n_examples, check, tally)()
         print(f"{name}: {tally.counts}", file=sys.stderr, flush=True)
     return tally
 

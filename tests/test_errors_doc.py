@@ -44,3 +44,21 @@ def test_each_example_raises_what_the_document_says(example, namespace):
         assert message.startswith(expected[:-3].rstrip()), message
     else:
         assert message.splitlines()[0] == expected
+
+
+def test_numpy_warnings_never_reach_the_caller_even_as_errors():
+    """Note [NumPy warnings in kernels]: IEEE results without RuntimeWarnings, also under ``-W error``."""
+    import math
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = flow.tensor([math.inf, 1.0, -1.0])
+        for _ in range(2):  # the first call takes the general path, the second the fast path
+            assert np.isnan((x * 0.0).numpy()[0]) and np.isnan(flow.mul(x, flow.zeros(3)).numpy()[0])
+            assert flow.exp(flow.tensor([1000.0])).numpy().tolist() == [math.inf]
+        y = x.clone()
+        y.mul_(0.0)  # in place: a writer that writes everything before NumPy warns
+        z = x.clone()
+        z.mul_(flow.zeros(3))
+        assert np.isnan(y.numpy()[0]) and np.isnan(z.numpy()[0]) and y.numpy()[1:].tolist() == [0.0, -0.0]

@@ -507,6 +507,9 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
     if num_groups <= 0 or c % num_groups:
         raise RuntimeError(f"group_norm: Expected number of channels in input to be divisible by num_groups, but "
                            f"got input of shape {_dims(shape)} and num_groups={num_groups}")
+    if n * c // num_groups * math.prod(shape[2:]) == 1:  # PyTorch's _verify_batch_size of (N * C / G, G, ...)
+        raise ValueError(f"group_norm: Expected more than 1 value per channel when training, got input size "
+                         f"{_dims(shape)}")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t._meta.shape) != (c,):
             raise RuntimeError(f"group_norm: Expected {name} to be a vector of size equal to the number of "
@@ -853,8 +856,8 @@ def _dropout_impl(name, x, p, train, inplace, feature=False, alpha=False, batche
     _check_p(name, p)
     if p == 0.0 or not train or x._meta.numel == 0:
         return x
-    if p == 1.0:
-        return F.mul(x, 0.0, inplace=inplace)
+    if p == 1.0:  # times a zero of the input's dtype (a bool input stays bool, as in PyTorch)
+        return F.mul(x, F.zeros((), dtype=x._meta.dtype, device=x._meta.device), inplace=inplace)
     mask = _dropout_noise(name, x, p, feature, batched)
     if not alpha:
         return F.mul(x, F.mul(mask, 1.0 / (1.0 - p)), inplace=inplace)

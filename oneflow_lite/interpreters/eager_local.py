@@ -154,8 +154,9 @@ def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
             if o._meta is res.out_meta and a.flags.writeable:
                 try:
                     write(res, a, *[t._array for t in inputs])
-                except RuntimeWarning:  # the values are written (Note [NumPy warnings in kernels])
-                    pass
+                except RuntimeWarning:  # Note [NumPy warnings in kernels]
+                    if not getattr(write, "writes_all", False):
+                        raise
                 _bump_versions(outputs)
                 return (o,)
     return _eager_general(op_expr, inputs, attrs, outputs)
@@ -168,10 +169,13 @@ def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
 # kernels do not (entering errstate costs about 2 us, more than a whole ``flow.add``). Their warnings
 # are filtered out (the filter below, on the kernel modules) and, when the user has turned warnings
 # into errors (``-W error``, pytest's ``filterwarnings = error``), caught here: a kernel that raised
-# one is run again quietly (kernels are pure functions of their input arrays). A kernel that writes in
-# place runs one ufunc with ``out=`` or silences its steps (Note [Kernels that write in place] in
-# kernels/cpu/math.py), and NumPy raises only after the ufunc has written every element: the
-# warning is dropped, the values stand.
+# one is run again quietly (kernels are pure functions of their input arrays). A kernel writing in place
+# may have changed its output (and, for some, an input) before the warning: running it again could
+# apply it twice. Writers that run one ufunc with ``out=`` (NumPy raises only after writing every
+# element) or silence their steps say so (``write.writes_all``, Note [Kernels that write in place] in
+# kernels/cpu/math.py): their warning is dropped and the values stand; any other writer's warning is
+# raised. The filter below keeps the kernels' warnings quiet in the default mode (a ``catch_warnings``
+# around the import, as pytest's collection has, drops it again).
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"oneflow_lite\.(kernels|interpreters)\.")
 
 
@@ -267,8 +271,9 @@ def _eager_general(op_expr, inputs, attrs, outputs):
     if outputs is not None and len(out_metas) == 1 and res.write is not None:
         try:
             res.write(res, outputs[0]._array, *arrays)  # Note [Kernels that write in place]
-        except RuntimeWarning:  # the values are written (Note [NumPy warnings in kernels])
-            pass
+        except RuntimeWarning:  # Note [NumPy warnings in kernels]
+            if not getattr(res.write, "writes_all", False):
+                raise
         _bump_versions(outputs)
         return tuple(outputs)
     try:

@@ -73,7 +73,8 @@ def scalar_operand(ctx, np_dtype):
 # into ``out`` (an array of the result's shape and dtype, possibly one of the inputs). The eager
 # interpreter uses it for in-place calls (``p.add_(g)``): one ufunc with ``out=`` instead of a new
 # result copied into the tensor. NumPy's ufuncs give the same values when ``out`` overlaps an input.
-# A write runs one ufunc with ``out=`` (NumPy warns only after writing every element) or runs quietly.
+# A write that runs one ufunc with ``out=`` (NumPy warns only after writing every element) or runs quietly
+# says so with ``write.writes_all = True`` (Note [NumPy warnings in kernels] in interpreters/eager_local.py).
 def _arith_scalar_kernel(ufunc, name, quiet, reverse=False):
     """A kernel computing ``ufunc(x, s)`` (``ufunc(s, x)`` when ``reverse``), float16 in float32."""
     def kernel(ctx, x):
@@ -103,6 +104,7 @@ def _arith_scalar_kernel(ufunc, name, quiet, reverse=False):
             ufunc(a, b, out=out)
     kernel.__name__ = kernel.__qualname__ = name
     kernel.write = write
+    write.writes_all = True  # one ufunc with out=, or quiet (Note [NumPy warnings in kernels])
     return kernel
 
 
@@ -131,6 +133,7 @@ def _binary_kernel(ufunc, name, quiet=False):
         kernel.plain = ufunc  # Note [Plain kernels]
     kernel.__name__ = kernel.__qualname__ = name
     kernel.write = write  # Note [Kernels that write in place]
+    write.writes_all = True  # one ufunc with out=, or quiet (Note [NumPy warnings in kernels])
     return kernel
 
 
