@@ -93,7 +93,10 @@ class HardtanhFunctor(_Activation):
         xd = x._meta.dtype
         if xd.is_floating_point or xd is _bool:  # bool: no kernel, as PyTorch's "Bool inputs not supported"
             return self._run(x, cached_attrs(self._attrs, ("min_val", "max_val"), (min_val, max_val)), inplace)
-        lo, hi = _int_operand("hardtanh", "min_val", min_val, xd), _int_operand("hardtanh", "max_val", max_val, xd)
+        for name, v in (("min_val", min_val), ("max_val", max_val)):
+            if not math.isfinite(v):
+                raise RuntimeError(f"hardtanh: {name} {v} cannot be converted to type {xd.name} without overflow")
+        lo, hi = int(min_val), int(max_val)
         if xd is _uint8 and (lo < 0 or hi < 0):
             raise RuntimeError("hardtanh: cannot do hardtanh on an unsigned type with negative limits")
         return self.clamp(x, lo, hi, inplace)

@@ -132,7 +132,7 @@ def _grad_shape(ctx):
     return dy
 
 
-# dx = dy where min <= x <= max, else 0 (a NaN input or bound compares False: 0), PyTorch's clamp_backward.
+# dx = dy where min <= x <= max (a NaN x passes dy), else 0; 0 everywhere for a NaN bound (PyTorch's clamp_backward).
 register_user_op("clip_by_scalar_grad", inputs=["dy", "x"], outputs=["dx"], attrs=CLIP_ATTRS, infer_shape=_grad_shape,
                  infer_dtype=same_dtype)
 

@@ -214,14 +214,11 @@ def clip_by_scalar_cpu(ctx, x):
 def clip_by_scalar_grad_cpu(ctx, dy, x):
     a = ctx.attrs
     t = x.dtype.type
-    with np.errstate(invalid="ignore"):
-        if a["has_min"]:
-            keep = x >= t(a["floating_min"])
-            if a["has_max"]:
-                keep &= x <= t(a["floating_max"])
-        else:
-            keep = x <= t(a["floating_max"])
-    return np.where(keep, dy, t(0))  # a NaN input or bound compares False: no gradient, as PyTorch
+    lo = a["floating_min"] if a["has_min"] else -math.inf
+    hi = a["floating_max"] if a["has_max"] else math.inf
+    if math.isnan(lo) or math.isnan(hi):  # a NaN bound makes every output NaN: no gradient, as PyTorch
+        return np.zeros_like(dy)
+    return np.where((x < t(lo)) | (x > t(hi)), t(0), dy)  # a NaN input passes the gradient
 
 
 @cpu_kernel("clip_by_tensor", _NUMERIC_X)
