@@ -475,6 +475,9 @@ class _MaxUnpool:
         return tuple(out)
 
     def __call__(self, x, indices, kernel_size, stride=None, padding=0, output_size=None):
+        if min(kernel_size) <= 0 or (stride is not None and min(stride) <= 0):
+            raise RuntimeError(f"max_unpool{self.nd}d: kernel_size and stride must be greater than zero, got "
+                               f"kernel_size={list(kernel_size)}, stride={stride}")
         out = self._output_size(x, kernel_size, kernel_size if stride is None else stride, padding, output_size)
         return dispatch(self.op, (x, indices), cached_attrs(self._attrs, ("output_size",), (out,)))[0]
 
@@ -540,6 +543,9 @@ def pixel_shuffle(x, upscale_factor):
                            f"{len(shape)} dimension(s)")
     if r <= 0:
         raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    if r * r >= 2 ** 63:
+        raise ValueError(f"pixel_shuffle: upscale factor is too large, (upscale_factor)^2 overflowed: "
+                         f"upscale_factor={r}")
     *lead, c, h, w = shape
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
@@ -559,6 +565,9 @@ def pixel_unshuffle(x, downscale_factor):
                            f"{len(shape)} dimension(s)")
     if r <= 0:
         raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    if r * r >= 2 ** 63:
+        raise ValueError(f"pixel_unshuffle: downscale factor is too large, (downscale_factor)^2 overflowed: "
+                         f"downscale_factor={r}")
     *lead, c, h, w = shape
     for name, size, dim in (("height", h, -2), ("width", w, -1)):
         if size % r:
@@ -644,6 +653,9 @@ def _interpolate_sizes(shape, size, scale_factor, recompute_scale_factor, mode):
         raise ValueError("interpolate: recompute_scale_factor is not meaningful with an explicit size.")
     if size is not None:
         return given, ()
+    if not all(math.isfinite(float(i) * s) for i, s in zip(shape[2:], given)):
+        raise RuntimeError(f"interpolate: scale_factor {list(given)} gives an output size that is not a finite "
+                           f"number (value cannot be converted to type int64 without overflow)")
     out = tuple(math.floor(float(i) * s) for i, s in zip(shape[2:], given))
     return out, (() if recompute_scale_factor or mode == "area" else given)
 

@@ -411,6 +411,8 @@ def chunk(x, chunks, dim=0):
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = x._meta.shape[axis]
     if not size:  # PyTorch keeps the number of chunks here: that many empty pieces
+        if chunks > 2 ** 24:
+            raise MemoryError(f"chunk: {chunks} empty pieces of dim {dim} would not fit in memory")
         return F.split(x, (0,) * chunks, axis)
     step = -(-size // chunks)
     n = -(-size // step)
