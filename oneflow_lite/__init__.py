@@ -38,6 +38,9 @@ from oneflow_lite import utils  # noqa: F401  (flow.utils.data)
 from oneflow_lite.serialization import load, save  # noqa: F401
 from oneflow_lite import accelerator, amp, backends, cuda, distributed, onnx  # noqa: F401,E402  (environment)
 from oneflow_lite.compile import compile  # noqa: F401,E402
+from oneflow_lite.interpreters.python_mode import DispatchMode  # noqa: F401,E402  (Python dispatch modes)
+from oneflow_lite.utils import flop_counter as _flop_counter  # noqa: F401,E402  (flow.utils.flop_counter)
+from oneflow_lite import profiler  # noqa: F401,E402  (flow.profiler)
 from oneflow_lite import mock_torch  # noqa: F401,E402  (import torch as oneflow_lite)
 
 _C = functional
