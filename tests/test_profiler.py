@@ -232,6 +232,9 @@ def test_schedule_cycles_and_on_trace_ready():
     assert [sched(s) for s in range(6)] == [ProfilerAction.NONE, ProfilerAction.NONE, ProfilerAction.WARMUP,
                                             ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE,
                                             ProfilerAction.NONE]
+    early = schedule(wait=2, warmup=1, active=1, skip_first_wait=1)
+    assert [early(s) for s in range(5)] == [ProfilerAction.WARMUP, ProfilerAction.RECORD_AND_SAVE,
+                                            ProfilerAction.NONE, ProfilerAction.NONE, ProfilerAction.WARMUP]
     steps = [e for e in prof.events() if e.name.startswith("ProfilerStep")]
     assert [c.name for c in steps[0].cpu_children] == ["reshape"]
 
@@ -367,3 +370,13 @@ def test_profiler_and_mode_together_see_each_op_once():
     ops = _ops(prof.events())
     assert Count.n == len(ops) and ops[0].dispatch_keys == ("Profiler", "Autograd", "Python", "CPU")
     np.testing.assert_array_equal(x.grad.numpy(), (x.numpy() > 0).astype(np.float32))
+
+
+@pytest.mark.filterwarnings("ignore:Profiler won't be using warmup")
+@pytest.mark.parametrize("kwargs", [{"wait": 1, "warmup": 1, "active": 2, "repeat": 2, "skip_first": 1},
+                                    {"wait": 2, "warmup": 0, "active": 3}, {"wait": 3, "warmup": 2, "active": 1,
+                                                                            "skip_first_wait": 1}])
+def test_schedule_equals_pytorch(kwargs):
+    torch_profiler = pytest.importorskip("torch.profiler")
+    ours, theirs = schedule(**kwargs), torch_profiler.schedule(**kwargs)
+    assert [ours(s).name for s in range(20)] == [theirs(s).name for s in range(20)]

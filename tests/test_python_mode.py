@@ -319,9 +319,11 @@ def test_a_mode_in_another_thread_is_not_seen_here():
     assert mode.log == []
 
 
-def test_failed_registration_leaves_the_tables_as_they_were():
+@pytest.mark.parametrize("key, handler", [(K.Python, "python_mode_interpreter"), (K.Profiler, "profiler_interpreter")])
+def test_failed_registration_leaves_the_tables_as_they_were(key, handler):
     table, fallbacks = dump_table("relu"), DISPATCHER.fallbacks()
-    with pytest.raises(RegistrationError, match=r"register_fallback\(Python\): expected a callable handler, got 42"):
-        DISPATCHER.register_fallback(K.Python, 42)
+    with pytest.raises(RegistrationError, match=rf"register_fallback\({key.name}\): expected a callable handler, "
+                                                r"got 42"):
+        DISPATCHER.register_fallback(key, 42)
     assert dump_table("relu") == table and DISPATCHER.fallbacks() == fallbacks
-    assert "\nPython: python_mode_interpreter [fallback]" in table
+    assert f"\n{key.name}: {handler} [fallback]" in table

@@ -102,10 +102,12 @@ class DispatchMode:
 class DispatchOp:
     """The op a mode's ``__flow_dispatch__`` receives: ``op(*tensors, **attrs)`` runs it below the mode."""
 
-    __slots__ = ("op_expr",)
+    __slots__ = ("_call_attrs", "_kwargs", "op_expr")
 
-    def __init__(self, op_expr: UserOpExpr):
+    def __init__(self, op_expr: UserOpExpr, call_attrs=None, kwargs=None):
         self.op_expr = op_expr
+        self._call_attrs = call_attrs  # the call's own attrs, reused when the handler passes its kwargs on
+        self._kwargs = kwargs
 
     @property
     def name(self) -> str:
@@ -119,8 +121,19 @@ class DispatchOp:
         outputs = None
         if out is not None:
             outputs = (out,) if isinstance(out, Tensor) else tuple(out)
-        outs = dispatch(self.op_expr, args, AttrMap(attrs) if attrs else None, outputs)
+        outs = dispatch(self.op_expr, args, self._attrs_of(attrs), outputs)
         return outs[0] if len(outs) == 1 else outs
+
+    def _attrs_of(self, attrs):
+        """The call attrs for ``attrs``: the original call's when they are the values the handler was given."""
+        given = self._kwargs
+        if given is not None and len(attrs) == len(given) - ("out" in given):
+            for k, v in attrs.items():
+                if given.get(k, given) is not v:
+                    break
+            else:
+                return self._call_attrs
+        return AttrMap(attrs) if attrs else None
 
     def __eq__(self, other):
         return type(other) is DispatchOp and other.op_expr is self.op_expr
@@ -157,15 +170,15 @@ def python_mode_interpreter(op_expr, ks, inputs, attrs, outputs):
     if not modes or type(op_expr) is not UserOpExpr:
         return redispatch(op_expr, ks & _BELOW, inputs, attrs, outputs)
     mode = modes[-1]
-    kwargs = dict(op_expr.compose_attrs(attrs))
+    kwargs = dict(op_expr.infer(tuple([t._meta for t in inputs]), attrs).attrs.items())  # cached inference
     if outputs is not None:
         kwargs["out"] = tuple(outputs)
-    types = tuple(dict.fromkeys(type(t) for t in inputs))
+    types = tuple(dict.fromkeys([type(t) for t in inputs]))
     included, excluded = _tls.included, _tls.excluded
     st.modes = modes[:-1]
     try:
         set_keys(included if len(modes) > 1 else included & ~_PY, excluded | _ABOVE)
-        result = mode.__flow_dispatch__(DispatchOp(op_expr), types, tuple(inputs), kwargs)
+        result = mode.__flow_dispatch__(DispatchOp(op_expr, attrs, kwargs), types, tuple(inputs), kwargs)
     finally:
         st.modes = modes
         set_keys(included, excluded)

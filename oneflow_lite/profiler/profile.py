@@ -70,19 +70,23 @@ def _check_count(name, value, minimum):
         raise ValueError(f"schedule(): {name} must be an int >= {minimum}, got {value!r}")
 
 
-def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0):
+def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0, skip_first_wait: int = 0):
     """PyTorch's schedule: skip ``skip_first`` steps, then cycles of ``wait`` idle steps, ``warmup`` steps and
-    ``active`` recorded steps, ``repeat`` times (0: until the profile ends) (Note [Profiling cycles])."""
+    ``active`` recorded steps, ``repeat`` times (0: until the profile ends); ``skip_first_wait`` drops the first
+    cycle's wait (Note [Profiling cycles])."""
     for name, value, minimum in (("wait", wait, 0), ("warmup", warmup, 0), ("active", active, 1),
-                                 ("repeat", repeat, 0), ("skip_first", skip_first, 0)):
+                                 ("repeat", repeat, 0), ("skip_first", skip_first, 0),
+                                 ("skip_first_wait", skip_first_wait, 0)):
         _check_count(name, value, minimum)
-    return functools.partial(_scheduled_action, wait, warmup, active, repeat, skip_first)
+    return functools.partial(_scheduled_action, wait, warmup, active, repeat, skip_first, skip_first_wait)
 
 
-def _scheduled_action(wait, warmup, active, repeat, skip_first, step: int) -> ProfilerAction:
+def _scheduled_action(wait, warmup, active, repeat, skip_first, skip_first_wait, step: int) -> ProfilerAction:
     if step < skip_first:
         return ProfilerAction.NONE
     step -= skip_first
+    if skip_first_wait:
+        step += wait
     cycle = wait + warmup + active
     if repeat > 0 and step // cycle >= repeat:
         return ProfilerAction.NONE
@@ -100,12 +104,12 @@ def _always_record(step: int) -> ProfilerAction:
 
 def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip: bool = False):
     """An ``on_trace_ready`` that writes each cycle's chrome trace to ``dir_name`` as
-    ``<worker_name>.<time in ms>.pt.trace.json`` (``.gz`` with ``use_gzip``)."""
+    ``<worker_name>.<time in ns>.pt.trace.json`` (``.gz`` with ``use_gzip``), PyTorch's names."""
     worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
 
     def handler(prof) -> None:
         os.makedirs(dir_name, exist_ok=True)
-        path = os.path.join(dir_name, f"{worker}.{time.time_ns() // 1_000_000}.pt.trace.json")
+        path = os.path.join(dir_name, f"{worker}.{time.time_ns()}.pt.trace.json")
         text = json.dumps(chrome_trace(prof.events()))
         if use_gzip:
             with gzip.open(path + ".gz", "wt") as f:
