@@ -167,6 +167,8 @@ class profile:
     backward are marked ``is_backward``; each compiled nn.Graph run is one event with its op counts;
     ``record_function`` ranges nest events. ``profile_memory`` records the bytes each call allocates,
     ``with_stack`` the user frames of each call, ``with_flops`` the FLOPs of the ops FlopCounterMode counts.
+    ``with_modules`` is accepted for PyTorch code (which records TorchScript module scopes with it) and does
+    nothing.
 
         with flow.profiler.profile() as prof:
             model(x).sum().backward()
@@ -216,9 +218,10 @@ class profile:
         if current_recorder() is not None:
             raise RuntimeError("profile.start(): a profiler is already recording on this thread; profiles do not "
                                "nest")
+        action = self.schedule(0)
         self._thread = threading.get_ident()
         self.step_num = 0
-        self.current_action = self.schedule(0)
+        self.current_action = action
         self._observers = (add_backward_observer(self._backward_range), add_run_observer(self._graph_range))
         if self.current_action in _RECORDING:
             self._start_cycle()
