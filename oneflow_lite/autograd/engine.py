@@ -22,6 +22,7 @@ grads are captured from their nodes' buffers instead.
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from oneflow_lite.autograd.grad_mode import _set_enabled, is_grad_enabled
 from oneflow_lite.autograd.graph import AccumulateGrad, OpNode, gradient_edge, register_accumulate_grad
 from oneflow_lite.framework.config import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET as _AG_BIT
-from oneflow_lite.framework.tensor import LAZY_KEY_SET, Tensor, register_backward_engine
+from oneflow_lite.framework.tensor import LAZY_KEY_SET, RemovableHandle, Tensor, register_backward_engine
 from oneflow_lite.functors.registry import get_functor
 
 _functors = {}
@@ -349,11 +350,37 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool, targ
     prev_mode = is_grad_enabled()
     _set_enabled(create_graph)
     try:
-        _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_graph, create_graph,
-                         accumulate, anomaly)
+        if _backward_observers:  # Note [Backward observers]: one test per run, none per node
+            with ExitStack() as observed:
+                for observer in list(_backward_observers.values()):
+                    observed.enter_context(observer())
+                _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_graph, create_graph,
+                                 accumulate, anomaly)
+        else:
+            _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_graph, create_graph,
+                             accumulate, anomaly)
     finally:
         _set_enabled(prev_mode)
     return captured
+
+
+# Note [Backward observers]
+# Tools that watch backward runs (the profiler marks the ops a run dispatches as backward ops; the flop
+# counter's module tracker resets its module stack after a run) add an observer: a zero-argument callable
+# returning a context manager that wraps the node loop of one run, in the thread running it. The engine
+# tests the list once per run and never per node, so a run without observers pays one truthiness test.
+_backward_observers: dict = {}  # handle id -> observer
+
+
+def add_backward_observer(observer):
+    """Wrap every backward run in ``observer()`` (a context manager) until the returned handle's ``remove()``
+    (Note [Backward observers])."""
+    if not callable(observer):
+        raise TypeError(f"add_backward_observer(): observer must be a callable returning a context manager, got "
+                        f"{type(observer).__name__}")
+    handle = RemovableHandle(_backward_observers)
+    _backward_observers[handle.id] = observer
+    return handle
 
 
 def _check_nan(node, in_grads) -> None:
@@ -485,4 +512,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 register_backward_engine(backward)
 register_accumulate_grad(accumulate_grad)
 
-__all__ = ["backward", "grad", "run_backward"]
+__all__ = ["add_backward_observer", "backward", "grad", "run_backward"]

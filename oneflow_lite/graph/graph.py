@@ -48,6 +48,7 @@ import re
 import threading
 import time
 import zipfile
+from contextlib import ExitStack
 from typing import ClassVar
 
 import numpy as np
@@ -56,7 +57,7 @@ from google.protobuf.message import DecodeError
 from oneflow_lite._proto import job_pb2
 from oneflow_lite.framework import dtype as dtypes
 from oneflow_lite.framework import op_registry
-from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET, Tensor
+from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET, RemovableHandle, Tensor
 from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.graph import io
 from oneflow_lite.graph.compiler import Plan, StalePlan
@@ -238,6 +239,14 @@ class _Entry:
         return io.describe_call(*self.in_spec, self.in_metas)
 
     def run(self, tensors):
+        if _run_observers:  # Note [Graph run observers]
+            with ExitStack() as observed:
+                for observer in list(_run_observers.values()):
+                    observed.enter_context(observer(self))
+                return self._run(tensors)
+        return self._run(tensors)
+
+    def _run(self, tensors):
         try:
             arrays = self.plan.run(tensors)
         except StalePlan:
@@ -254,6 +263,24 @@ class _Entry:
                 t = made[id(a)] = Tensor._make(a, m)
             outs.append(t)
         return io.unflatten(self.out_spec, outs)
+
+
+# Note [Graph run observers]
+# Tools that watch compiled graph runs (the profiler records one event per run) add an observer: a callable
+# taking the run's ``_Entry`` (its plan and IR) and returning a context manager that wraps the run. A run
+# tests the list once; without observers that is all it pays.
+_run_observers: dict = {}  # handle id -> observer
+
+
+def add_run_observer(observer):
+    """Wrap every compiled graph run in ``observer(entry)`` until the returned handle's ``remove()``
+    (Note [Graph run observers])."""
+    if not callable(observer):
+        raise TypeError(f"add_run_observer(): observer must be a callable returning a context manager, got "
+                        f"{type(observer).__name__}")
+    handle = RemovableHandle(_run_observers)
+    _run_observers[handle.id] = observer
+    return handle
 
 
 def _identifier(text: str) -> str:
