@@ -7,8 +7,7 @@ Singular or non-positive-definite inputs raise :class:`LinAlgError`, a ``Runtime
 
 Not provided: ``eig`` / ``eigvals`` (their results are complex, and oneflow_lite has no complex
 dtype), ``ldl_factor`` / ``ldl_factor_ex`` / ``ldl_solve`` (Bunch-Kaufman pivoting is not
-implemented), ``householder_product`` (Householder reflectors from LAPACK's geqrf, which NumPy does
-not expose batched).
+implemented).
 """
 
 from oneflow_lite import functional as _functional
@@ -23,6 +22,7 @@ det = _functional.linalg_det
 diagonal = _functional.linalg_diagonal
 eigh = _functional.linalg_eigh
 eigvalsh = _functional.linalg_eigvalsh
+householder_product = _functional.linalg_householder_product
 inv = _functional.linalg_inv
 inv_ex = _functional.linalg_inv_ex
 lstsq = _functional.linalg_lstsq
@@ -50,7 +50,8 @@ vander = _functional.linalg_vander
 vecdot = _functional.linalg_vecdot
 vector_norm = _functional.linalg_vector_norm
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
+           "householder_product", "inv",
            "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
            "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
            "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]

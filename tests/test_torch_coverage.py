@@ -34,12 +34,34 @@ MUST_HAVE = {
                      "detach", "clone", "requires_grad_", "zero_", "__format__"],
 }
 
+# Reductions, statistics, searching and linear algebra (functors/reduce.py, functors/linalg.py, flow.linalg).
+MUST_HAVE["torch"] += [
+    "aminmax", "median", "nanmedian", "mode", "kthvalue", "quantile", "nanquantile", "nansum", "nanmean", "std_mean",
+    "var_mean", "logcumsumexp", "cummax", "cummin", "histc", "histogram", "bincount", "bucketize", "searchsorted",
+    "unique_consecutive", "msort", "argwhere", "allclose", "isclose", "equal", "dist", "renorm", "frobenius_norm",
+    "nuclear_norm", "cdist", "pdist", "trace", "diag", "diagonal", "diag_embed", "diagflat", "addmm", "addbmm",
+    "addmv", "addmv_", "addr", "mv", "inner", "kron", "tensordot", "chain_matmul", "vdot", "cross", "cov",
+    "corrcoef", "det", "logdet", "slogdet", "inverse", "pinverse", "matrix_power", "matrix_exp", "cholesky",
+    "cholesky_solve", "cholesky_inverse", "lu_unpack", "lu_solve", "qr", "svd", "triangular_solve", "trapezoid",
+    "trapz", "cumulative_trapezoid", "ger", "geqrf", "orgqr", "ormqr"]
+MUST_HAVE["torch.Tensor"] += [
+    "aminmax", "median", "nanmedian", "mode", "kthvalue", "quantile", "nanquantile", "nansum", "nanmean",
+    "logcumsumexp", "cummax", "cummin", "histc", "histogram", "bincount", "unique", "unique_consecutive", "msort",
+    "argwhere", "allclose", "isclose", "equal", "dist", "renorm", "renorm_", "trace", "diag", "diagonal",
+    "diag_embed", "diagflat", "addmm", "addmm_", "addbmm", "addbmm_", "addmv", "addmv_", "addr", "addr_",
+    "baddbmm_", "mv", "inner", "kron", "vdot", "cross", "cov", "corrcoef", "det", "logdet", "slogdet", "inverse",
+    "pinverse", "matrix_power", "matrix_exp", "cholesky", "cholesky_solve", "cholesky_inverse", "lu_solve", "lu",
+    "qr", "svd", "triangular_solve", "ger", "geqrf", "orgqr", "ormqr", "cumsum_", "cumprod_"]
+
 # Left out on purpose, by name prefix or exact name, with the reason.
 NOT_PROVIDED = {
     "torch.nn": {"Lazy": "lazy modules (shapes inferred at the first call) are not provided",
                  "SyncBatchNorm": "needs multi-process CUDA/NCCL groups",
                  "CrossMapLRN2d": "a legacy Lua-torch layer", "Container": "deprecated since PyTorch 0.x"},
     "torch.optim": {"SparseAdam": "sparse gradients are not provided"},
+    "torch.Tensor": {"symeig": "removed from PyTorch (torch.linalg.eigh replaces it; calling it raises there)",
+                     "eig": "removed from PyTorch, and its results are complex (no complex dtype here)",
+                     "lstsq": "removed from PyTorch (torch.linalg.lstsq replaces it; calling it raises there)"},
     "torch.utils.data": {"DataPipe": "torchdata's DataPipes are deprecated", "DFIterDataPipe": "DataPipes",
                          "DataChunk": "DataPipes", "functional_datapipe": "DataPipes",
                          "guaranteed_datapipes_determinism": "DataPipes", "non_deterministic": "DataPipes",

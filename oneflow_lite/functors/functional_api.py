@@ -341,6 +341,11 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "linalg_tensorinv": ["Tensor (Tensor A, Int ind=2) => LinalgTensorinv"],
     "linalg_tensorsolve": ["Tensor (Tensor A, Tensor B, IntList dims=None) => LinalgTensorsolve"],
     "linalg_vander": ["Tensor (Tensor x, *, Int N=None) => LinalgVander"],
+    "linalg_householder_product": ["Tensor (Tensor A, Tensor tau) => HouseholderProduct"],
+    "geqrf": method("TensorTuple (Tensor input) => Geqrf"),
+    "orgqr": method("Tensor (Tensor input, Tensor tau) => HouseholderProduct"),
+    "ormqr": method(("Tensor (Tensor input, Tensor input2, Tensor input3, Bool left=True, Bool transpose=False) "
+                     "=> Ormqr")),
     # ---- convolution, pooling, interpolate (functors/conv.py); padding may also be "valid" or "same"
     "conv1d": [
         ("Tensor (Tensor input, Tensor weight, Tensor bias=None, IntList[1] stride=1, IntList[1] padding=0, "

@@ -17,6 +17,7 @@ import numpy as np
 
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.calls import F
+from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import Tensor, _wrap_dim
 from oneflow_lite.functors.creation import tensor
@@ -354,6 +355,8 @@ def trace(x):
     """``trace(input)``: the sum of a matrix's diagonal (int64 for integer inputs)."""
     if x._meta.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x._meta.ndim}")
+    if x._meta.dtype is dt.bool_:
+        raise OpKernelNotFoundError("\"trace\" not implemented for 'Bool'")
     return F.sum(F.diagonal(x))
 
 
@@ -392,7 +395,8 @@ def addmm(x, mat1, mat2, beta=1, alpha=1, inplace=False):
 @composite("Addbmm")
 def addbmm(x, batch1, batch2, beta=1, alpha=1, inplace=False):
     """``addbmm(input, batch1, batch2, *, beta=1, alpha=1)``: ``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
-    return _combine("addbmm", x, F.sum(F.bmm(batch1, batch2), 0), beta, alpha, inplace)
+    products = F.bmm(batch1, batch2)
+    return _combine("addbmm", x, F.sum(products, 0, dtype=products._meta.dtype), beta, alpha, inplace)
 
 
 @composite("Addmv")
@@ -558,7 +562,11 @@ def chain_matmul(matrices):
 
 @composite("Vecdot")
 def vecdot(x, y, dim=-1):
-    """``linalg.vecdot(x, y, *, dim=-1)``: ``sum(x * y, dim)`` (broadcasting)."""
+    """``linalg.vecdot(x, y, *, dim=-1)``: ``sum(x * y, dim)`` of floating tensors (broadcasting)."""
+    for t in (x, y):
+        if not t._meta.dtype.is_floating_point:
+            raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+                               f"{TORCH_NAMES[t._meta.dtype]}")
     return F.sum(F.mul(x, y), dim)
 
 
@@ -591,6 +599,8 @@ def cov(x, correction=1, fweights=None, aweights=None):
     if x._meta.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                            f"{x._meta.ndim} dimensions")
+    if x._meta.dtype is dt.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     if not x._meta.dtype.is_floating_point:
         x = cast(x, get_default_dtype())
     x = F.reshape(x, (1, -1)) if x._meta.ndim < 2 else x
@@ -1021,15 +1031,25 @@ def lu_solve(LU, pivots, B, left=True, adjoint=False):
 composite("LuSolve")(lambda b, LU_data, LU_pivots: lu_solve(LU_data, LU_pivots, b))
 
 
-@composite("Lu")
-def tensor_lu(A, pivot=True, get_infos=False):
-    """``lu(A, pivot=True, get_infos=False)``: (LU, pivots) or (LU, pivots, infos), as ``torch.lu``."""
-    LU, pivots, info = get_functor("LinalgLuFactorEx")(A, pivot, not get_infos)
-    return (LU, pivots, info) if get_infos else (LU, pivots)
+@functor("Lu")
+class LuFunctor(_LuFactor):
+    """``lu(A, pivot=True, get_infos=False)``: (LU, pivots) or (LU, pivots, infos), as ``torch.lu``; without
+    ``get_infos`` a singular matrix is an error."""
+
+    def __call__(self, A, pivot=True, get_infos=False):
+        LU, pivots, info = self.factor("torch.lu", A, pivot, not get_infos)
+        return (LU, pivots, info) if get_infos else (LU, pivots)
 
 
 # ---- lstsq, cond, tensorinv, tensorsolve, vander -----------------------------------------------------------
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def _all_true(t) -> bool:
+    """Whether every element of ``t`` holds (True for a tensor without data, e.g. on meta)."""
+    if not t._meta.device.device_type.has_storage:
+        return True
+    return bool(F.all(t).item())
 
 
 @composite("LinalgLstsq")
@@ -1057,7 +1077,7 @@ def lstsq(A, B, rcond=None, driver=None):
     rank = matrix_rank(A, None, rtol) if driver != "gels" else F.zeros((0,), dtype=dt.int64, device=A._meta.device)
     singular = svdvals(A) if driver in ("gelsd", "gelss") else empty
     residuals = empty
-    if m > n and driver != "gelsy" and (driver == "gels" or bool(F.all(F.eq(rank, n)).item())):
+    if m > n and driver != "gelsy" and (driver == "gels" or _all_true(F.eq(rank, n))):
         residuals = F.sum(F.square(F.sub(F.matmul(A, X), B)), -2)
         if vector:
             residuals = F.squeeze(residuals, -1)
@@ -1122,8 +1142,8 @@ def vander(x, N=None):
     n = x._meta.shape[-1] if N is None else N
     if n < 1:
         raise RuntimeError(f"linalg.vander: N must be greater than 1, but got {n}")
-    if x._meta.dtype is dt.bool_ or not x._meta.dtype.is_floating_point:
-        x = cast(x, dt.int64)
+    if x._meta.dtype is dt.bool_:
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool")
     powers = F.arange(n, dtype=x._meta.dtype, device=x._meta.device)
     return F.pow(F.unsqueeze(x, -1), powers)
 
@@ -1158,9 +1178,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, dtype=None):
     -inf, 1, -1, 2 or -2 norm of the matrices over ``dim``."""
     name = "linalg.matrix_norm"
     d0, d1 = _matrix_norm_dims(name, A, dim)
-    check_float(name, A)
     if dtype is not None:
         A = cast(A, dtype)
+    if ord in ("nuc", 2, -2):  # by the SVD: float32 / float64
+        check_float(name, A)
+    elif not A._meta.dtype.is_floating_point:
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{TORCH_NAMES[A._meta.dtype]}")
     if ord == "fro":
         return F.linalg_vector_norm(A, 2, (d0, d1), keepdim)
     if ord == "nuc":
@@ -1296,8 +1320,10 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         close = F.logical_or(close, F.logical_and(F.isnan(a), F.isnan(b)))
     if not da.is_floating_point:
         a, b = cast(a, dt.float64), cast(b, dt.float64)
+    finite = F.logical_and(F.isfinite(a), F.isfinite(b))  # infinities are close only when equal
+    a, b = F.where(finite, a, 0.0), F.where(finite, b, 0.0)
     within = F.le(F.abs(F.sub(a, b)), F.add(F.mul(F.abs(b), rtol), atol))
-    return F.logical_or(close, F.logical_and(within, F.isfinite(F.sub(a, b))))
+    return F.logical_or(close, F.logical_and(within, finite))
 
 
 @composite("Allclose")
@@ -1312,3 +1338,63 @@ def equal(a, b):
     if a._meta.shape != b._meta.shape:
         return False
     return bool(F.all(F.eq(a, b)).item())
+
+
+# ---- geqrf, householder_product (orgqr), ormqr -----------------------------------------------------------
+@functor("Geqrf")
+class GeqrfFunctor(_LinalgOp):
+    """``geqrf(input)``: named tuple (a, tau): LAPACK's compact QR, R on and above the diagonal of ``a`` and
+    the Householder vectors (unit leading entry implied) below it."""
+
+    op_type, outputs = "geqrf", ("a", "tau")
+
+    def __call__(self, A):
+        check_matrix("geqrf", A, square=False)
+        return return_types.geqrf(*self.run((A,)))
+
+
+def _reflectors(A, tau, columns):
+    """``H_1 H_2 ... H_k`` (``H_i = I - tau_i v_i v_i^T``, ``v_i`` the i-th column of ``A`` below the diagonal
+    with a unit entry on it), its first ``columns`` columns; made of functional calls, so differentiable."""
+    m = A._meta.shape[-2]
+    k = tau._meta.shape[-1]
+    batch = tuple(A._meta.shape[:-2])
+    dtype, device = A._meta.dtype, A._meta.device
+    q = F.expand(F.eye(m, columns, dtype=dtype, device=device), batch + (m, columns))
+    below = tensor(np.tril(np.ones((m, k)), -1), dtype=dtype, device=device)
+    unit = tensor(np.eye(m, k), dtype=dtype, device=device)
+    vs = F.add(F.mul(F.narrow(A, -1, 0, k), below), unit)
+    for i in reversed(range(k)):  # Q = H_1 (H_2 (... H_k I)): each step keeps ``columns`` columns
+        v = F.narrow(vs, -1, i, 1)
+        t = F.unsqueeze(F.narrow(tau, -1, i, 1), -1)
+        q = F.sub(q, F.mul(t, F.matmul(v, F.matmul(mT(v), q))))
+    return q
+
+
+@composite("HouseholderProduct")
+def householder_product(A, tau):
+    """``linalg.householder_product(A, tau)`` (``orgqr``): the first n columns of the product of the
+    Householder reflectors in the columns of ``A`` (m x n, m >= n) scaled by ``tau`` (k <= n)."""
+    name = "torch.linalg.householder_product"
+    check_matrix(name, A, square=False)
+    m, n = A._meta.shape[-2:]
+    if m < n:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if tau._meta.ndim != A._meta.ndim - 1 or tau._meta.shape[-1] > n:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1], and tau must "
+                           f"have one dimension less than input")
+    check_float(name, A, tau)
+    return _reflectors(A, tau, n)
+
+
+@composite("Ormqr")
+def ormqr(A, tau, other, left=True, transpose=False):
+    """``ormqr(input, tau, other, left=True, transpose=False)``: ``other`` multiplied by the m x m ``Q`` of
+    ``geqrf``'s reflectors: ``op(Q) @ other`` (``other @ op(Q)`` when not ``left``), ``op`` transposing when
+    ``transpose``."""
+    check_matrix("ormqr", A, square=False)
+    check_float("ormqr", A, tau, other)
+    q = _reflectors(A, tau, A._meta.shape[-2])
+    if transpose:
+        q = mT(q)
+    return F.matmul(q, other) if left else F.matmul(other, q)

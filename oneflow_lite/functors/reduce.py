@@ -916,6 +916,8 @@ def _trapezoid_parts(name, y, x, dx, dim):
     if ndim == 0:
         raise IndexError(f"{name}: Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
     d = _wrap_dim(dim, ndim, name)
+    if y._meta.dtype is dt.bool_:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
     if not y._meta.dtype.is_floating_point:
         y = cast(y, get_default_dtype())
     n = y._meta.shape[d]

@@ -694,3 +694,15 @@ def _lu_unpack_grad(dL, dU, LU_data_meta, unpack_data):
 
 
 derivative("lu_unpack", name="LuUnpack", LU_data=_lu_unpack_grad)
+
+
+# ---- geqrf: QR as LAPACK's Householder reflectors ------------------------------------------------------
+def _geqrf_shape(ctx):
+    shape = _matrix(ctx, "A", square=False)
+    return shape, shape[:-2] + (min(shape[-2:]),)
+
+
+register_user_op("geqrf", inputs=["A"], outputs=["a", "tau"], infer_shape=_geqrf_shape,
+                 infer_dtype=lambda ctx: (_linalg_dtype(ctx),) * 2)
+derivative("geqrf", joint=not_implemented_row(
+    "the derivative of geqrf is not implemented (as in PyTorch); differentiate linalg.qr instead"))

@@ -512,11 +512,12 @@ register_user_op("logcumsumexp", inputs=["x"], outputs=["y"], attrs={"dim": ("in
 
 def _logcumsumexp_grad(dy, x, y, dim):
     """PyTorch's ``logcumsumexp_backward``: the reversed log-cumsum-exp of ``log|dy| - y``, split by the sign
-    of ``dy`` (log of 0 as the dtype's lowest value), so every term stays in range."""
+    of ``dy``, so every term stays in range. Log 0 is a very negative finite number (a quarter of the
+    dtype's lowest, so sums with it neither overflow nor, differentiated again, give -inf - -inf)."""
     if not x._meta.ndim:
         return dy
     d = dim % x._meta.ndim
-    lowest = float(np.finfo(x._meta.dtype.np_dtype).min)
+    lowest = float(np.finfo(x._meta.dtype.np_dtype).min) / 4
 
     def reversed_lcse(t):
         return F.flip(F.logcumsumexp(F.flip(t, [d]), d), [d])

@@ -411,3 +411,13 @@ def lu_unpack_cpu(ctx, lu, piv):
     idx = np.arange(k)
     low[..., idx, idx] = 1
     return p, low, np.triu(lu[..., :k, :])
+
+
+@cpu_kernel("geqrf", _REAL)
+def geqrf_cpu(ctx, a):
+    """LAPACK's geqrf through NumPy's ``qr(mode='raw')`` (which returns it transposed): R above the
+    diagonal, the Householder vectors below it, and their scaling factors tau."""
+    if a.size == 0:
+        return a.copy(), np.zeros(ctx.out_metas[1].shape, a.dtype)
+    h, tau = _lin.qr(a, mode="raw")
+    return np.ascontiguousarray(np.swapaxes(h, -1, -2)).astype(a.dtype), tau.astype(a.dtype)

@@ -511,7 +511,7 @@ def histc_cpu(ctx, x):
     return np.bincount(pos, minlength=bins).astype(x.dtype)
 
 
-@cpu_kernel("histogram", dtype_in("input", *FLOATING_DTYPES))
+@cpu_kernel("histogram", dtype_in("input", *FLOATING_DTYPES[1:]))  # PyTorch has no float16 histogram
 def histogram_cpu(ctx, x, *optional):
     """NumPy's histogram (its edges for a bin count are computed in float64, then rounded). The optional
     inputs are the edges (when ``with_edges``), then the weights."""
