@@ -43,7 +43,7 @@ MUST_HAVE["torch"] += [
     "addmv", "addmv_", "addr", "mv", "inner", "kron", "tensordot", "chain_matmul", "vdot", "cross", "cov",
     "corrcoef", "det", "logdet", "slogdet", "inverse", "pinverse", "matrix_power", "matrix_exp", "cholesky",
     "cholesky_solve", "cholesky_inverse", "lu_unpack", "lu_solve", "qr", "svd", "triangular_solve", "trapezoid",
-    "trapz", "cumulative_trapezoid", "ger", "geqrf", "orgqr", "ormqr"]
+    "trapz", "cumulative_trapezoid", "ger", "geqrf", "orgqr", "ormqr", "diagonal_copy", "diagonal_scatter"]
 MUST_HAVE["torch.Tensor"] += [
     "aminmax", "median", "nanmedian", "mode", "kthvalue", "quantile", "nanquantile", "nansum", "nanmean",
     "logcumsumexp", "cummax", "cummin", "histc", "histogram", "bincount", "unique", "unique_consecutive", "msort",
@@ -51,7 +51,8 @@ MUST_HAVE["torch.Tensor"] += [
     "diag_embed", "diagflat", "addmm", "addmm_", "addbmm", "addbmm_", "addmv", "addmv_", "addr", "addr_",
     "baddbmm_", "mv", "inner", "kron", "vdot", "cross", "cov", "corrcoef", "det", "logdet", "slogdet", "inverse",
     "pinverse", "matrix_power", "matrix_exp", "cholesky", "cholesky_solve", "cholesky_inverse", "lu_solve", "lu",
-    "qr", "svd", "triangular_solve", "ger", "geqrf", "orgqr", "ormqr", "cumsum_", "cumprod_"]
+    "qr", "svd", "triangular_solve", "ger", "geqrf", "orgqr", "ormqr", "cumsum_", "cumprod_", "diagonal_scatter",
+    "fill_diagonal_"]
 
 # Left out on purpose, by name prefix or exact name, with the reason.
 NOT_PROVIDED = {

@@ -231,10 +231,10 @@ FUNCTIONAL_API: dict[str, list[str]] = {
          "String side=None, Tensor sorter=None) => Searchsorted")],
     "bucketize": ["Tensor (Tensor input, Tensor boundaries, *, Bool out_int32=False, Bool right=False) => Bucketize",
                   "Tensor (Scalar input, Tensor boundaries, *, Bool out_int32=False, Bool right=False) => Bucketize"],
-    "unique": method(("TensorTuple (Tensor input, Bool sorted=True, Bool return_inverse=False, "
-                      "Bool return_counts=False, Int dim=None) => Unique")),
-    "unique_consecutive": method(("TensorTuple (Tensor input, Bool return_inverse=False, Bool return_counts=False, "
-                                  "Int dim=None) => UniqueConsecutive")),
+    "unique": method("TensorTuple (Tensor input, Bool sorted=True, Bool return_inverse=False, "
+                     "Bool return_counts=False, Int dim=None) => Unique"),
+    "unique_consecutive": method("TensorTuple (Tensor input, Bool return_inverse=False, Bool return_counts=False, "
+                                 "Int dim=None) => UniqueConsecutive"),
     "trapezoid": ["Tensor (Tensor y, Tensor x, *, Int dim=-1) => Trapezoid",
                   "Tensor (Tensor y, *, Scalar dx=None, Int dim=-1) => TrapezoidDx"],
     "trapz": ["Tensor (Tensor y, Tensor x, *, Int dim=-1) => Trapezoid",
@@ -258,6 +258,10 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "diag": method("Tensor (Tensor input, Int diagonal=0) => Diag"),
     "diag_embed": method("Tensor (Tensor input, Int offset=0, Int dim1=-2, Int dim2=-1) => DiagEmbed"),
     "diagflat": method("Tensor (Tensor input, Int offset=0) => Diagflat"),
+    "diagonal_copy": ["Tensor (Tensor input, Int offset=0, Int dim1=0, Int dim2=1) => DiagonalCopy"],
+    "diagonal_scatter": method("Tensor (Tensor input, Tensor src, Int offset=0, Int dim1=0, Int dim2=1) "
+                               "=> DiagonalScatter"),
+    "fill_diagonal_": method("Tensor (Tensor input, Scalar fill_value, Bool wrap=False) => FillDiagonal"),
     "trace": method("Tensor (Tensor input) => Trace"),
     "addmm": method(("Tensor (Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, "
                      "Bool inplace=False) => Addmm"), inplace=True),
@@ -289,8 +293,8 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "cholesky_inverse": method("Tensor (Tensor input, Bool upper=False) => CholeskyInverse"),
     "qr": method("TensorTuple (Tensor input, Bool some=True) => Qr"),
     "svd": method("TensorTuple (Tensor input, Bool some=True, Bool compute_uv=True) => Svd"),
-    "triangular_solve": method(("TensorTuple (Tensor input, Tensor A, Bool upper=True, Bool transpose=False, "
-                                "Bool unitriangular=False) => TriangularSolve")),
+    "triangular_solve": method("TensorTuple (Tensor input, Tensor A, Bool upper=True, Bool transpose=False, "
+                               "Bool unitriangular=False) => TriangularSolve"),
     "lu": method("TensorTuple (Tensor input, Bool pivot=True, Bool get_infos=False) => Lu"),
     "lu_unpack": [("TensorTuple (Tensor LU_data, Tensor LU_pivots, Bool unpack_data=True, Bool unpack_pivots=True) "
                    "=> LuUnpack")],
@@ -320,8 +324,8 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "linalg_lu_factor": ["TensorTuple (Tensor A, *, Bool pivot=True) => LinalgLuFactor"],
     "linalg_lu_factor_ex": ["TensorTuple (Tensor A, *, Bool pivot=True, Bool check_errors=False) => LinalgLuFactorEx"],
     "linalg_lu": ["TensorTuple (Tensor A, *, Bool pivot=True) => LinalgLu"],
-    "linalg_lu_solve": ["Tensor (Tensor LU, Tensor pivots, Tensor B, *, Bool left=True, Bool adjoint=False) "
-                        "=> LinalgLuSolve"],
+    "linalg_lu_solve": [("Tensor (Tensor LU, Tensor pivots, Tensor B, *, Bool left=True, Bool adjoint=False) "
+                         "=> LinalgLuSolve")],
     "linalg_lstsq": ["TensorTuple (Tensor A, Tensor B, Float rcond=None, *, String driver=None) => LinalgLstsq"],
     "linalg_cond": ["Tensor (Tensor A, Scalar p=None) => LinalgCond", "Tensor (Tensor A, String p) => LinalgCond"],
     "linalg_norm": [
@@ -344,8 +348,8 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "linalg_householder_product": ["Tensor (Tensor A, Tensor tau) => HouseholderProduct"],
     "geqrf": method("TensorTuple (Tensor input) => Geqrf"),
     "orgqr": method("Tensor (Tensor input, Tensor tau) => HouseholderProduct"),
-    "ormqr": method(("Tensor (Tensor input, Tensor input2, Tensor input3, Bool left=True, Bool transpose=False) "
-                     "=> Ormqr")),
+    "ormqr": method("Tensor (Tensor input, Tensor input2, Tensor input3, Bool left=True, Bool transpose=False) "
+                    "=> Ormqr"),
     # ---- convolution, pooling, interpolate (functors/conv.py); padding may also be "valid" or "same"
     "conv1d": [
         ("Tensor (Tensor input, Tensor weight, Tensor bias=None, IntList[1] stride=1, IntList[1] padding=0, "

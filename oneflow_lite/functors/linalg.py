@@ -1,6 +1,9 @@
 """Linear-algebra functors: ``mm``, ``bmm``, ``dot`` (the ``matmul`` op after PyTorch's stricter shape
 checks), ``outer`` (a broadcast multiply, so it promotes and takes bool as ``mul`` does), ``linear``,
-``baddbmm`` and ``einsum``.
+``baddbmm`` and ``einsum``; diagonals and ``trace``; ``addmm`` / ``addbmm`` / ``addmv`` / ``addr``, ``mv``,
+``inner``, ``kron``, ``tensordot``, ``multi_dot``, ``cross``, ``cov``; and the ``torch.linalg`` functions
+(``flow.linalg``, oneflow_lite/linalg.py) with their ``torch.*`` aliases: PyTorch's argument checks and
+messages first (``check_matrix``), then one op of ops/linalg.py or a composite of them.
 
 ``mm``, ``bmm``, ``dot``, ``linear``, ``baddbmm`` and ``einsum`` need all their
 tensors to have one dtype, as PyTorch's do (``matmul`` checks the same).
@@ -348,6 +351,46 @@ def diag(x, diagonal=0):
 def diagflat(x, offset=0):
     """``diagflat(input, offset=0)``: the flattened input as the ``offset`` diagonal of a square matrix."""
     return F.diag_embed(F.reshape(x, (-1,)), offset, 0, 1)
+
+
+@composite("DiagonalCopy")
+def diagonal_copy(x, offset=0, dim1=0, dim2=1):
+    """``diagonal_copy(input, offset=0, dim1=0, dim2=1)``: ``diagonal`` as a new tensor."""
+    return F.clone(F.diagonal(x, offset, dim1, dim2))
+
+
+@composite("DiagonalScatter")
+def diagonal_scatter(x, src, offset=0, dim1=0, dim2=1):
+    """``diagonal_scatter(input, src, offset=0, dim1=0, dim2=1)``: a copy of ``input`` with ``src`` on its
+    ``offset`` diagonal over ``dim1``, ``dim2`` (``src`` embedded by ``diagonal``'s adjoint, chosen by a mask)."""
+    d = F.diagonal(x, offset, dim1, dim2)
+    if src._meta.shape != d._meta.shape:
+        raise RuntimeError(f"diagonal_scatter: expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src._meta.shape)}, slice size = {list(d._meta.shape)}")
+    nd = x._meta.ndim
+    attrs = {"offset": offset, "dim1": dim1 % nd, "dim2": dim2 % nd, "like_shape": tuple(x._meta.shape)}
+    on_diagonal = F.ops.diagonal_grad(F.ones_like(d, dtype=dt.bool_), **attrs)
+    return F.where(on_diagonal, F.ops.diagonal_grad(cast(src, x._meta.dtype), **attrs), x)
+
+
+@composite("FillDiagonal")
+def fill_diagonal_(x, fill_value, wrap=False):
+    """``Tensor.fill_diagonal_(fill_value, wrap=False)``: writes ``fill_value`` on the main diagonal (all dims
+    equal, or a tall matrix, whose diagonal restarts every n + 1 rows with ``wrap``)."""
+    shape = x._meta.shape
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = np.zeros(shape, bool)
+    n = min(shape)
+    idx = np.arange(n)
+    mask[(idx,) * len(shape)] = True
+    if wrap and len(shape) == 2 and shape[0] > shape[1] + 1:
+        rows = np.arange(shape[0])
+        block = rows % (shape[1] + 1)
+        mask[rows[block < shape[1]], block[block < shape[1]]] = True
+    return F.masked_fill(x, tensor(mask, device=x._meta.device), fill_value, inplace=True)
 
 
 @composite("Trace")
@@ -794,7 +837,8 @@ class LinalgCholeskyFunctor(_Cholesky):
 
 @functor("LinalgCholeskyEx")
 class LinalgCholeskyExFunctor(_Cholesky):
-    """``linalg.cholesky_ex(A, *, upper=False, check_errors=False)``: named tuple (L, info)."""
+    """``linalg.cholesky_ex(A, *, upper=False, check_errors=False)``: named tuple (L, info); a matrix that is
+    not positive-definite has info > 0 and a NaN factor (LAPACK leaves a partial one there)."""
 
     name = "linalg.cholesky_ex"
 

@@ -14,7 +14,16 @@ it first); ``mean``, ``var``, ``std`` and ``norm`` need a floating input;
 
 ``max(input, dim)``, ``min(input, dim)``, ``sort`` and ``topk`` return named tuples
 ``(values, indices)``: ``flow.return_types.max`` and friends, as PyTorch's
-``torch.return_types``.
+``torch.return_types`` (so do median, mode, kthvalue, cummax, aminmax, histogram
+and the decompositions of functors/linalg.py).
+
+Statistics and searching: ``median`` / ``nanmedian`` / ``mode`` / ``kthvalue`` /
+``cummax`` / ``cummin`` / ``logcumsumexp`` (Note [Order statistics] in
+ops/reduce.py), ``quantile`` / ``nanquantile`` (a sort, then a gather and lerp),
+``nansum``, ``nanmean``, ``std_mean``, ``var_mean``, ``aminmax``, ``msort``,
+``histc``, ``histogram``, ``bincount``, ``searchsorted``, ``bucketize``, ``unique``,
+``unique_consecutive`` (value-dependent shapes: Note [Value-dependent shapes] in
+ops/index.py), ``trapezoid``, ``cumulative_trapezoid``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,14 @@
-"""Linear-algebra ops: ``linear``, ``baddbmm`` and ``einsum``.
+"""Linear-algebra ops: ``linear``, ``baddbmm``, ``einsum``; ``diagonal`` (a view) and its adjoint
+``diagonal_grad`` (also ``diag_embed``); the matrix functions and decompositions behind ``torch.linalg``
+(``linalg_inv``, ``linalg_det``, ``linalg_slogdet``, ``linalg_solve``, ``linalg_solve_triangular``,
+``linalg_cholesky``, ``linalg_qr``, ``linalg_svd``, ``linalg_eigh``, ``linalg_pinv``, ``matrix_exp``,
+``linalg_lu_factor``, ``lu_unpack``, ``geqrf``: Note [Linear-algebra ops]).
 
 ``mm``, ``bmm`` and ``dot`` run the ``matmul`` op of ops/math.py (their functors
 check PyTorch's stricter shapes first); ``outer`` is a broadcast multiply.
 Like ``matmul``, these ops take one dtype: all inputs must have the same one.
+The rest of the linear-algebra functions (addmm, kron, tensordot, norms, lstsq,
+cond, ...) are composites of these in functors/linalg.py.
 
 Note [Normalised einsum equations]
 The ``einsum`` op takes an equation with one letter per dim of every operand, an
@@ -470,7 +476,7 @@ def _qr_grad(dQ, dR, A, Q, R, mode):
     if m >= n:
         return _qr_grad_tall(dQ, dR, Q, R)
     # m < n: A = Q [U | V] with U square; X = Q U is the square case with gQ + Y gV^T, and gY = Q gV.
-    U, V = F.narrow(R, -1, 0, m), F.narrow(R, -1, m, n - m)
+    U = F.narrow(R, -1, 0, m)
     dU = dV = None
     if dR is not None:
         dU, dV = F.narrow(dR, -1, 0, m), F.narrow(dR, -1, m, n - m)

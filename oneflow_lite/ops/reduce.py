@@ -13,6 +13,10 @@ IndexError naming the function (there is no identity to return), and so is a
 -inf / inf / negative-order norm of an empty slice. Like every infer error, they
 are raised on meta tensors too.
 
+Order statistics (``reduce_median``, ``median_dim``, ``kthvalue``, ``mode``,
+``cummax`` / ``cummin``, ``logcumsumexp``) follow Note [Order statistics]; the
+histograms, ``bincount``, ``searchsorted`` and ``unique`` have no gradient.
+
 The backward ops (``select_along_dim`` / ``select_along_dim_grad``,
 ``reduce_prod_grad``, ``cumprod_grad``, ``vector_norm_grad``) exist for the
 gradient rows, which stand after the ops they differentiate.

@@ -776,6 +776,36 @@ def _det_grad_samples():
     yield Sample((np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),), name="singular")
 
 
+def _diagonal_scatter_ref(x, src, offset=0, dim1=0, dim2=1):
+    out = x.copy()
+    np.einsum("...ii->...i", np.moveaxis(out, (dim1, dim2), (-2, -1))[..., :, max(offset, 0):][
+        ..., max(-offset, 0):, :][..., :src.shape[-1], :src.shape[-1]])[...] = src
+    return out
+
+
+def _diagonal_scatter_samples(dtype):
+    for shape, args in (((3, 4), ()), ((3, 4), (1,)), ((2, 3, 4), (-1, 0, 2)), ((3, 3), (5,))):
+        x = make(shape, dtype)
+        yield Sample((x, _diagonal_ref(make(shape, dtype), *args)) + args, name=f"{shape} {args}")
+
+
+def _fill_diagonal_ref(x, value, wrap=False):
+    out = x.copy()
+    n = min(x.shape)
+    out[(np.arange(n),) * x.ndim] = value
+    if wrap and x.ndim == 2:
+        for start in range(x.shape[1] + 1, x.shape[0], x.shape[1] + 1):
+            k = min(x.shape[1], x.shape[0] - start)
+            out[start + np.arange(k), np.arange(k)] = value
+    return out
+
+
+def _fill_diagonal_samples(dtype):
+    value = 1 if dtype is flow.bool else 7
+    for shape, wrap in (((3, 3), False), ((5, 2), True), ((5, 2), False), ((2, 4), True), ((2, 2, 2), False)):
+        yield Sample((make(shape, dtype), value, wrap), name=f"{shape} wrap={wrap}")
+
+
 def _householder_ref(a, tau, columns=None):
     """The product of the reflectors ``I - tau_i v_i v_i^T`` (unit-diagonal columns of ``a`` below it)."""
     m, n = a.shape[-2:]
@@ -789,6 +819,16 @@ def _householder_ref(a, tau, columns=None):
             q = q @ (np.eye(m) - tau[idx][i] * np.outer(v, v))
         out[idx] = q[:, :out.shape[-1]]
     return out.astype(a.dtype)
+
+
+def _geqrf_ref(a):
+    h, tau = np.linalg.qr(a, mode="raw")  # LAPACK's geqrf, transposed
+    return np.swapaxes(h, -1, -2).astype(a.dtype), tau.astype(a.dtype)
+
+
+def _torch_svd_ref(a, some=True, compute_uv=True):
+    u, s, vh = np.linalg.svd(a, full_matrices=not some)
+    return u, s, np.swapaxes(vh, -1, -2)
 
 
 def _geqrf_samples(dtype):
@@ -849,6 +889,11 @@ _register_own(
     OpSpec("diagflat", lambda x, offset=0: np.diagflat(x, offset), lambda d: (
         Sample((make(s, d),) + a, name=f"{s} {a}") for s, a in (((3,), ()), ((2, 2), (1,)), ((), (-1,)), ((0,), ()))),
            dtypes=ALL, method="diagflat"),
+    OpSpec("diagonal_copy", _diagonal_ref, _diagonal_samples, dtypes=ALL),
+    OpSpec("diagonal_scatter", _diagonal_scatter_ref, _diagonal_scatter_samples, dtypes=ALL,
+           method="diagonal_scatter", gradgrad=True),
+    OpSpec("fill_diagonal_", _fill_diagonal_ref, _fill_diagonal_samples, dtypes=ALL, method="fill_diagonal_",
+           differentiable=False),
     OpSpec("trace", _trace_ref, lambda d: (Sample((make(s, d),), name=str(s)) for s in ((3, 3), (2, 4), (4, 2), (0, 3))),
            dtypes=NUMERIC, method="trace", gradgrad=True),
     OpSpec("addmm", _addmm_ref(lambda a, b: a @ b), _addmm_samples(
@@ -956,8 +1001,7 @@ _register_own(
            dtypes=LIN, method="qr", unsupported_error=RuntimeError, differentiable=False, **_LIN_TOL),
     OpSpec("linalg.svd", _np(_svd_ref), _svd_samples, dtypes=LIN, op=flow.linalg.svd,
            unsupported_error=RuntimeError, differentiable=False, **_LIN_TOL),
-    OpSpec("svd", lambda a, some=True, compute_uv=True: (lambda u, s, vh: (u, s, np.swapaxes(vh, -1, -2)))(
-        *np.linalg.svd(a, full_matrices=not some)), _svd_samples, dtypes=LIN, method="svd",
+    OpSpec("svd", _torch_svd_ref, _svd_samples, dtypes=LIN, method="svd",
            unsupported_error=RuntimeError, differentiable=False, **_LIN_TOL),
     OpSpec("linalg.svdvals", lambda a: np.linalg.svd(a.astype(np.float64), compute_uv=False).astype(a.dtype),
            _one(lambda d: (make(s, d) for s in ((4, 3), (3, 5), (2, 3, 3), (0, 2)))), dtypes=LIN,
@@ -1005,8 +1049,7 @@ _register_own(
            unsupported_error=RuntimeError, **_LIN_TOL),
     OpSpec("linalg.tensorsolve", _tensorsolve_ref, _tensorsolve_samples, dtypes=LIN, op=flow.linalg.tensorsolve,
            unsupported_error=RuntimeError, **_LIN_TOL),
-    OpSpec("geqrf", lambda a: (lambda h, tau: (np.swapaxes(h, -1, -2).astype(a.dtype), tau.astype(a.dtype)))(
-        *np.linalg.qr(a, mode="raw")), _geqrf_samples, dtypes=LIN, method="geqrf", unsupported_error=RuntimeError,
+    OpSpec("geqrf", _geqrf_ref, _geqrf_samples, dtypes=LIN, method="geqrf", unsupported_error=RuntimeError,
            differentiable=False, **_LIN_TOL),
     OpSpec("linalg.householder_product", _householder_ref, _householder_samples, dtypes=LIN,
            op=flow.linalg.householder_product, unsupported_error=RuntimeError, gradgrad=True, **_LIN_TOL),

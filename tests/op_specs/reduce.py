@@ -530,7 +530,8 @@ def _cumext_ref(fn):
                 if best is None or (isinstance(best, float) and np.isnan(best)):
                     take = best is None or np.isnan(v)
                 else:
-                    take = (v != v) or fn(v, best) or v == best
+                    take = np.isnan(v) if a.dtype.kind == "f" else False
+                    take = take or fn(v, best) or v == best
                 if take:
                     best, where = v, j
                 values[pos + (j,)], indices[pos + (j,)] = best, where

@@ -1,4 +1,6 @@
-"""cpu kernels of ``linear``, ``baddbmm`` and ``einsum``.
+"""cpu kernels of ``linear``, ``baddbmm``, ``einsum``, ``diagonal`` and the decompositions and solvers of
+ops/linalg.py (NumPy's LAPACK routines, batched over the leading dims; a batched LU of our own, as NumPy
+has none).
 
 float16 is computed in float32 and rounded once at the end, as PyTorch's cpu
 kernels accumulate half products in float. Integer results wrap on overflow.
