@@ -97,6 +97,25 @@ MUST_HAVE["torch.nn.functional"] += [
     "linear_cross_entropy", "Tensor", "Callable", "DType", "Optional", "boolean_dispatch", "handle_torch_function",
     "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
 ]
+# Reductions, statistics, searching and linear algebra (functors/reduce.py, functors/linalg.py, flow.linalg).
+MUST_HAVE["torch"] += [
+    "aminmax", "median", "nanmedian", "mode", "kthvalue", "quantile", "nanquantile", "nansum", "nanmean", "std_mean",
+    "var_mean", "logcumsumexp", "cummax", "cummin", "histc", "histogram", "bincount", "bucketize", "searchsorted",
+    "unique_consecutive", "msort", "argwhere", "allclose", "isclose", "equal", "dist", "renorm", "frobenius_norm",
+    "nuclear_norm", "cdist", "pdist", "trace", "diag", "diagonal", "diag_embed", "diagflat", "addmm", "addbmm",
+    "addmv", "addmv_", "addr", "mv", "inner", "kron", "tensordot", "chain_matmul", "vdot", "cross", "cov",
+    "corrcoef", "det", "logdet", "slogdet", "inverse", "pinverse", "matrix_power", "matrix_exp", "cholesky",
+    "cholesky_solve", "cholesky_inverse", "lu_unpack", "lu_solve", "qr", "svd", "triangular_solve", "trapezoid",
+    "trapz", "cumulative_trapezoid", "ger", "geqrf", "orgqr", "ormqr", "diagonal_copy", "diagonal_scatter"]
+MUST_HAVE["torch.Tensor"] += [
+    "aminmax", "median", "nanmedian", "mode", "kthvalue", "quantile", "nanquantile", "nansum", "nanmean",
+    "logcumsumexp", "cummax", "cummin", "histc", "histogram", "bincount", "unique", "unique_consecutive", "msort",
+    "argwhere", "allclose", "isclose", "equal", "dist", "renorm", "renorm_", "trace", "diag", "diagonal",
+    "diag_embed", "diagflat", "addmm", "addmm_", "addbmm", "addbmm_", "addmv", "addmv_", "addr", "addr_",
+    "baddbmm_", "mv", "inner", "kron", "vdot", "cross", "cov", "corrcoef", "det", "logdet", "slogdet", "inverse",
+    "pinverse", "matrix_power", "matrix_exp", "cholesky", "cholesky_solve", "cholesky_inverse", "lu_solve", "lu",
+    "qr", "svd", "triangular_solve", "ger", "geqrf", "orgqr", "ormqr", "cumsum_", "cumprod_", "diagonal_scatter",
+    "fill_diagonal_"]
 
 # Left out on purpose, by name prefix or exact name, with the reason.
 NOT_PROVIDED = {
@@ -112,6 +131,9 @@ NOT_PROVIDED = {
                      "float4_": "float4 dtypes are not provided", "bit": "bit / bits* dtypes carry no arithmetic"},
     "torch.Tensor": {"cfloat": "complex dtypes are not provided", "cdouble": "complex dtypes are not provided",
                      "chalf": "complex dtypes are not provided"},
+    "torch.Tensor": {"symeig": "removed from PyTorch (torch.linalg.eigh replaces it; calling it raises there)",
+                     "eig": "removed from PyTorch, and its results are complex (no complex dtype here)",
+                     "lstsq": "removed from PyTorch (torch.linalg.lstsq replaces it; calling it raises there)"},
     "torch.utils.data": {"DataPipe": "torchdata's DataPipes are deprecated", "DFIterDataPipe": "DataPipes",
                          "DataChunk": "DataPipes", "functional_datapipe": "DataPipes",
                          "guaranteed_datapipes_determinism": "DataPipes", "non_deterministic": "DataPipes",

@@ -15,3 +15,8 @@ class DispatchError(RuntimeError):
 
 class RegistrationError(RuntimeError):
     """A registration could not be made; the registry is unchanged."""
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra kernel met an input its algorithm cannot handle (a singular matrix, a matrix that
+    is not positive-definite): PyTorch's ``torch.linalg.LinAlgError``, raised by kernels on every device."""

@@ -183,11 +183,173 @@ FUNCTIONAL_API: dict[str, list[str]] = {
         "Tensor (Tensor input, String p, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => Norm"),
     "all": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => ReduceAll"),
     "any": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => ReduceAny"),
-    "cumsum": method("Tensor (Tensor input, Int dim, *, DataType dtype=None) => Cumsum"),
-    "cumprod": method("Tensor (Tensor input, Int dim, *, DataType dtype=None) => Cumprod"),
+    "cumsum": method("Tensor (Tensor input, Int dim, *, DataType dtype=None, Bool inplace=False) => Cumsum",
+                     inplace=True),
+    "cumprod": method("Tensor (Tensor input, Int dim, *, DataType dtype=None, Bool inplace=False) => Cumprod",
+                      inplace=True),
     "sort": method("TensorTuple (Tensor input, Int dim=-1, Bool descending=False, *, Bool stable=False) => Sort"),
     "argsort": method("Tensor (Tensor input, Int dim=-1, Bool descending=False, *, Bool stable=False) => ArgSort"),
     "topk": method("TensorTuple (Tensor input, Int k, Int dim=-1, Bool largest=True, Bool sorted=True) => TopK"),
+    # ---- statistics, searching, linear algebra and torch.linalg (functors/reduce.py, functors/linalg.py;
+    # the linalg_<name> entries are flow.linalg.<name>, oneflow_lite/linalg.py)
+    "aminmax": method("TensorTuple (Tensor input, *, Int dim=None, Bool keepdim=False) => Aminmax"),
+    "median": method("Tensor (Tensor input) => Median",
+                     "TensorTuple (Tensor input, Int dim, Bool keepdim=False) => MedianDim"),
+    "nanmedian": method("Tensor (Tensor input) => NanMedian",
+                        "TensorTuple (Tensor input, Int dim, Bool keepdim=False) => NanMedianDim"),
+    "mode": method("TensorTuple (Tensor input, Int dim=-1, Bool keepdim=False) => Mode"),
+    "kthvalue": method("TensorTuple (Tensor input, Int k, Int dim=-1, Bool keepdim=False) => Kthvalue"),
+    "quantile": method(
+        "Tensor (Tensor input, Tensor q, Int dim=None, Bool keepdim=False, *, String interpolation='linear') => Quantile",
+        "Tensor (Tensor input, Float q, Int dim=None, Bool keepdim=False, *, String interpolation='linear') => Quantile"),
+    "nanquantile": method(
+        ("Tensor (Tensor input, Tensor q, Int dim=None, Bool keepdim=False, *, String interpolation='linear') "
+         "=> NanQuantile"),
+        ("Tensor (Tensor input, Float q, Int dim=None, Bool keepdim=False, *, String interpolation='linear') "
+         "=> NanQuantile")),
+    "nansum": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => Nansum"),
+    "nanmean": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => Nanmean"),
+    "std_mean": [("TensorTuple (Tensor input, IntList dim=None, Bool unbiased=None, Bool keepdim=False, *, "
+                  "Scalar correction=None) => StdMean"), "TensorTuple (Tensor input, Bool unbiased) => StdMeanUnbiased"],
+    "var_mean": [("TensorTuple (Tensor input, IntList dim=None, Bool unbiased=None, Bool keepdim=False, *, "
+                  "Scalar correction=None) => VarMean"), "TensorTuple (Tensor input, Bool unbiased) => VarMeanUnbiased"],
+    "logcumsumexp": method("Tensor (Tensor input, Int dim) => Logcumsumexp"),
+    "cummax": method("TensorTuple (Tensor input, Int dim) => Cummax"),
+    "cummin": method("TensorTuple (Tensor input, Int dim) => Cummin"),
+    "msort": method("Tensor (Tensor input) => Msort"),
+    "argwhere": method("Tensor (Tensor input) => Argwhere"),
+    "histc": method("Tensor (Tensor input, Int bins=100, Scalar min=0, Scalar max=0) => Histc"),
+    "histogram": method(("TensorTuple (Tensor input, Int bins=100, *, FloatList range=None, Tensor weight=None, "
+                         "Bool density=False) => Histogram"),
+                        ("TensorTuple (Tensor input, Tensor bins, *, FloatList range=None, Tensor weight=None, "
+                         "Bool density=False) => Histogram")),
+    "bincount": method("Tensor (Tensor input, Tensor weights=None, Int minlength=0) => Bincount"),
+    "searchsorted": [
+        ("Tensor (Tensor sorted_sequence, Tensor values, *, Bool out_int32=False, Bool right=False, "
+         "String side=None, Tensor sorter=None) => Searchsorted"),
+        ("Tensor (Tensor sorted_sequence, Scalar values, *, Bool out_int32=False, Bool right=False, "
+         "String side=None, Tensor sorter=None) => Searchsorted")],
+    "bucketize": ["Tensor (Tensor input, Tensor boundaries, *, Bool out_int32=False, Bool right=False) => Bucketize",
+                  "Tensor (Scalar input, Tensor boundaries, *, Bool out_int32=False, Bool right=False) => Bucketize"],
+    "unique": method("TensorTuple (Tensor input, Bool sorted=True, Bool return_inverse=False, "
+                     "Bool return_counts=False, Int dim=None) => Unique"),
+    "unique_consecutive": method("TensorTuple (Tensor input, Bool return_inverse=False, Bool return_counts=False, "
+                                 "Int dim=None) => UniqueConsecutive"),
+    "trapezoid": ["Tensor (Tensor y, Tensor x, *, Int dim=-1) => Trapezoid",
+                  "Tensor (Tensor y, *, Scalar dx=None, Int dim=-1) => TrapezoidDx"],
+    "trapz": ["Tensor (Tensor y, Tensor x, *, Int dim=-1) => Trapezoid",
+              "Tensor (Tensor y, *, Scalar dx=1, Int dim=-1) => TrapezoidDx"],
+    "cumulative_trapezoid": ["Tensor (Tensor y, Tensor x, *, Int dim=-1) => CumulativeTrapezoid",
+                             "Tensor (Tensor y, *, Scalar dx=None, Int dim=-1) => CumulativeTrapezoidDx"],
+    "isclose": method("Tensor (Tensor input, Tensor other, Float rtol=1e-05, Float atol=1e-08, Bool equal_nan=False) "
+                      "=> Isclose"),
+    "allclose": method("Bool (Tensor input, Tensor other, Float rtol=1e-05, Float atol=1e-08, Bool equal_nan=False) "
+                       "=> Allclose"),
+    "equal": method("Bool (Tensor input, Tensor other) => TensorEqual"),
+    "dist": method("Tensor (Tensor input, Tensor other, Scalar p=2) => Dist"),
+    "renorm": method("Tensor (Tensor input, Scalar p, Int dim, Scalar maxnorm, *, Bool inplace=False) => Renorm",
+                     inplace=True),
+    "frobenius_norm": ["Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => FrobeniusNorm"],
+    "nuclear_norm": ["Tensor (Tensor input, Bool keepdim=False) => NuclearNorm",
+                     "Tensor (Tensor input, IntList dim, Bool keepdim=False) => NuclearNormDim"],
+    "cdist": ["Tensor (Tensor x1, Tensor x2, Float p=2.0, String compute_mode=None) => Cdist"],
+    "pdist": ["Tensor (Tensor input, Float p=2.0) => Pdist"],
+    "diagonal": method("Tensor (Tensor input, Int offset=0, Int dim1=0, Int dim2=1) => Diagonal"),
+    "diag": method("Tensor (Tensor input, Int diagonal=0) => Diag"),
+    "diag_embed": method("Tensor (Tensor input, Int offset=0, Int dim1=-2, Int dim2=-1) => DiagEmbed"),
+    "diagflat": method("Tensor (Tensor input, Int offset=0) => Diagflat"),
+    "diagonal_copy": ["Tensor (Tensor input, Int offset=0, Int dim1=0, Int dim2=1) => DiagonalCopy"],
+    "diagonal_scatter": method("Tensor (Tensor input, Tensor src, Int offset=0, Int dim1=0, Int dim2=1) "
+                               "=> DiagonalScatter"),
+    "fill_diagonal_": method("Tensor (Tensor input, Scalar fill_value, Bool wrap=False) => FillDiagonal"),
+    "trace": method("Tensor (Tensor input) => Trace"),
+    "addmm": method(("Tensor (Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, "
+                     "Bool inplace=False) => Addmm"), inplace=True),
+    "addbmm": method(("Tensor (Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, "
+                      "Bool inplace=False) => Addbmm"), inplace=True),
+    "addmv": method(("Tensor (Tensor input, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, "
+                     "Bool inplace=False) => Addmv"), inplace=True),
+    "addmv_": ["Tensor (Tensor input, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) => AddmvInplace"],
+    "addr": method(("Tensor (Tensor input, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, "
+                    "Bool inplace=False) => Addr"), inplace=True),
+    "mv": method("Tensor (Tensor input, Tensor vec) => Mv"),
+    "vdot": method("Tensor (Tensor input, Tensor other) => Vdot"),
+    "inner": method("Tensor (Tensor input, Tensor other) => Inner"),
+    "kron": method("Tensor (Tensor input, Tensor other) => Kron"),
+    "ger": method("Tensor (Tensor input, Tensor vec2) => Outer"),
+    "chain_matmul": ["Tensor (TensorTuple matrices) => ChainMatmul"],
+    "cross": method("Tensor (Tensor input, Tensor other, Int dim=None) => Cross"),
+    "cov": method("Tensor (Tensor input, *, Int correction=1, Tensor fweights=None, Tensor aweights=None) => Cov"),
+    "corrcoef": method("Tensor (Tensor input) => Corrcoef"),
+    "det": method("Tensor (Tensor input) => LinalgDet"),
+    "logdet": method("Tensor (Tensor input) => Logdet"),
+    "slogdet": method("TensorTuple (Tensor input) => Slogdet"),
+    "inverse": method("Tensor (Tensor input) => LinalgInv"),
+    "pinverse": method("Tensor (Tensor input, Float rcond=1e-15) => Pinverse"),
+    "matrix_power": method("Tensor (Tensor input, Int n) => MatrixPower"),
+    "matrix_exp": method("Tensor (Tensor input) => MatrixExp"),
+    "cholesky": method("Tensor (Tensor input, Bool upper=False) => LinalgCholesky"),
+    "cholesky_solve": method("Tensor (Tensor input, Tensor input2, Bool upper=False) => CholeskySolve"),
+    "cholesky_inverse": method("Tensor (Tensor input, Bool upper=False) => CholeskyInverse"),
+    "qr": method("TensorTuple (Tensor input, Bool some=True) => Qr"),
+    "svd": method("TensorTuple (Tensor input, Bool some=True, Bool compute_uv=True) => Svd"),
+    "triangular_solve": method("TensorTuple (Tensor input, Tensor A, Bool upper=True, Bool transpose=False, "
+                               "Bool unitriangular=False) => TriangularSolve"),
+    "lu": method("TensorTuple (Tensor input, Bool pivot=True, Bool get_infos=False) => Lu"),
+    "lu_unpack": [("TensorTuple (Tensor LU_data, Tensor LU_pivots, Bool unpack_data=True, Bool unpack_pivots=True) "
+                   "=> LuUnpack")],
+    "lu_solve": method("Tensor (Tensor input, Tensor LU_data, Tensor LU_pivots) => LuSolve"),
+    "linalg_inv": ["Tensor (Tensor A) => LinalgInv"],
+    "linalg_inv_ex": ["TensorTuple (Tensor A, *, Bool check_errors=False) => LinalgInvEx"],
+    "linalg_det": ["Tensor (Tensor A) => LinalgDet"],
+    "linalg_slogdet": ["TensorTuple (Tensor A) => LinalgSlogdet"],
+    "linalg_solve": ["Tensor (Tensor A, Tensor B, *, Bool left=True) => LinalgSolve"],
+    "linalg_solve_ex": ["TensorTuple (Tensor A, Tensor B, *, Bool left=True, Bool check_errors=False) => LinalgSolveEx"],
+    "linalg_solve_triangular": [("Tensor (Tensor A, Tensor B, *, Bool upper, Bool left=True, "
+                                 "Bool unitriangular=False) => LinalgSolveTriangular")],
+    "linalg_cholesky": ["Tensor (Tensor A, *, Bool upper=False) => LinalgCholesky"],
+    "linalg_cholesky_ex": ["TensorTuple (Tensor A, *, Bool upper=False, Bool check_errors=False) => LinalgCholeskyEx"],
+    "linalg_qr": ["TensorTuple (Tensor A, String mode='reduced') => LinalgQr"],
+    "linalg_svd": ["TensorTuple (Tensor A, Bool full_matrices=True, *, String driver=None) => LinalgSvd"],
+    "linalg_svdvals": ["Tensor (Tensor A, *, String driver=None) => LinalgSvdvals"],
+    "linalg_eigh": ["TensorTuple (Tensor A, String UPLO='L') => LinalgEigh"],
+    "linalg_eigvalsh": ["Tensor (Tensor A, String UPLO='L') => LinalgEigvalsh"],
+    "linalg_pinv": ["Tensor (Tensor A, *, Float atol=None, Float rtol=None, Bool hermitian=False) => LinalgPinv",
+                    "Tensor (Tensor A, Float rcond, Bool hermitian=False) => LinalgPinvRcond"],
+    "linalg_matrix_rank": [
+        "Tensor (Tensor A, *, Float atol=None, Float rtol=None, Bool hermitian=False) => LinalgMatrixRank",
+        "Tensor (Tensor A, Float tol, Bool hermitian=False) => LinalgMatrixRankTol"],
+    "linalg_matrix_power": ["Tensor (Tensor A, Int n) => MatrixPower"],
+    "linalg_matrix_exp": ["Tensor (Tensor A) => MatrixExp"],
+    "linalg_lu_factor": ["TensorTuple (Tensor A, *, Bool pivot=True) => LinalgLuFactor"],
+    "linalg_lu_factor_ex": ["TensorTuple (Tensor A, *, Bool pivot=True, Bool check_errors=False) => LinalgLuFactorEx"],
+    "linalg_lu": ["TensorTuple (Tensor A, *, Bool pivot=True) => LinalgLu"],
+    "linalg_lu_solve": [("Tensor (Tensor LU, Tensor pivots, Tensor B, *, Bool left=True, Bool adjoint=False) "
+                         "=> LinalgLuSolve")],
+    "linalg_lstsq": ["TensorTuple (Tensor A, Tensor B, Float rcond=None, *, String driver=None) => LinalgLstsq"],
+    "linalg_cond": ["Tensor (Tensor A, Scalar p=None) => LinalgCond", "Tensor (Tensor A, String p) => LinalgCond"],
+    "linalg_norm": [
+        "Tensor (Tensor A, Scalar ord=None, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => LinalgNorm",
+        "Tensor (Tensor A, String ord, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => LinalgNorm"],
+    "linalg_vector_norm": [("Tensor (Tensor x, Scalar ord=2, IntList dim=None, Bool keepdim=False, *, "
+                            "DataType dtype=None) => LinalgVectorNorm")],
+    "linalg_matrix_norm": [
+        ("Tensor (Tensor A, String ord='fro', IntList dim=[-2, -1], Bool keepdim=False, *, DataType dtype=None) "
+         "=> LinalgMatrixNorm"),
+        ("Tensor (Tensor A, Scalar ord, IntList dim=[-2, -1], Bool keepdim=False, *, DataType dtype=None) "
+         "=> LinalgMatrixNorm")],
+    "linalg_cross": ["Tensor (Tensor input, Tensor other, *, Int dim=-1) => LinalgCross"],
+    "linalg_multi_dot": ["Tensor (TensorTuple tensors) => MultiDot"],
+    "linalg_vecdot": ["Tensor (Tensor x, Tensor y, *, Int dim=-1) => Vecdot"],
+    "linalg_diagonal": ["Tensor (Tensor A, *, Int offset=0, Int dim1=-2, Int dim2=-1) => Diagonal"],
+    "linalg_tensorinv": ["Tensor (Tensor A, Int ind=2) => LinalgTensorinv"],
+    "linalg_tensorsolve": ["Tensor (Tensor A, Tensor B, IntList dims=None) => LinalgTensorsolve"],
+    "linalg_vander": ["Tensor (Tensor x, *, Int N=None) => LinalgVander"],
+    "linalg_householder_product": ["Tensor (Tensor A, Tensor tau) => HouseholderProduct"],
+    "geqrf": method("TensorTuple (Tensor input) => Geqrf"),
+    "orgqr": method("Tensor (Tensor input, Tensor tau) => HouseholderProduct"),
+    "ormqr": method("Tensor (Tensor input, Tensor input2, Tensor input3, Bool left=True, Bool transpose=False) "
+                    "=> Ormqr"),
     # ---- convolution, pooling, interpolate (functors/conv.py); padding may also be "valid" or "same"
     "conv1d": [
         ("Tensor (Tensor input, Tensor weight, Tensor bias=None, IntList[1] stride=1, IntList[1] padding=0, "
@@ -451,8 +613,8 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "dot": method("Tensor (Tensor input, Tensor tensor) => Dot"),
     "outer": method("Tensor (Tensor input, Tensor vec2) => Outer"),
     "linear": ["Tensor (Tensor input, Tensor weight, Tensor bias=None) => Linear"],
-    "baddbmm": method(("Tensor (Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) "
-                 "=> Baddbmm")),
+    "baddbmm": method(("Tensor (Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, "
+                       "Bool inplace=False) => Baddbmm"), inplace=True),
     "einsum": ["Tensor (String equation, TensorTuple operands) => Einsum"],
     # ---- conversion
     "cast": ["Tensor (Tensor input, DataType dtype) => Cast"],
