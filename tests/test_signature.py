@@ -211,3 +211,16 @@ def test_signature_is_reusable_and_unchanged_by_binding():
     assert s.bind("f", (x,), {}) == [x, (0,)]
     assert s.bind("f", (x, 1), {}) == [x, (1,)]
     assert s.bind("f", (x,), {}) == [x, (0,)]
+
+
+def test_the_functional_api_table_names_each_function_once():
+    # a dict literal keeps the last of two equal keys silently: two sweeps adding the same name would hide one
+    import ast
+    import collections
+    import pathlib
+
+    import oneflow_lite.functors.functional_api as api
+    tree = ast.parse(pathlib.Path(api.__file__).read_text())
+    table = next(n.value for n in tree.body if isinstance(n, ast.AnnAssign) and n.target.id == "FUNCTIONAL_API")
+    counts = collections.Counter(k.value for k in table.keys)
+    assert [k for k, c in counts.items() if c > 1] == []

@@ -253,7 +253,6 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "nuclear_norm": ["Tensor (Tensor input, Bool keepdim=False) => NuclearNorm",
                      "Tensor (Tensor input, IntList dim, Bool keepdim=False) => NuclearNormDim"],
     "cdist": ["Tensor (Tensor x1, Tensor x2, Float p=2.0, String compute_mode=None) => Cdist"],
-    "pdist": ["Tensor (Tensor input, Float p=2.0) => Pdist"],
     "diagonal": method("Tensor (Tensor input, Int offset=0, Int dim1=0, Int dim2=1) => Diagonal"),
     "diag": method("Tensor (Tensor input, Int diagonal=0) => Diag"),
     "diag_embed": method("Tensor (Tensor input, Int offset=0, Int dim1=-2, Int dim2=-1) => DiagEmbed"),

@@ -1330,22 +1330,6 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     return F.norm(diff, p, -1)
 
 
-@composite("Pdist")
-def pdist(x, p=2.0):
-    """``pdist(input, p=2)``: the ``p``-norm distances between the rows of an (N, M) input, for each pair
-    i < j in row-major order: N (N - 1) / 2 of them."""
-    if x._meta.ndim != 2:
-        raise RuntimeError(f"pdist only supports 2D tensors, got: {x._meta.ndim}D")
-    if p < 0:
-        raise RuntimeError("pdist only supports non-negative p values")
-    n = x._meta.shape[0]
-    i, j = np.triu_indices(n, 1)
-    device = x._meta.device
-    rows_i = F.index_select(x, 0, tensor(i.astype(np.int64), device=device))
-    rows_j = F.index_select(x, 0, tensor(j.astype(np.int64), device=device))
-    return F.norm(F.sub(rows_i, rows_j), p, -1)
-
-
 @composite("Isclose")
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False)``: ``|a - b| <= atol + rtol * |b|``

@@ -841,11 +841,6 @@ def _cdist_samples(dtype):
         yield Sample((make(s1, dtype), make(s2, dtype), p), name=f"{s1},{s2} p={p}")
 
 
-def _pdist_ref(x, p=2.0):
-    i, j = np.triu_indices(x.shape[0], 1)
-    return _cdist_ref(x[i][:, None], x[j][:, None], p)[:, 0, 0] if len(i) else np.zeros((0,), x.dtype)
-
-
 def _argwhere_samples(dtype):
     for shape in [(), (5,), (3, 4), (0, 2)]:
         yield Sample((make(shape, dtype, -1, 2),), name=str(shape))
@@ -915,8 +910,4 @@ _register_own(
     OpSpec("cdist", _cdist_ref, _cdist_samples, dtypes=FLOATS, unsupported_error=RuntimeError,
            grad_samples=lambda: [s for s in _cdist_samples(flow.float64) if s.args[2] in (1.0, 2.0, 3.0)
                                  and s.args[0].size]),
-    OpSpec("pdist", _pdist_ref, lambda d: (Sample((make(s, d), p), name=f"{s} p={p}") for s, p in
-                                           (((4, 3), 2.0), ((3, 2), 1.0), ((5, 2), np.inf), ((1, 3), 2.0)))
-           , dtypes=FLOATS, unsupported_error=RuntimeError,
-           grad_samples=lambda: [Sample((_grad_rows(28, (4, 3))()[0].args[0], 2.0))]),
 )
