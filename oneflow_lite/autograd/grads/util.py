@@ -164,11 +164,6 @@ def expand_reduced(g, kept_shape, shape):
     return _expand(g, shape)
 
 
-def scalar_operand(attrs):
-    """The Python scalar of a ``scalar_*`` op (OneFlow's int_operand / float_operand attrs)."""
-    return attrs["float_operand"] if attrs["has_float_operand"] else attrs["int_operand"]
-
-
 def zeros_of(meta):
     """Zeros with ``meta``'s shape, dtype and device (the gradient of a piecewise-constant op)."""
     return _zeros(tuple(meta.shape), meta.dtype, meta.device)
@@ -196,3 +191,13 @@ for _name, _fn in (("add", add), ("mul", mul), ("div", div)):
 for _name, _fn in (("mul_scalar", mul_scalar), ("div_scalar", div_scalar), ("reduce_to", reduce_to),
                    ("expand_reduced", expand_reduced), ("zeros_of", zeros_of)):
     register_call(_name, _fn)
+
+
+# ---- binary, math and shape families ------------------------------------------------------------------
+# The joining and splitting calls of the shape rows (cat <-> split, stack <-> unbind): the functors' unchecked
+# ``raw`` forms. A row hands them the axis its op ran with and tensors of one dtype, so the functional
+# functions' argument parsing, promotion and dim checks would be repeated work.
+register_call("cat_raw", get_functor("Cat").raw)
+register_call("stack_raw", get_functor("Stack").raw)
+register_call("split_raw", get_functor("SplitWithSizes").raw)
+register_call("unbind_raw", get_functor("Unbind").raw)
