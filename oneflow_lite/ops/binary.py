@@ -83,13 +83,14 @@ derivative("broadcast_maximum", name="Maximum", joint=partial(_max_min_grad, "lt
 derivative("broadcast_minimum", name="Minimum", joint=partial(_max_min_grad, "gt", "lt"))
 
 
-def _mod_dy(rounding_mode, dz, x, y, y_meta):
-    """z = x - q * y with q = div(x, y, rounding_mode): dx = dz, dy = -dz * q."""
-    return F.reduce_to(F.neg(F.mul(dz, F.div(x, y, rounding_mode=rounding_mode))), y_meta.shape)
+def _mod_dy(rounding_div, dz, x, y, y_meta):
+    """z = x - q * y with q = x / y rounded (``rounding_div``: trunc for fmod, floor for remainder):
+    dx = dz, dy = -dz * q."""
+    return F.reduce_to(F.neg(F.mul(dz, getattr(F.ops, rounding_div)(x, y))), y_meta.shape)
 
 
-derivative("broadcast_fmod", name="Fmod", x=dz_to_x, y=partial(_mod_dy, "trunc"))
-derivative("broadcast_floor_mod", name="Remainder", x=dz_to_x, y=partial(_mod_dy, "floor"))
+derivative("broadcast_fmod", name="Fmod", x=dz_to_x, y=partial(_mod_dy, "broadcast_truncdiv"))
+derivative("broadcast_floor_mod", name="Remainder", x=dz_to_x, y=partial(_mod_dy, "broadcast_floordiv"))
 
 
 def _atan2_grad(needs, dz, x, y, x_meta, y_meta):

@@ -58,7 +58,7 @@ register_user_op("reshape", inputs=["in"], outputs=["out"], attrs={"shape": ("sh
 
 def _reshape_back(dout, in_meta):
     """The grad of a reshape-like op: the output's grad reshaped to the input's shape."""
-    return F.ops.reshape(dout, shape=in_meta.shape)
+    return F.reshape(dout, in_meta.shape)
 
 
 derivative("reshape", name="Reshape", in_=_reshape_back)
@@ -233,9 +233,8 @@ def _repeat_grad(dout, in_meta, repeats):
     shape = in_meta.shape
     padded = (1,) * (len(repeats) - len(shape)) + tuple(shape)
     split_shape = tuple(d for pair in zip(repeats, padded) for d in pair)
-    g = F.ops.reduce_sum(F.ops.reshape(dout, shape=split_shape), axis=tuple(range(0, 2 * len(repeats), 2)),
-                         keepdims=False)
-    return F.ops.reshape(g, shape=shape)
+    g = F.ops.reduce_sum(F.reshape(dout, split_shape), axis=tuple(range(0, 2 * len(repeats), 2)), keepdims=False)
+    return F.reshape(g, shape)
 
 
 derivative("repeat", name="Repeat", in_=_repeat_grad)

@@ -194,6 +194,47 @@ for _name, _fn in (("mul_scalar", mul_scalar), ("div_scalar", div_scalar), ("red
 
 
 # ---- binary, math and shape families ------------------------------------------------------------------
+def _reshape_call(*args, **kwargs):
+    """``F.reshape``: the functor for a Tensor and a tuple shape (what the functional function hands it),
+    else the functional function."""
+    if len(args) == 2 and not kwargs and type(args[0]) is Tensor and isinstance(args[1], tuple):
+        return _reshape(args[0], tuple(args[1]))
+    return functional("reshape")(*args, **kwargs)
+
+
+def _transpose_call(*args, **kwargs):
+    """``F.transpose``: the functor for a Tensor and two int dims, else the functional function."""
+    if len(args) == 3 and not kwargs and type(args[0]) is Tensor and type(args[1]) is int and type(args[2]) is int:
+        return _transpose(*args)
+    return functional("transpose")(*args, **kwargs)
+
+
+_where = get_functor("Where")
+_where_scalar_x = get_functor("WhereScalarX")
+_where_scalar_y = get_functor("WhereScalarY")
+
+
+def _where_call(*args, **kwargs):
+    """``F.where``: the functor of the overload for a condition and two tensors, or a float and a tensor in
+    either order (the masks of many backward formulas), else the functional function."""
+    if len(args) == 3 and not kwargs and type(args[0]) is Tensor:
+        c, a, b = args
+        if type(b) is Tensor:
+            if type(a) is Tensor:
+                return _where(c, a, b)
+            if type(a) is float:
+                return _where_scalar_x(c, a, b)
+        elif type(a) is Tensor and type(b) is float:
+            return _where_scalar_y(c, a, b)
+    return functional("where")(*args, **kwargs)
+
+
+# Fast calls the rows of several families make (matmul's, the reshape-like ops', the masks of max / min, pow
+# and where; linalg's, reduce's).
+register_call("matmul", _tensor_pair_fast("matmul", matmul))
+register_call("reshape", _reshape_call)
+register_call("transpose", _transpose_call)
+register_call("where", _where_call)
 # The joining and splitting calls of the shape rows (cat <-> split, stack <-> unbind): the functors' unchecked
 # ``raw`` forms. A row hands them the axis its op ran with and tensors of one dtype, so the functional
 # functions' argument parsing, promotion and dim checks would be repeated work.
