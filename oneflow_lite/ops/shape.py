@@ -5,16 +5,23 @@
 Dims in attrs may be negative where PyTorch allows it; the infer functions wrap them and raise
 PyTorch's errors (IndexError for a dim out of range). The functors normalise dims already, so
 these checks matter for other callers (graphs, tests, plug-ins).
+
+Each op's gradient rows follow it. The reshape-like ops reshape the grad back; the joining and
+splitting ops are each other's gradients: cat <-> split, stack <-> unbind (the engine gives a
+multi-output node zeros for the outputs that got no gradient).
 """
 
 from __future__ import annotations
 
 import math
+from functools import partial
 from math import prod
 
 import numpy as np
 
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.calls import F
+from oneflow_lite.framework.derivatives import derivative
 from oneflow_lite.framework.op_registry import Arg, register_user_op
 from oneflow_lite.ops.common import same_dtype
 
@@ -49,6 +56,14 @@ register_user_op("reshape", inputs=["in"], outputs=["out"], attrs={"shape": ("sh
                  infer_shape=_reshape_shape, infer_dtype=same_dtype)
 
 
+def _reshape_back(dout, in_meta):
+    """The grad of a reshape-like op: the output's grad reshaped to the input's shape."""
+    return F.reshape(dout, in_meta.shape)
+
+
+derivative("reshape", name="Reshape", in_=_reshape_back)
+
+
 def _transpose_shape(ctx):
     shape = ctx.input_metas[0].shape
     perm = ctx.attrs["perm"]
@@ -59,6 +74,17 @@ def _transpose_shape(ctx):
 
 register_user_op("transpose", inputs=["input"], outputs=["output"], attrs={"perm": ("list_int32", ())},
                  infer_shape=_transpose_shape, infer_dtype=same_dtype)
+
+
+def _transpose_grad(doutput, perm):
+    """The grad transposed back by the inverse permutation."""
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return F.ops.transpose(doutput, perm=tuple(inverse))
+
+
+derivative("transpose", name="Transpose", input=_transpose_grad)
 
 
 def _slice_shape(ctx):
@@ -80,6 +106,8 @@ register_user_op("slice", inputs=["x"], outputs=["y"],
                  attrs={"start": ("list_int64", ()), "stop": ("list_int64", ()),
                         "step": ("list_int64", ())},
                  infer_shape=_slice_shape, infer_dtype=same_dtype)
+derivative("slice", name="Slice", x=lambda dy, x_meta, start, stop, step:
+           F.ops.slice_grad(dy, like_shape=x_meta.shape, start=start, stop=stop, step=step))
 
 
 def _wrap(ctx, dim, ndim, what="dim"):
@@ -118,6 +146,7 @@ def _flatten_shape(ctx):
 register_user_op("flatten", inputs=["in"], outputs=["out"],
                  attrs={"start_dim": ("int32", 0), "end_dim": ("int32", -1)},
                  infer_shape=_flatten_shape, infer_dtype=same_dtype)
+derivative("flatten", name="Flatten", in_=_reshape_back)
 
 
 def _squeeze_shape(ctx):
@@ -129,6 +158,7 @@ def _squeeze_shape(ctx):
 
 register_user_op("squeeze", inputs=["in"], outputs=["out"], attrs={"axes": ("list_int32", ())},
                  infer_shape=_squeeze_shape, infer_dtype=same_dtype)
+derivative("squeeze", name="Squeeze", in_=_reshape_back)
 
 
 def _expand_dims_shape(ctx):
@@ -139,6 +169,7 @@ def _expand_dims_shape(ctx):
 
 register_user_op("expand_dims", inputs=["in"], outputs=["out"], attrs={"axis": ("int32", 0)},
                  infer_shape=_expand_dims_shape, infer_dtype=same_dtype)
+derivative("expand_dims", name="Unsqueeze", in_=_reshape_back)
 
 
 # ---- expand, repeat ----------------------------------------------------------------------------
@@ -175,6 +206,8 @@ def _expand_shape(ctx):
 
 register_user_op("expand", inputs=["in"], outputs=["out"], attrs={"expand_shape": ("shape", ())},
                  infer_shape=_expand_shape, infer_dtype=same_dtype)
+# Summed over the dims expand added or stretched.
+derivative("expand", name="Expand", in_=lambda dout, in_meta: F.reduce_to(dout, in_meta.shape))
 
 
 def _repeat_shape(ctx):
@@ -193,6 +226,18 @@ def _repeat_shape(ctx):
 
 register_user_op("repeat", inputs=["in"], outputs=["out"], attrs={"repeats": ("shape", ())},
                  infer_shape=_repeat_shape, infer_dtype=same_dtype)
+
+
+def _repeat_grad(dout, in_meta, repeats):
+    """dout of shape (r0 * s0, r1 * s1, ...) viewed as (r0, s0, r1, s1, ...) and summed over the r dims."""
+    shape = in_meta.shape
+    padded = (1,) * (len(repeats) - len(shape)) + tuple(shape)
+    split_shape = tuple(d for pair in zip(repeats, padded) for d in pair)
+    g = F.ops.reduce_sum(F.reshape(dout, split_shape), axis=tuple(range(0, 2 * len(repeats), 2)), keepdims=False)
+    return F.reshape(g, shape)
+
+
+derivative("repeat", name="Repeat", in_=_repeat_grad)
 
 
 # ---- cat, stack, split, unbind -----------------------------------------------------------------
@@ -233,6 +278,15 @@ register_user_op("cat", inputs=[Arg("in", variadic=True)], outputs=["out"], attr
                  infer_shape=_cat_shape, infer_dtype=_same_dtypes)
 
 
+def _cat_grad(dout, in_meta, axis, needs):
+    """The grad split back into the inputs' sizes along ``axis``."""
+    pieces = F.split_raw(dout, [m.shape[axis] for m in in_meta], axis)
+    return [g if need else None for g, need in zip(pieces, needs)]
+
+
+derivative("cat", name="Cat", in_=_cat_grad)
+
+
 def _stack_shape(ctx):
     metas = ctx.input_metas
     first = metas[0].shape
@@ -246,6 +300,8 @@ def _stack_shape(ctx):
 
 register_user_op("stack", inputs=[Arg("in", variadic=True)], outputs=["out"], attrs={"axis": ("int64", 0)},
                  infer_shape=_stack_shape, infer_dtype=_same_dtypes)
+derivative("stack", name="Stack",
+           in_=lambda dout, axis, needs: [g if need else None for g, need in zip(F.unbind_raw(dout, axis), needs)])
 
 
 def _split_shapes(ctx):
@@ -277,6 +333,7 @@ def _split_dtypes(ctx):
 register_user_op("split", inputs=["x"], outputs=[Arg("out", variadic=True)],
                  attrs={"axis": ("int64", 0), "sizes": ("list_int64", ())},
                  infer_shape=_split_shapes, infer_dtype=_split_dtypes)
+derivative("split", name="Split", x=lambda dout, axis: F.cat_raw(list(dout), axis))
 
 
 def _unbind_shapes(ctx):
@@ -295,6 +352,7 @@ def _unbind_dtypes(ctx):
 
 register_user_op("unbind", inputs=["x"], outputs=[Arg("out", variadic=True)], attrs={"axis": ("int64", 0)},
                  infer_shape=_unbind_shapes, infer_dtype=_unbind_dtypes)
+derivative("unbind", name="Unbind", x=lambda dout, axis: F.stack_raw(list(dout), axis))
 
 
 # ---- flip, roll, tril, triu ----------------------------------------------------------------------
@@ -306,6 +364,15 @@ def _flip_shape(ctx):
 
 register_user_op("flip", inputs=["x"], outputs=["y"], attrs={"dims": ("list_int32", ())},
                  infer_shape=_flip_shape, infer_dtype=same_dtype)
+
+
+def _self_adjoint(op_type, grads, attrs):
+    """The grad of a linear op that is its own adjoint (flip; tril and triu, which mask like the forward):
+    the op again, with the same attrs, on the output's grad."""
+    return getattr(F.ops, op_type)(grads[0], attrs=attrs)
+
+
+derivative("flip", name="Flip", x=partial(_self_adjoint, "flip"))
 
 
 def _roll_shape(ctx):
@@ -322,6 +389,9 @@ def _roll_shape(ctx):
 register_user_op("roll", inputs=["in"], outputs=["out"],
                  attrs={"shifts": ("list_int64", ()), "dims": ("list_int32", ())},
                  infer_shape=_roll_shape, infer_dtype=same_dtype)
+# Rolled back by the opposite shifts.
+derivative("roll", name="Roll",
+           in_=lambda dout, shifts, dims: F.ops.roll(dout, shifts=tuple(-s for s in shifts), dims=dims))
 
 
 def _triangle_shape(ctx):
@@ -331,9 +401,10 @@ def _triangle_shape(ctx):
     return shape
 
 
-for _op in ("tril", "triu"):
+for _op, _name in (("tril", "Tril"), ("triu", "Triu")):
     register_user_op(_op, inputs=["in"], outputs=["out"], attrs={"diagonal": ("int64", 0)},
                      infer_shape=_triangle_shape, infer_dtype=same_dtype)
+    derivative(_op, name=_name, in_=partial(_self_adjoint, _op))
 
 
 # ---- pad -----------------------------------------------------------------------------------------
@@ -422,6 +493,15 @@ register_user_op("pad_grad", inputs=["dy"], outputs=["dx"], attrs=_PAD_ATTRS, in
                  infer_dtype=same_dtype)
 
 
+def _pad_adjoint(adjoint, grads, mode, padding_before, padding_after):
+    """pad and pad_grad are each other's adjoints (Note [Pad modes]); ``value`` stays 0: the adjoint is linear."""
+    return getattr(F.ops, adjoint)(grads[0], mode=mode, padding_before=padding_before, padding_after=padding_after)
+
+
+derivative("pad", name="Pad", x=partial(_pad_adjoint, "pad_grad"))
+derivative("pad_grad", name="PadGrad", dy=partial(_pad_adjoint, "pad"))
+
+
 # ``slice_grad(dy)``: the gradient of ``slice``: a tensor of shape ``like_shape``, zero except where the
 # slice ``start:stop:step`` (per dim) took its elements from, which hold ``dy``. Its attrs are set per call.
 def _slice_grad_shape(ctx):
@@ -445,3 +525,6 @@ register_user_op("slice_grad", inputs=["dy"], outputs=["dx"],
                  attrs={"like_shape": ("shape", ()), "start": ("list_int64", ()), "stop": ("list_int64", ()),
                         "step": ("list_int64", ())},
                  infer_shape=_slice_grad_shape, infer_dtype=same_dtype)
+# slice_grad is linear in dy: its grad slices again.
+derivative("slice_grad", name="SliceGrad", dy=lambda ddx, start, stop, step:
+           F.ops.slice(ddx, start=start, stop=stop, step=step))
