@@ -71,9 +71,9 @@ class GraphBuildCtx(JobBuildAndInferCtx):
 
     # ---- gradients without an optimizer ----------------------------------------------------------
     def unused_gradients(self) -> list:
-        """``(variable op name, gradient blob)`` of the trainable variables whose ``.grad`` (set by a
-        ``backward()`` in the build) reaches no output and no variable update (Note [Backward without an
-        optimizer] in graph/graph.py)."""
+        """``(variable op name, gradient blob)`` of the trainable variables given a ``.grad`` by a ``backward()``
+        in the build when none of these gradients reaches an output or a variable update, else [] (Note
+        [Backward without an optimizer] in graph/graph.py)."""
         grads = {}
         for b in self._bindings.values():
             ag = b.tensor._ag
@@ -83,7 +83,9 @@ class GraphBuildCtx(JobBuildAndInferCtx):
         if not grads:
             return []
         reached = self._blobs_reaching_results()
-        return [(name, lbn) for lbn, name in grads.items() if lbn not in reached]
+        if any(lbn in reached for lbn in grads):
+            return []
+        return [(name, lbn) for lbn, name in grads.items()]
 
     def _blobs_reaching_results(self) -> set:
         """The blobs from which an output or an assign is computed."""

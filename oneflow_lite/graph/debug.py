@@ -19,9 +19,7 @@ from __future__ import annotations
 import os
 import sys
 
-import oneflow_lite
-
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(oneflow_lite.__file__)) + os.sep
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # oneflow_lite/
 
 
 class DebugOptions:

@@ -59,6 +59,7 @@ from oneflow_lite.framework import op_registry
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET, Tensor
 from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.graph import io
+from oneflow_lite.graph import state as graph_state
 from oneflow_lite.graph.compiler import Plan, StalePlan
 from oneflow_lite.graph.capture import GraphBuildCtx
 from oneflow_lite.graph.config import GraphConfig
@@ -311,7 +312,7 @@ class Graph:
                 if entry is None:
                     entry = self._capture(args, kwargs, key, a_spec, k_spec, leaves)
                 if entry.plan is None:
-                    entry.compile()
+                    self._compile_entry(entry)
         if fast_key is not None:
             self._fast[fast_key] = entry
         self.__dict__["_last"] = entry
@@ -390,8 +391,8 @@ class Graph:
     # OneFlow's graph refuses ``loss.backward()`` when no optimizer was added ("job has no TrainConf when
     # adding loss logical blob name"): without an optimizer nothing would use the gradients. Here a build
     # may use them itself (a hand-written update of the parameters, gradients returned as outputs), so the
-    # error is raised only when that is so: a backward() gave a trainable variable a gradient that reaches
-    # no output and no variable update, and the graph has no optimizer.
+    # error is raised only when nothing does: backward() gave trainable variables gradients, none of which
+    # reaches an output or a variable update, and the graph has no optimizer.
     def _check_gradients_used(self, ctx) -> None:
         if self._optimizers:
             return
@@ -406,6 +407,48 @@ class Graph:
 
     def _shallow_repr(self) -> str:
         return f"(GRAPH:{self._name}:{type(self).__name__})"
+
+    def _compile_entry(self, entry) -> None:
+        debug = self._debug
+        emit(debug, 0, f"{self._shallow_repr()} start building plan.")
+        entry.compile()
+        emit(debug, 1, lambda: f"{self._name} with operators:\n{self!r}")
+        emit(debug, 0, lambda: f"{self._shallow_repr()} building plan Done! Cost time: {entry.compile_seconds:.2f}s.")
+
+    # ---- state ----------------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """The graph's state: each module's ``state_dict()`` under its attribute name, and each added
+        optimizer's and LR scheduler's state (Note [Graph state dicts] in graph/state.py)."""
+        return graph_state.state_dict(self)
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True) -> None:
+        """Restore a ``state_dict()``: modules copied in place, optimizers and schedulers loaded (a captured
+        graph is then captured again at its next call, Note [Graph state dicts] in graph/state.py)."""
+        graph_state.load_state_dict(self, state_dict, strict)
+
+    @property
+    def training(self) -> bool:
+        """Whether the graph trains (has an optimizer), OneFlow's ``graph.training``."""
+        return self.config.training
+
+    @property
+    def is_compiled(self) -> bool:
+        """Whether the graph has been captured and compiled (for its last call's signature)."""
+        return self._last is not None and self._last.plan is not None
+
+    # ---- debugging ------------------------------------------------------------------------------
+    def debug(self, v_level: int = 0, *, ranks=None, max_py_stack_depth: int = 2, only_user_py_stack: bool = True,
+              op_repr_with_py_stack: bool = False) -> None:
+        """Print what the next capture and compilation do (OneFlow's ``nn.Graph.debug``, graph/debug.py):
+        ``v_level`` -1 nothing, 0 the stages, 1 also each module's inputs, parameters and outputs, 2 also every
+        op with its Python location (``max_py_stack_depth`` frames, of user code only when
+        ``only_user_py_stack``); ``op_repr_with_py_stack`` adds the locations to ``print(graph)``'s ops.
+        ``ranks``: the ranks that print (default 0; -1 all). Sets every module of the graph too."""
+        self._debug.set(v_level, ranks, max_py_stack_depth, only_user_py_stack, op_repr_with_py_stack,
+                        f"nn.Graph '{self._name}'")
+        for block in self._blocks.values():
+            block._graph_module.debug(v_level, ranks=ranks, max_py_stack_depth=max_py_stack_depth,
+                                      only_user_py_stack=only_user_py_stack, op_repr_with_py_stack=op_repr_with_py_stack)
 
     # ---- introspection --------------------------------------------------------------------------
     def _current(self) -> _Entry:
@@ -439,10 +482,10 @@ class Graph:
     def __repr__(self):
         lines = [(f"nn.Graph '{self._name}' ({type(self).__name__}): {len(self._entries)} captured input "
                   f"signature(s); {self.config!r}")]
-        for attr, block in self._blocks.items():
-            lines.append(f"  module {attr}: {type(block._origin).__name__}")
+        for block in self._blocks.values():
+            lines.extend(block.tree_lines(2))
         for entry in self._entries.values():
-            lines.extend(_describe_entry(entry, self.config))
+            lines.extend(_describe_entry(entry, self._debug.op_repr_with_py_stack))
         return "\n".join(lines)
 
     def to_dot(self) -> str:
@@ -582,7 +625,7 @@ def _describe_op(conf, metas) -> str:
     return f"{conf.name}: {uc.op_type_name}({ins}) -> {outs}"
 
 
-def _describe_entry(entry: _Entry, config) -> list:
+def _describe_entry(entry: _Entry, with_locations: bool) -> list:
     if entry.plan is None:
         entry.compile()
     metas = entry.ir.metas
@@ -590,7 +633,10 @@ def _describe_entry(entry: _Entry, config) -> list:
               f"{entry.capture_seconds * 1e3:.2f} ms, compiled in {entry.compile_seconds * 1e3:.2f} ms")]
     sections = {}
     for conf in entry.job.net.op:
-        sections.setdefault(_section(conf), []).append(_describe_op(conf, metas))
+        text = _describe_op(conf, metas)
+        if with_locations and entry.locations.get(conf.name):
+            text += f"  location=({entry.locations[conf.name]})"
+        sections.setdefault(_section(conf), []).append(text)
     order = ["inputs"] + [s for s in sections if s not in ("inputs", "outputs", "in-place updates")]
     order += ["in-place updates", "outputs"]
     for s in order:

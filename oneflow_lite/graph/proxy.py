@@ -238,6 +238,23 @@ class ModuleBlock:
     def _shallow_repr(self) -> str:
         return f"(MODULE:{self._path}:{type(self._origin).__name__}())"
 
+    def tree_lines(self, indent: int) -> list:
+        """``print(graph)``'s lines of this module and its submodules: each with the inputs and outputs of its
+        last call in the last capture (nothing before the first call)."""
+        gm = self._graph_module
+        options = gm._config_repr()
+        pad = " " * indent
+        lines = [f"{pad}module {self._path}: {type(self._origin).__name__}{f' ({options})' if options else ''}"]
+        call = gm.last_call
+        inner = " " * (indent + 2)
+        if call is not None:
+            lines.extend(f"{inner}{'' if ok else '[WARNING]'}(INPUT:{name}:{text})" for name, text, ok in call.inputs)
+        for child in self._children.values():
+            lines.extend(child.tree_lines(indent + 2))
+        if call is not None:
+            lines.extend(f"{inner}{'' if ok else '[WARNING]'}(OUTPUT:{name}:{text})" for name, text, ok in call.outputs)
+        return lines
+
     def __iter__(self):
         return iter(self._children.values())
 
