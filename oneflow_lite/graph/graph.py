@@ -71,6 +71,8 @@ from oneflow_lite.graph.proxy import GraphModule, ModuleBlock  # noqa: F401  (re
 from oneflow_lite.interpreters.lazy import current_build_ctx, lazy_mode
 
 _log = logging.getLogger("oneflow_lite.graph")
+# Exporters by format: onnx/ (which imports graph/) registers "onnx" for Graph.export_onnx.
+EXPORTERS: dict = {}
 _FORMAT = "oneflow_lite.nn.Graph"
 _FORMAT_VERSION = 1
 
@@ -331,7 +333,7 @@ class Graph:
         mask = self._KEY_MASK
         return ((a_spec, k_spec), tuple([(t._meta, t._key_set & mask) for t in tensors]), self._flags())
 
-    def _capture(self, args, kwargs, key, a_spec, k_spec, leaves) -> _Entry:
+    def _capture(self, args, kwargs, key, a_spec, k_spec, leaves, store: bool = True) -> _Entry:
         if current_build_ctx() is not None:
             raise RuntimeError(f"nn.Graph '{self._name}' cannot be called inside the build() of nn.Graph "
                                f"'{current_build_ctx().graph_name}'")
@@ -359,7 +361,21 @@ class Graph:
         entry.capture_seconds = time.perf_counter() - start
         emit(self._debug, 0, lambda: f"{self._shallow_repr()} building graph Done! Cost time: "
                                      f"{entry.capture_seconds:.2f}s.")
-        self._entries[key] = entry
+        if store:
+            self._entries[key] = entry
+        return entry
+
+    def _entry_for(self, args, kwargs, store: bool = True) -> _Entry:
+        """The captured job of a call's signature, captured without running when it is not cached (kept only
+        when ``store``): for the exporter (onnx/)."""
+        a_spec, leaves = io.flatten(args, "input", self._name)
+        k_spec, leaves = io.flatten(kwargs, "input", self._name, leaves)
+        key = self._key(a_spec, k_spec, [t for _, t in leaves])
+        entry = self._entries.get(key)
+        if entry is None:
+            io.check_eager_inputs(leaves, self._name)
+            with self._lock:
+                entry = self._capture(args, kwargs, key, a_spec, k_spec, leaves, store)
         return entry
 
     def _build_into(self, ctx, a_spec, k_spec, leaves):
@@ -492,6 +508,21 @@ class Graph:
         """Graphviz DOT text of the job that runs for the last call's signature."""
         entry = self._current()
         return _to_dot(self._name, entry.ir)
+
+    def export_onnx(self, path=None, **options):
+        """Export the job of the last call's signature to ONNX (``flow.onnx.export(self, <inputs of that
+        signature>, path, **options)``; the inputs' values do not matter); returns the ``onnx.ModelProto``."""
+        entry = self._last
+        if entry is None:
+            raise RuntimeError(f"nn.Graph '{self._name}'.export_onnx(): call the graph once (capturing it) before "
+                               f"exporting it")
+        export = EXPORTERS.get("onnx")
+        if export is None:
+            raise RuntimeError(f"nn.Graph '{self._name}'.export_onnx(): no ONNX exporter is registered (import "
+                               f"oneflow_lite.onnx)")
+        zeros = [Tensor._make(np.zeros(m.shape, m.np_dtype), m) for m in entry.in_metas]
+        args, kwargs = io.unflatten(entry.in_spec[0], zeros), io.unflatten(entry.in_spec[1], zeros)
+        return export(self, args, path, kwargs=kwargs, **options)
 
     # ---- persistence ----------------------------------------------------------------------------
     def save(self, path) -> None:
