@@ -278,3 +278,21 @@ def test_torch_onnx_under_mock_torch():
         proto = torch.onnx.export(torch.nn.Linear(3, 2), (torch.randn(4, 3),), None)
     assert [n.op_type for n in proto.graph.node][-3:] == ["MatMul", "Add", "Identity"]
     assert math.isfinite(float(_run_onnx(proto, {"input_0": np.ones((4, 3), np.float32)})[0].sum()))
+
+
+def test_example_exports_the_digits_cnn_and_runs_it_in_onnx_runtime(tmp_path):
+    import pathlib
+    import re
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    out = tmp_path / "digits.onnx"
+    r = subprocess.run([sys.executable, str(root / "examples" / "export_onnx.py"), "--epochs", "1", "--output",
+                        str(out)], capture_output=True, text=True, timeout=300, cwd=root, check=False)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"exported \d+ ONNX nodes and 14 initializers to .*digits.onnx \(opset 17\)", r.stdout)
+    m = re.search(r"ONNX Runtime on 360 test images: accuracy (\S+)%, max \|difference\| from oneflow_lite (\S+), "
+                  r"same predictions: True", r.stdout)
+    assert m and float(m.group(1)) > 70 and float(m.group(2)) < 1e-4, r.stdout
+    onnx.checker.check_model(onnx.load(out))
