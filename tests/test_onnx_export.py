@@ -288,8 +288,11 @@ def test_example_exports_the_digits_cnn_and_runs_it_in_onnx_runtime(tmp_path):
 
     root = pathlib.Path(__file__).resolve().parents[1]
     out = tmp_path / "digits.onnx"
+    import os
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
     r = subprocess.run([sys.executable, str(root / "examples" / "export_onnx.py"), "--epochs", "1", "--output",
-                        str(out)], capture_output=True, text=True, timeout=300, cwd=root, check=False)
+                        str(out)], capture_output=True, text=True, timeout=300, cwd=root, check=False, env=env)
     assert r.returncode == 0, r.stderr
     assert re.search(r"exported \d+ ONNX nodes and 14 initializers to .*digits.onnx \(opset 17\)", r.stdout)
     m = re.search(r"ONNX Runtime on 360 test images: accuracy (\S+)%, max \|difference\| from oneflow_lite (\S+), "
