@@ -189,3 +189,40 @@ def test_backward_without_an_optimizer_is_an_error_when_nothing_uses_the_gradien
 
     out, norm = Returns()(flow.randn(2, 3))
     assert norm.item() > 0
+
+
+# ---- pictures -----------------------------------------------------------------------------------------
+def test_to_dot_has_module_clusters_and_op_shapes():
+    g = G()
+    g(flow.randn(2, 3))
+    dot = g.to_dot()
+    assert dot.startswith(f'digraph "{g.name}" {{')
+    assert '  subgraph "cluster_model" {\n    label="model (Net)";' in dot
+    assert '    subgraph "cluster_model.fc" {\n      label="model.fc (Linear)";' in dot
+    assert '      "model.fc-linear-0" [label="model.fc-linear-0\\nlinear", shape=box];\n' \
+           '      "model.fc-linear-0" [xlabel="float32[2, 4]"];' in dot
+    assert '      "model.fc.weight" [label="model.fc.weight\\nvariable", shape=cylinder];' in dot
+    assert f'  "model.act-relu-1" -> "scalar_mul-2" [label="float32[2, 4]"];' in dot
+    assert dot.count("{") == dot.count("}")
+
+
+def test_render_writes_pictures_or_says_what_to_install(tmp_path, monkeypatch):
+    g = G()
+    g(flow.randn(2, 3))
+    try:
+        import graphviz
+
+        graphviz.Source("digraph { a }").pipe(format="svg")
+        have_dot = True
+    except Exception:  # noqa: BLE001 - the package or the dot program is missing
+        have_dot = False
+    if have_dot:
+        svg = g.render(tmp_path / "g.svg")
+        assert open(svg).read().lstrip().startswith(("<?xml", "<svg"))
+        png = g.render(tmp_path / "g", format="png")
+        assert png.endswith("g.png") and open(png, "rb").read(4) == b"\x89PNG"
+    monkeypatch.setitem(__import__("sys").modules, "graphviz", None)  # the package absent
+    with pytest.raises(RuntimeError, match=r"graph.render\(\) draws with the 'graphviz' Python package and Graphviz's "
+                                           r"'dot' program: pip install graphviz.*\(the graphviz package is not "
+                                           r"installed\)"):
+        g.render(tmp_path / "x.svg")

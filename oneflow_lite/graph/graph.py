@@ -58,7 +58,7 @@ from oneflow_lite.framework import dtype as dtypes
 from oneflow_lite.framework import op_registry
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET, Tensor
 from oneflow_lite.framework.tensor_meta import make_meta
-from oneflow_lite.graph import io
+from oneflow_lite.graph import io, picture
 from oneflow_lite.graph import state as graph_state
 from oneflow_lite.graph.compiler import Plan, StalePlan
 from oneflow_lite.graph.capture import GraphBuildCtx
@@ -505,9 +505,22 @@ class Graph:
         return "\n".join(lines)
 
     def to_dot(self) -> str:
-        """Graphviz DOT text of the job that runs for the last call's signature."""
+        """Graphviz DOT text of the job that runs for the last call's signature: ops with their output shapes,
+        edges with the blobs' metas, modules as clusters (graph/picture.py)."""
         entry = self._current()
-        return _to_dot(self._name, entry.ir)
+        classes = {}
+        stack = list(self._blocks.values())
+        while stack:
+            block = stack.pop()
+            classes[block._path] = type(block._origin).__name__
+            stack.extend(block._children.values())
+        return picture.to_dot(self._name, entry.ir, classes)
+
+    def render(self, path, format: str | None = None) -> str:  # noqa: A002 - graphviz's name
+        """Draw :meth:`to_dot` into ``path`` (SVG, PNG, PDF, ...: ``format``, else the path's suffix, else SVG)
+        with the ``graphviz`` package and Graphviz's ``dot``; says what to install when they are missing.
+        Returns the path written."""
+        return picture.render(self.to_dot(), path, format)
 
     def export_onnx(self, path=None, **options):
         """Export the job of the last call's signature to ONNX (``flow.onnx.export(self, <inputs of that
@@ -678,25 +691,6 @@ def _describe_entry(entry: _Entry, with_locations: bool) -> list:
     lines.extend(f"      {r}" for r in entry.reports)
     lines.append(f"    plan: {entry.plan.num_steps} kernel step(s) for {len(entry.ir.nodes)} op(s) after the passes")
     return lines
-
-
-def _dot_id(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _to_dot(name: str, ir: JobIR) -> str:
-    shapes = {"input": "ellipse", "output": "ellipse", "variable": "cylinder", "assign": "hexagon", "user": "box"}
-    lines = [f"digraph {_dot_id(name)} {{", "  rankdir=TB;", '  node [fontname="monospace"];']
-    producers = ir.producers()
-    for n in ir.nodes:
-        label = _dot_id(n.name)[:-1] + "\\n" + _dot_id(n.op_type)[1:]
-        lines.append(f"  {_dot_id(n.name)} [label={label}, shape={shapes[n.kind]}];")
-    for n in ir.nodes:
-        for lbn in n.inputs:
-            src = producers[lbn]
-            lines.append(f"  {_dot_id(src.name)} -> {_dot_id(n.name)} [label={_dot_id(_meta_text(ir.metas[lbn]))}];")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
 
 
 # ---- loading --------------------------------------------------------------------------------------
