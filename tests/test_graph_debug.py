@@ -187,7 +187,7 @@ def test_backward_without_an_optimizer_is_an_error_when_nothing_uses_the_gradien
             loss.backward()
             return loss, self.model.fc.weight.grad.norm()  # the gradient is used: no error
 
-    out, norm = Returns()(flow.randn(2, 3))
+    _, norm = Returns()(flow.randn(2, 3))
     assert norm.item() > 0
 
 
@@ -202,7 +202,7 @@ def test_to_dot_has_module_clusters_and_op_shapes():
     assert '      "model.fc-linear-0" [label="model.fc-linear-0\\nlinear", shape=box];\n' \
            '      "model.fc-linear-0" [xlabel="float32[2, 4]"];' in dot
     assert '      "model.fc.weight" [label="model.fc.weight\\nvariable", shape=cylinder];' in dot
-    assert f'  "model.act-relu-1" -> "scalar_mul-2" [label="float32[2, 4]"];' in dot
+    assert '  "model.act-relu-1" -> "scalar_mul-2" [label="float32[2, 4]"];' in dot
     assert dot.count("{") == dot.count("}")
 
 
@@ -218,9 +218,11 @@ def test_render_writes_pictures_or_says_what_to_install(tmp_path, monkeypatch):
         have_dot = False
     if have_dot:
         svg = g.render(tmp_path / "g.svg")
-        assert open(svg).read().lstrip().startswith(("<?xml", "<svg"))
+        with open(svg) as f:
+            assert f.read().lstrip().startswith(("<?xml", "<svg"))
         png = g.render(tmp_path / "g", format="png")
-        assert png.endswith("g.png") and open(png, "rb").read(4) == b"\x89PNG"
+        with open(png, "rb") as f:
+            assert png.endswith("g.png") and f.read(4) == b"\x89PNG"
     monkeypatch.setitem(__import__("sys").modules, "graphviz", None)  # the package absent
     with pytest.raises(RuntimeError, match=r"graph.render\(\) draws with the 'graphviz' Python package and Graphviz's "
                                            r"'dot' program: pip install graphviz.*\(the graphviz package is not "

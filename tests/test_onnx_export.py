@@ -104,9 +104,9 @@ class GPT(nn.Module):
         self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(block, d)
         self.blocks = nn.ModuleList()
         for _ in range(layers):
-            self.blocks.append(nn.ModuleDict(dict(ln1=nn.LayerNorm(d), attn=CausalSelfAttention(d, heads),
-                                                  ln2=nn.LayerNorm(d), fc=nn.Linear(d, 4 * d), act=nn.GELU(),
-                                                  out=nn.Linear(4 * d, d))))
+            self.blocks.append(nn.ModuleDict({"ln1": nn.LayerNorm(d), "attn": CausalSelfAttention(d, heads),
+                                              "ln2": nn.LayerNorm(d), "fc": nn.Linear(d, 4 * d), "act": nn.GELU(),
+                                              "out": nn.Linear(4 * d, d)}))
         self.ln_f = nn.LayerNorm(d)
         self.head = nn.Linear(d, vocab, bias=False)
         self.head.weight = self.wte.weight  # tied
@@ -204,9 +204,9 @@ def test_single_op_graphs_with_a_dynamic_batch():
         args = args if isinstance(args, tuple) else (args,)
         names = [f"in{i}" for i in range(len(args))]
         if name == "reductions":
-            fn = lambda x: (x.sum(1), x.mean(2), x.argmax(1), x.reshape(-1, 12))  # noqa: E731 - per-row only
+            fn = lambda x: (x.sum(1), x.mean(2), x.argmax(1), x.reshape(-1, 12))
         if name == "shapes":
-            fn = lambda x: (x.reshape(x.shape[0], 12), x.flatten(1), x.view(-1), x.transpose(0, 2),  # noqa: E731
+            fn = lambda x: (x.reshape(x.shape[0], 12), x.flatten(1), x.view(-1), x.transpose(0, 2),
                             x.unsqueeze(1), x[:, 1:3, ::2], x.expand(3, *x.shape).contiguous(), flow.cat([x, x], 0),
                             *x.split([1, 2], 1), *x.unbind(2))
         proto = flow.onnx.export(fn, args, input_names=names, dynamic_axes={n: {0: "batch"} for n in names})

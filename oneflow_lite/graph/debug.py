@@ -78,7 +78,7 @@ def python_location(options: DebugOptions) -> str:
     f = sys._getframe(1)
     while f is not None and len(frames) < options.max_py_stack_depth:
         path = f.f_code.co_filename
-        if not (options.only_user_py_stack and (path.startswith(_PACKAGE_DIR) or path.startswith("<"))):
+        if not (options.only_user_py_stack and path.startswith((_PACKAGE_DIR, "<"))):
             frames.append(f"Python stack[{-len(frames) - 1}]: '{f.f_code.co_name}' at '{path}': line {f.f_lineno}")
         f = f.f_back
     return "; ".join(frames)

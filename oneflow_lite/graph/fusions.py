@@ -71,7 +71,7 @@ def _sole_reader(uses: dict, lbn: str, node: Node) -> bool:
 def _user_node(ir: JobIR, name: str, op_type: str, inputs: list, attrs: dict, template: Node) -> Node:
     """A new user op node named ``name`` reading ``inputs``, inferred now; its output blobs replace
     ``template``'s (same metas)."""
-    from oneflow_lite.framework.op_builder import OpBuilder  # noqa: PLC0415 - the IR's own builder path
+    from oneflow_lite.framework.op_builder import OpBuilder
 
     b = OpBuilder(op_type, name)
     b.input("x")

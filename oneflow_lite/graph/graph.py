@@ -60,10 +60,10 @@ from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET, Tensor
 from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.graph import io, picture
 from oneflow_lite.graph import state as graph_state
-from oneflow_lite.graph.compiler import Plan, StalePlan
-from oneflow_lite.graph.capture import GraphBuildCtx
-from oneflow_lite.graph.config import GraphConfig
 from oneflow_lite.graph.accumulation import join_outputs, split_inputs
+from oneflow_lite.graph.capture import GraphBuildCtx
+from oneflow_lite.graph.compiler import Plan, StalePlan
+from oneflow_lite.graph.config import GraphConfig
 from oneflow_lite.graph.debug import DebugOptions, emit, meta_repr
 from oneflow_lite.graph.ir import JobError, JobIR, is_free_eager_name
 from oneflow_lite.graph.pipeline import checkpoint_segments, run_job_passes
@@ -516,7 +516,7 @@ class Graph:
             stack.extend(block._children.values())
         return picture.to_dot(self._name, entry.ir, classes)
 
-    def render(self, path, format: str | None = None) -> str:  # noqa: A002 - graphviz's name
+    def render(self, path, format: str | None = None) -> str:
         """Draw :meth:`to_dot` into ``path`` (SVG, PNG, PDF, ...: ``format``, else the path's suffix, else SVG)
         with the ``graphviz`` package and Graphviz's ``dot``; says what to install when they are missing.
         Returns the path written."""

@@ -25,7 +25,7 @@ def meta_text(m) -> str:
 
 def module_of(node) -> str:
     """The module path an op was captured in ("" outside modules)."""
-    name = node.name[len(_RECOMPUTED):] if node.name.startswith(_RECOMPUTED) else node.name
+    name = node.name.removeprefix(_RECOMPUTED)
     if node.kind in ("input", "output"):
         return ""
     if node.kind == "variable":
@@ -89,7 +89,7 @@ _INSTALL = ("graph.render() draws with the 'graphviz' Python package and Graphvi
 def render(dot: str, path, fmt: str | None = None) -> str:
     """Write the picture of ``dot`` to ``path`` in ``fmt`` (default: the path's suffix, else SVG); the path."""
     try:
-        import graphviz  # noqa: PLC0415 - an optional dependency
+        import graphviz
     except ImportError:
         raise RuntimeError(f"{_INSTALL} (the graphviz package is not installed)") from None
     path = os.fspath(path)

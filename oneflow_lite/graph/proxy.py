@@ -72,7 +72,7 @@ class GraphModule:
     def stage_placement(self):
         return self._stage_placement
 
-    def set_stage(self, stage_id: int = None, placement=None) -> None:
+    def set_stage(self, stage_id: int | None = None, placement=None) -> None:
         """Record the pipeline stage and placement of the module (OneFlow's pipeline parallelism; recorded
         only, as every graph here runs on one device)."""
         self._stage_id = stage_id

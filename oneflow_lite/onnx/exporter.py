@@ -35,7 +35,7 @@ class UnsupportedOperatorError(RuntimeError):
 def require_onnx():
     """The ``onnx`` module, or an ImportError saying how to install it."""
     try:
-        import onnx  # noqa: PLC0415 - an optional dependency
+        import onnx
     except ImportError as e:
         raise ImportError("flow.onnx.export needs the 'onnx' package: pip install 'oneflow-lite[onnx]' (or pip install "
                           "onnx onnxruntime)") from e
@@ -121,7 +121,7 @@ class Captures:
 def vary_inputs(tensors: list, axes: list, symbols: list, step: dict):
     """Copies of ``tensors`` whose dynamic axes (``axes[i]``: axis -> symbol) are ``step[symbol]`` longer (rows
     repeated cyclically, so indices stay valid)."""
-    from oneflow_lite.framework.tensor import Tensor  # noqa: PLC0415
+    from oneflow_lite.framework.tensor import Tensor
 
     out = []
     for t, ax in zip(tensors, axes):
@@ -136,7 +136,7 @@ def vary_inputs(tensors: list, axes: list, symbols: list, step: dict):
 
 
 def _meta_like(t, shape):
-    from oneflow_lite.framework.tensor_meta import make_meta  # noqa: PLC0415
+    from oneflow_lite.framework.tensor_meta import make_meta
 
     return make_meta(tuple(shape), t.dtype, t.device)
 

@@ -263,8 +263,8 @@ def _baddbmm(ctx, node, ins):
 
 # ---- convolution and pooling ----------------------------------------------------------------------
 def _conv_attrs(a):
-    return dict(pads=list(a["padding_before"]) + list(a["padding_after"]), strides=list(a["strides"]),
-                dilations=list(a["dilation_rate"]), group=int(a["groups"]))
+    return {"pads": list(a["padding_before"]) + list(a["padding_after"]), "strides": list(a["strides"]),
+            "dilations": list(a["dilation_rate"]), "group": int(a["groups"])}
 
 
 @converter("conv1d", "conv2d", "conv3d")
@@ -549,9 +549,9 @@ def _constant(ctx, node, ins):
 def _arange(ctx, node, ins):
     a, dt = node.res.attrs, _np(ctx, node.outputs[0])
     if a["is_floating_range"]:
-        start, limit, delta = a["float_start"], a["float_limit"], a["float_delta"]
+        start, delta = a["float_start"], a["float_delta"]
     else:
-        start, limit, delta = a["integer_start"], a["integer_limit"], a["integer_delta"]
+        start, delta = a["integer_start"], a["integer_delta"]
     n = ctx.meta(node.outputs[0]).shape[0]
     ctx.make("Identity", [ctx.const(start + delta * np.arange(n), dt)], [_out(node)])
 
