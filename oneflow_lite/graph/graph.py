@@ -385,7 +385,7 @@ class Graph:
         lazy = [ctx.add_input(f"_{self._name}_input.{p}", t) for p, t in leaves]
         for (p, _), t in zip(leaves, lazy):
             emit(debug, 1, lambda p=p, t=t: f"(INPUT:_{self._name}_input.{p}:{meta_repr(t._meta)})")
-        n = self.config.gradient_accumulation_steps
+        n = self.config.capture_options()["grad_acc_steps"]  # Note [Capture options] in graph/config.py
         if n > 1:
             outs = [self.build(*io.unflatten(a_spec, micro), **io.unflatten(k_spec, micro))
                     for micro in split_inputs(self._name, leaves, lazy, n)]
