@@ -91,12 +91,12 @@ class GPT(nn.Module):
     def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.cfg = cfg
-        self.transformer = nn.ModuleDict(dict(
-            wte=nn.Embedding(cfg.vocab_size, cfg.n_embd),
-            wpe=nn.Embedding(cfg.block_size, cfg.n_embd),
-            h=nn.ModuleList([Block(cfg) for _ in range(cfg.n_layer)]),
-            ln_f=nn.LayerNorm(cfg.n_embd),
-        ))
+        self.transformer = nn.ModuleDict({
+            "wte": nn.Embedding(cfg.vocab_size, cfg.n_embd),
+            "wpe": nn.Embedding(cfg.block_size, cfg.n_embd),
+            "h": nn.ModuleList([Block(cfg) for _ in range(cfg.n_layer)]),
+            "ln_f": nn.LayerNorm(cfg.n_embd),
+        })
         self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
         self.transformer.wte.weight = self.lm_head.weight  # weight tying
         self.apply(self._init_weights)
@@ -114,7 +114,7 @@ class GPT(nn.Module):
             init.normal_(module.weight, mean=0.0, std=0.02)
 
     def forward(self, idx, targets):
-        b, t = idx.size()
+        t = idx.size(1)
         pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
         x = self.transformer.wte(idx) + self.transformer.wpe(pos)
         for block in self.transformer.h:

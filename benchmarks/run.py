@@ -509,17 +509,18 @@ def _import_torch():
     return torch
 
 
+_GPT_FIXTURES: dict = {}  # config -> GPTFixture, made once
+
+
 class GPTFixture:
     """The GPT of benchmarks/gpt.py at one size (``gpt.CONFIGS``) under both frameworks, from the same initial
     weights (PyTorch's, loaded into oneflow_lite through NumPy arrays) and the same batch (made once)."""
 
-    _instances: dict = {}
-
     @classmethod
     def get(cls, config: str):
-        if config not in cls._instances:
-            cls._instances[config] = cls(config)
-        return cls._instances[config]
+        if config not in _GPT_FIXTURES:
+            _GPT_FIXTURES[config] = cls(config)
+        return _GPT_FIXTURES[config]
 
     def __init__(self, config: str):
         self.torch = torch = _import_torch()
