@@ -321,3 +321,30 @@ def test_a_graph_runs_the_fused_update_in_place(case, dtype):
         assert int(assigns.split()[2]) >= 4
     else:
         assert fused not in graph.plan_source
+
+
+@pytest.mark.parametrize("op_type, n_states, attrs", [
+    ("adam_update", 2, {"learning_rate_val": 0.1, "weight_decay": 0.1, "do_bias_correction": False}),
+    ("momentum_update", 1, {"learning_rate_val": 0.1, "nesterov": True}),
+    ("rmsprop_update", 2, {"learning_rate_val": 0.1, "centered": True}),
+])
+def test_the_graph_writer_may_write_into_the_gradients_buffer(op_type, n_states, attrs):
+    # Note [Borrowed buffers] in graph/compiler.py: the memory plan may give the writer the dead gradient as `out`
+    rng = np.random.default_rng(6)
+    model, diff = rng.standard_normal(5), rng.standard_normal(5)
+    states = [np.abs(rng.standard_normal(5)) for _ in range(n_states)]
+    names = {"adam_update": ("m", "v"), "momentum_update": ("momentum",),
+             "rmsprop_update": ("mean_square", "mean_gradient")}[op_type]
+    b = OpBuilder(op_type).input("model").input("model_diff")
+    for n in names:
+        b.input(n)
+    expr, attr_map = b.output("out").build(), AttrMap(attrs)
+    tensors = [flow.tensor(a) for a in (model, diff, *states)]
+    (expected,) = dispatch(expr, tensors, attr_map)  # the kernel, out of place
+    res = expr.infer(tuple(t._meta for t in tensors), attr_map)
+    (reg,) = DISPATCHER.entry(op_type).kernels["cpu"]
+    writer = reg.out_variant(res, tuple(t.dtype for t in tensors))
+    arrays = [model.copy(), diff.copy(), *[s.copy() for s in states]]
+    writer(arrays[1], *arrays)  # out is model_diff's buffer
+    np.testing.assert_array_equal(arrays[1], expected.numpy())
+    np.testing.assert_array_equal(arrays[0], model)

@@ -105,7 +105,8 @@ sgd_update_cpu.write = _sgd_update_write  # Note [Kernels that write in place] i
 # Note [Fused update kernels]
 # Each kernel is a few NumPy passes with ``out=`` over the parameter's memory and one scratch array: the
 # state inputs are updated in place (Note [Update ops write their state] in ops/model_update.py), the new
-# model goes into ``out`` (the parameter's own buffer in an optimizer step, eagerly and in a graph). The
+# model goes into ``out`` (the parameter's own buffer in an optimizer step, eagerly and in a graph), written
+# last: in a graph ``out`` may be the buffer of ``model_diff`` (Note [Borrowed buffers] in graph/compiler.py). The
 # arithmetic is the optimizers' unfused step, op by op and in the same order (PyTorch's lerp for the first
 # moment, ``v * beta2 + (1 - beta2) * g * g`` for the second), so the state comes out bit for bit the same;
 # only the last step rounds differently (``m / denom * -step`` instead of ``-step * m / denom``). float16 is
@@ -180,7 +181,6 @@ def _adam_step(params, out, model, diff, states, scalars) -> None:
     m, v = states[0], states[-1] if amsgrad else states[1]
     t = _empty(model.shape, model.dtype)
     g = _grad(model, diff, scale, l2, dt)
-    _start_model(out, model, 1.0 - lr * weight_decay, dt)
     _lerp_(m, g, 1.0 - beta1, t, dt)
     _decay_square_(states[1], g, beta2, t, dt)
     if amsgrad:
@@ -194,6 +194,7 @@ def _adam_step(params, out, model, diff, states, scalars) -> None:
     _add(t, dt(eps), out=t)
     _divide(m, t, out=t)
     _multiply(t, dt(-(lr / bc1)), out=t)
+    _start_model(out, model, 1.0 - lr * weight_decay, dt)
     _add(out, t, out=out)
 
 
