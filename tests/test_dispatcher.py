@@ -185,7 +185,7 @@ def test_dump_table_text(op):
     try:
         lines = dump_table(op).splitlines()
         by_key = {line.split(":")[0]: line for line in lines if not line.startswith(" ")}
-        assert list(by_key) == ["Meta", "CPU", "CUDA", "PrivateUse1", "Lazy", "Python", "Autograd", "Autocast",
+        assert list(by_key) == ["Meta", "CPU", "CUDA", "PrivateUse1", "Global", "Lazy", "Python", "Autograd", "Autocast",
                                 "Profiler"]
         assert by_key["CPU"].startswith("CPU: h_explicit [from alias CompositeExplicitAutograd] registered at tests/")
         assert by_key["Autograd"].startswith("Autograd: h_autograd [kernel] registered at tests/test_dispatcher.py:")
