@@ -33,6 +33,9 @@ class Cases:
         self.fns[fn.__name__] = fn
         return fn
 
+    def add(self, name: str, fn) -> None:
+        self.fns[name] = fn
+
     def names(self) -> list:
         return list(self.fns)
 

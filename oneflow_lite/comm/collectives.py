@@ -87,7 +87,7 @@ def broadcast(tensor: Tensor, src: int = 0, group=None) -> None:
     if src not in g.ranks:
         raise ValueError(f"flow.comm.broadcast: src={src} is not a rank of the group {list(g.ranks)}")
     _check_same(g, "broadcast", (a,))
-    _write(tensor, g.broadcast(np.ascontiguousarray(a).copy(), root=g.ranks.index(src)))
+    _write(tensor, g.broadcast(np.asarray(a, order="C").copy(), root=g.ranks.index(src)))
 
 
 def all_gather(tensor_list: list, tensor: Tensor, group=None) -> None:
@@ -134,7 +134,7 @@ def reduce_scatter(output: Tensor, input_list: list, op="sum", group=None) -> No
         if x.shape != a.shape:
             raise RuntimeError(f"flow.comm.reduce_scatter: each input must have the output's shape {list(a.shape)}, "
                                f"got {list(x.shape)}")
-    flat = np.concatenate([np.ascontiguousarray(x, dtype=a.dtype).reshape(-1) for x in ins])
+    flat = np.concatenate([np.asarray(x, dtype=a.dtype, order="C").reshape(-1) for x in ins])
     _write(output, g.reduce_scatter(flat, [a.size] * g.size, _reduce_op(op)))
 
 
@@ -152,7 +152,7 @@ def all_to_all(output_tensor_list: list, input_tensor_list: list, group=None) ->
         if tuple(o.shape) != shape or o.dtype.str != dtype:
             raise RuntimeError(f"flow.comm.all_to_all: output_tensor_list[{j}] has shape {list(o.shape)} "
                                f"{o.dtype.name}, but rank {g.ranks[j]} sends {list(shape)} {np.dtype(dtype).name}")
-    received = g.alltoall([np.ascontiguousarray(x, dtype=outs[0].dtype).reshape(-1) for x in ins])
+    received = g.alltoall([np.asarray(x, dtype=outs[0].dtype, order="C").reshape(-1) for x in ins])
     for t, r in zip(output_tensor_list, received):
         _write(t, r)
 
@@ -165,7 +165,7 @@ def scatter(tensor: Tensor, scatter_list: list | None = None, src: int = 0, grou
     if g.ranks[g.rank] == src:
         if scatter_list is None or len(scatter_list) != g.size:
             raise ValueError(f"flow.comm.scatter: rank {src} needs a scatter_list of {g.size} tensors")
-        blocks = [np.ascontiguousarray(_array("scatter", f"scatter_list[{i}]", t), dtype=a.dtype).reshape(-1)
+        blocks = [np.asarray(_array("scatter", f"scatter_list[{i}]", t), dtype=a.dtype, order="C").reshape(-1)
                   for i, t in enumerate(scatter_list)]
     else:
         blocks = [np.empty(0, a.dtype)] * g.size
@@ -174,7 +174,7 @@ def scatter(tensor: Tensor, scatter_list: list | None = None, src: int = 0, grou
 
 def send(tensor: Tensor, dst: int, send_meta: bool = True) -> None:
     """Send ``tensor`` to rank ``dst`` (with its shape and dtype first unless ``send_meta`` is False)."""
-    a = np.ascontiguousarray(_array("send", "tensor", tensor))
+    a = np.asarray(_array("send", "tensor", tensor), order="C")
     w = world()
     if w.size == 1:
         raise RuntimeError("flow.comm.send: a job of one process has no other rank to send to")

@@ -64,7 +64,7 @@ class Group:
             up = dt
         else:  # float16, bfloat16
             up = np.float32
-        return np.ascontiguousarray(a, dtype=up), _mpi_op(self._mpi, op)
+        return np.asarray(a, dtype=up, order="C"), _mpi_op(self._mpi, op)
 
     def allreduce(self, a: np.ndarray, op: str = "sum") -> np.ndarray:
         """The elementwise reduction (``sum``, ``max``, ``min``, ``prod``) of ``a`` over the group."""
@@ -87,7 +87,7 @@ class Group:
     # ---- data movement (bytes) ----------------------------------------------------------------------
     def allgather(self, a: np.ndarray, counts: list) -> np.ndarray:
         """Every member's flat ``a`` (``counts[i]`` elements from member ``i``) concatenated in member order."""
-        a = np.ascontiguousarray(a)
+        a = np.asarray(a, order="C")
         if self.size == 1:
             return a.reshape(-1).copy()
         out = np.empty(sum(counts), a.dtype)
@@ -98,7 +98,7 @@ class Group:
 
     def broadcast(self, a: np.ndarray, root: int = 0) -> np.ndarray:
         """``a`` of member ``root`` on every member (``a`` gives the shape and dtype elsewhere; it is written)."""
-        a = np.ascontiguousarray(a)
+        a = np.asarray(a, order="C")
         if self.size > 1:
             self.comm.Bcast(_bytes(a), root=root)
         return a
@@ -114,7 +114,7 @@ class Group:
         send_counts = np.array([b.size * nb for b in blocks], np.int64)
         recv_counts = np.empty_like(send_counts)
         self.comm.Alltoall(send_counts, recv_counts)
-        send = np.concatenate([np.ascontiguousarray(b).reshape(-1) for b in blocks]) if blocks else np.empty(0, dtype)
+        send = np.concatenate([np.asarray(b, order="C").reshape(-1) for b in blocks]) if blocks else np.empty(0, dtype)
         recv = np.empty(int(recv_counts.sum()) // nb, dtype)
         sc, rc = send_counts.tolist(), recv_counts.tolist()
         self.comm.Alltoallv([_bytes(send), sc, _displs(sc), self._mpi.BYTE],
@@ -123,7 +123,7 @@ class Group:
         return [recv[o:o + c // nb] for o, c in zip(offsets, rc)]
 
     def send(self, a: np.ndarray, dst: int, tag: int = 0) -> None:
-        self.comm.Send(_bytes(np.ascontiguousarray(a)), dest=dst, tag=tag)
+        self.comm.Send(_bytes(np.asarray(a, order="C")), dest=dst, tag=tag)
 
     def recv(self, out: np.ndarray, src: int, tag: int = 0) -> np.ndarray:
         self.comm.Recv(_bytes(out), source=src, tag=tag)

@@ -73,7 +73,7 @@ class LocalToGlobal(Function):
         if not placement.has_rank(rank):
             raise RuntimeError(f"to_global: rank {rank} is not in {placement}; a local tensor can only "
                                f"become a piece on a rank of the placement")
-        a = np.ascontiguousarray(x.numpy())
+        a = np.asarray(x.numpy(), order="C")
         if shape is None:
             shape = _logical_shape(a, placement, nd_sbp, check_meta)
         elif S.local_shape(shape, nd_sbp, placement.hierarchy, placement.coord(rank)) != a.shape:

@@ -111,7 +111,7 @@ def global_arange_end(end, dtype, placement, sbp, requires_grad=False):
 def global_tensor(value: Tensor, placement, sbp, requires_grad=False):
     """The global tensor whose logical value is the placement's first rank's ``value`` (a local tensor)."""
     nd = _nd_sbp(placement, sbp, "tensor")
-    a = np.ascontiguousarray(value.numpy())
+    a = np.asarray(value.numpy(), order="C")
     if placement.size > 1 and placement.has_rank(world().rank):
         a = world().group(placement.rank_list).broadcast(a.copy(), root=0)
     return from_logical(_make(a, value._meta), placement, nd, requires_grad)

@@ -49,17 +49,17 @@ def _all_gather(a, whole_shape, dim, group):
     moved = np.moveaxis(a, dim, 0)
     inner = int(np.prod(moved.shape[1:], dtype=np.int64))
     counts = [r * inner for r in S.part_sizes(whole_shape[dim], group.size)]
-    flat = group.allgather(np.ascontiguousarray(moved), counts)
+    flat = group.allgather(np.asarray(moved, order="C"), counts)
     rest = moved.shape[1:]
-    return np.ascontiguousarray(np.moveaxis(flat.reshape((whole_shape[dim], *rest)), 0, dim))
+    return np.asarray(np.moveaxis(flat.reshape((whole_shape[dim], *rest)), 0, dim), order="C")
 
 
 def _reduce_scatter(a, dim, group):
-    moved = np.ascontiguousarray(np.moveaxis(a, dim, 0))
+    moved = np.asarray(np.moveaxis(a, dim, 0), order="C")
     inner = int(np.prod(moved.shape[1:], dtype=np.int64))
     rows = S.part_sizes(a.shape[dim], group.size)
     out = group.reduce_scatter(moved, [r * inner for r in rows])
-    return np.ascontiguousarray(np.moveaxis(out.reshape((rows[group.rank], *moved.shape[1:])), 0, dim))
+    return np.asarray(np.moveaxis(out.reshape((rows[group.rank], *moved.shape[1:])), 0, dim), order="C")
 
 
 def _all_to_all(a, whole_shape, src_dim, dst_dim, group):

@@ -31,11 +31,13 @@ from oneflow_lite.framework.attr import AttrMap
 from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET, make_global_meta
 from oneflow_lite.framework.op_expr import UserOpExpr
 from oneflow_lite.framework.tensor import Tensor, version_counter
+from oneflow_lite.interpreters import sbp_rules_nn  # noqa: F401  (registers the rules of the nn ops)
 from oneflow_lite.interpreters.boxing import box_same_placement
 from oneflow_lite.interpreters.op_interp_util import redispatch
 from oneflow_lite.interpreters.sbp_rules import B, SbpContext, SbpRule, find_sbp_rule
 
 _BELOW = keys_below(DispatchKey.Global)
+_AUTOGRAD = 1 << DispatchKey.Autograd
 _make = Tensor._make
 _log = logging.getLogger("oneflow_lite.global")
 _noted: set = set()
@@ -45,8 +47,8 @@ class GlobalPlan:
     """How a global call runs: the placement, each input's nd-SBP and local meta, the output global metas,
     the local call's attrs and the optional per-call ``finish`` (with its ``data``)."""
 
-    __slots__ = ("placement", "in_nd_sbps", "in_local_metas", "in_local_shapes", "out_metas", "out_local_shapes",
-                 "attrs", "finish", "data", "inplace_box")
+    __slots__ = ("placement", "in_metas", "in_nd_sbps", "in_local_metas", "in_local_shapes", "out_metas",
+                 "out_local_shapes", "attrs", "finish", "data", "inplace_box")
 
     def __repr__(self):
         ins = ", ".join(S.format_nd_sbp(s) for s in self.in_nd_sbps)
@@ -61,11 +63,21 @@ def _inconsistent(op_type, inputs):
                         f"global with tensor.to_global(placement, sbp)")
 
 
+# Note [Wrapped numbers on global calls]
+# Functors turn a Python number into a 0-d local tensor for ops without a scalar operand
+# (``where(c, x, 0.0)``, ``2 % x``: PyTorch's wrapped numbers). Next to global inputs such a tensor is
+# taken as broadcast: every rank made the same number. Any other local input is an error, as in OneFlow.
+def _is_wrapped_number(t) -> bool:
+    return not t._key_set & (GLOBAL_KEY_SET | _AUTOGRAD) and t._meta.ndim == 0
+
+
 def _placement_of(op_expr, inputs):
     names = op_expr.indexed_ibns
     p = None
     for i, t in enumerate(inputs):
         if not t._key_set & GLOBAL_KEY_SET:
+            if _is_wrapped_number(t):
+                continue
             raise _inconsistent(op_expr.op_type_name, inputs)
         q = t._meta.placement
         if p is None:
@@ -74,7 +86,15 @@ def _placement_of(op_expr, inputs):
             raise RuntimeError(f"{op_expr.op_type_name}: Expected all tensors to be on the same placement, but "
                                f"found at least two placements, {p} (input {names[first]}) and {q} (input "
                                f"{names[i]})! Please use tensor.to_global() to move them to one placement.")
+    if p is None:
+        raise _inconsistent(op_expr.op_type_name, inputs)
     return p
+
+
+def _global_metas(inputs, placement):
+    """The inputs' global metas, a wrapped number's as broadcast (Note [Wrapped numbers on global calls])."""
+    return [t._meta if t._key_set & GLOBAL_KEY_SET else
+            make_global_meta((), t._meta.dtype, placement, (B,) * placement.ndim) for t in inputs]
 
 
 _BYTES_FREE = 1.0
@@ -142,7 +162,7 @@ def _signature(op_expr, placement, in_metas, logical, attrs, outputs):
 
 def _plan(op_expr, inputs, attrs, outputs) -> GlobalPlan:
     placement = _placement_of(op_expr, inputs if outputs is None else tuple(inputs) + tuple(outputs))
-    in_metas = [t._meta for t in inputs]
+    in_metas = _global_metas(inputs, placement)
     logical = op_expr.infer(tuple(m.logical for m in in_metas), attrs)
     in_nd, out_nd, rule, ctx = _signature(op_expr, placement, in_metas, logical, attrs, outputs)
     plan = GlobalPlan()
@@ -151,6 +171,7 @@ def _plan(op_expr, inputs, attrs, outputs) -> GlobalPlan:
     plan.inplace_box = in_nd is None
     if in_nd is None:
         return plan
+    plan.in_metas = in_metas
     plan.in_nd_sbps = in_nd
     targets = [make_global_meta(m.shape, m.dtype, placement, nd) for m, nd in zip(in_metas, in_nd)]
     plan.in_local_metas = [t.local for t in targets]
@@ -178,8 +199,7 @@ def _check_local_shapes(op_expr, plan):
                                f"{list(m.shape)} under {S.format_nd_sbp(m.nd_sbp)} is {list(m.local.shape)}")
 
 
-def _local_input(t, nd_sbp, local_meta, placement):
-    meta = t._meta
+def _local_input(t, meta, nd_sbp, local_meta, placement):
     a = t._array
     if meta.nd_sbp != nd_sbp:
         a = box_same_placement(a, meta.shape, placement, meta.coord, meta.nd_sbp, nd_sbp)
@@ -212,7 +232,8 @@ def eager_global_interpreter(op_expr, ks, inputs, attrs, outputs):
     if plan.in_local_metas and plan.in_local_metas[0] is None:  # this rank is outside the placement
         return tuple(outputs) if outputs is not None else tuple(_make(None, m) for m in plan.out_metas)
     p = plan.placement
-    local_in = [_local_input(t, nd, lm, p) for t, nd, lm in zip(inputs, plan.in_nd_sbps, plan.in_local_metas)]
+    local_in = [_local_input(t, m, nd, lm, p)
+                for t, m, nd, lm in zip(inputs, plan.in_metas, plan.in_nd_sbps, plan.in_local_metas)]
     local_out = None
     if outputs is not None:
         local_out = []
