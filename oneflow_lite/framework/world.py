@@ -75,6 +75,18 @@ class Group:
         self.comm.Allreduce(src, out, op=mpi_op)
         return out.astype(a.dtype, copy=False)
 
+    def iallreduce(self, a: np.ndarray, op: str = "sum"):
+        """Start an in-place all-reduce of contiguous ``a`` (float32, float64 or an int dtype); returns the
+        request (``wait()`` it before reading ``a``), or None in a group of one."""
+        if self.size == 1:
+            return None
+        return self.comm.Iallreduce(self._mpi.IN_PLACE, a, op=_mpi_op(self._mpi, op))
+
+    def progress(self, requests: list) -> None:
+        """Let MPI progress the pending ``requests`` (non-blocking collectives advance inside MPI calls)."""
+        if requests:
+            self._mpi.Request.Testall(requests)
+
     def reduce_scatter(self, a: np.ndarray, counts: list, op: str = "sum") -> np.ndarray:
         """Reduce ``a`` (flat, contiguous blocks of ``counts`` elements per member) and keep this member's block."""
         if self.size == 1:
