@@ -82,7 +82,7 @@ def run_mpi(args: list, n: int, timeout: float = 300, env: dict | None = None) -
                           capture_output=True, text=True, timeout=timeout)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _results(path: str, n: int) -> tuple:
     with tempfile.TemporaryDirectory() as d:
         try:

@@ -3,9 +3,9 @@ MPI jobs of 2 and 4 processes (tests/mpi_cases.py) checked against NumPy formula
 
 import numpy as np
 import pytest
+from mpi_cases import Cases, check_case
 
 import oneflow_lite as flow
-from mpi_cases import Cases, check_case
 
 case = Cases()
 

@@ -9,9 +9,9 @@ import itertools
 
 import numpy as np
 import pytest
+from mpi_cases import Cases, check_case
 
 import oneflow_lite as flow
-from mpi_cases import Cases, check_case
 
 case = Cases()
 F = flow.nn.functional
@@ -64,6 +64,8 @@ ROWS = [
     Row("layer_norm", lambda x, g, b: F.layer_norm(x, (6,), g, b), _f(5, 6), _f(6), _f(6), atol=1e-4),
     Row("cat_stack_chunk", lambda x, y: flow.cat([x, y], 0).sum(0) + flow.stack([x, y], 1).sum(1)
         + flow.cat(x.chunk(2, 1), 1), _f(4, 6), _f(4, 6)),
+    Row("conv2d_pooling", lambda x, w, b: F.avg_pool2d(F.max_pool2d(F.conv2d(x, w, b, padding=1), 2), 1)
+        + F.adaptive_avg_pool2d(x, 1).sum(), _f(4, 2, 6, 6), _f(3, 2, 3, 3), _f(3), atol=1e-4),
     Row("slicing", lambda x: x[:, 1:4].sum(0) * 2 + x[1:4, 1:4].sum(0) + x[2, ::2], _f(5, 6)),
 ]
 

@@ -7,9 +7,9 @@ import itertools
 
 import numpy as np
 import pytest
+from mpi_cases import Cases, check_case
 
 import oneflow_lite as flow
-from mpi_cases import Cases, check_case
 
 case = Cases()
 B, P, S = flow.sbp.broadcast, flow.sbp.partial_sum, flow.sbp.split

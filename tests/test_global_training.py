@@ -6,9 +6,9 @@ every step's loss and the final parameters with the same steps run on local tens
 
 import numpy as np
 import pytest
+from mpi_cases import Cases, check_case, mpi_available, run_mpi
 
 import oneflow_lite as flow
-from mpi_cases import Cases, check_case, mpi_available, run_mpi
 from oneflow_lite import nn
 from oneflow_lite.utils.data.datasets import digits
 
@@ -115,7 +115,7 @@ def tensor_parallel_mlp_equals_single_process():
     p = flow.placement.all("cpu")
     model = _mlp().to_global(p, B).to_global(sbp=_tensor_parallel_sbp)  # broadcast first: a local tensor is a piece
     assert model[0].weight.sbp == (S(0),) and model[2].weight.sbp == (S(1),)
-    feed = lambda x, y: (flow.tensor(x, placement=p, sbp=B), flow.tensor(y, placement=p, sbp=B))  # noqa: E731
+    feed = lambda x, y: (flow.tensor(x, placement=p, sbp=B), flow.tensor(y, placement=p, sbp=B))
     hidden = model[1](model[0](feed(*_batches()[0])[0]))
     assert hidden.sbp == (S(1),)  # column parallel: no communication in the first layer
     _same(_train(model, feed), _reference())
@@ -129,7 +129,7 @@ def hybrid_2d_data_and_tensor_parallel_equals_single_process():
     p = flow.placement("cpu", ranks=[[0, 1], [2, 3]])  # dim 0: data parallel, dim 1: tensor parallel
     model = _mlp().to_global(p, (B, B)).to_global(sbp=lambda t: _tensor_parallel_sbp(t, lambda s: (B, s)))
     assert model[0].weight.sbp == (B, S(0))
-    feed = lambda x, y: (flow.tensor(x, placement=p, sbp=(S(0), B)),  # noqa: E731
+    feed = lambda x, y: (flow.tensor(x, placement=p, sbp=(S(0), B)),
                          flow.tensor(y, placement=p, sbp=(S(0), B)))
     _same(_train(model, feed), _reference())
 
@@ -182,6 +182,7 @@ def test_launch_runs_the_script_under_mpi(tmp_path):
     import re
     import subprocess
     import sys
+
     from mpi_cases import ROOT
     script = tmp_path / "hello.py"
     script.write_text("import oneflow_lite as flow\n"

@@ -7,8 +7,18 @@ error, naming the op and every rank's tensor, on every rank. In a job of one pro
 the identity of its one rank.
 """
 
-from oneflow_lite.comm.collectives import (  # noqa: F401
-    all_gather, all_reduce, all_to_all, barrier, broadcast, gather, recv, reduce, reduce_scatter, scatter, send,
+from oneflow_lite.comm.collectives import (
+    all_gather,
+    all_reduce,
+    all_to_all,
+    barrier,
+    broadcast,
+    gather,
+    recv,
+    reduce,
+    reduce_scatter,
+    scatter,
+    send,
 )
 
 __all__ = ["all_gather", "all_reduce", "all_to_all", "barrier", "broadcast", "gather", "recv", "reduce",

@@ -36,9 +36,20 @@ def _describe(arrays) -> tuple:
     return tuple((tuple(a.shape), a.dtype.str) for a in arrays)
 
 
-def _check_same(group, op: str, arrays, per_rank=False) -> list:
-    """Every rank's (shape, dtype) of ``arrays``; unless ``per_rank``, all must be equal (else the same error on
-    every rank). Returns what every rank passed."""
+def _signature(arrays) -> np.ndarray:
+    """Shapes and dtypes of ``arrays`` as int64s (compared across ranks by one small all-reduce)."""
+    out = [len(arrays)]
+    for a in arrays:
+        out += [a.ndim, a.dtype.num, a.dtype.itemsize, *a.shape[:6], hash(a.shape[6:]) % (1 << 40)]
+    return np.array(out, np.int64)
+
+
+def _check_same(group, op: str, arrays, per_rank=False) -> list | None:
+    """Every rank's (shape, dtype) of ``arrays`` must be equal (else the same error on every rank): checked by
+    one small all-reduce, and only on a mismatch (or with ``per_rank``) by exchanging the descriptions, which
+    are then returned."""
+    if not per_rank and group.same_on_every_rank(_signature(arrays)):
+        return None
     mine = _describe(arrays)
     everyone = group.allgather_object(mine)
     if not per_rank and any(d != everyone[0] for d in everyone):
@@ -67,7 +78,10 @@ def all_reduce(tensor: Tensor, op="sum", group=None) -> None:
     a = _array("all_reduce", "tensor", tensor)
     g = _group(group)
     _check_same(g, "all_reduce", (a,))
-    _write(tensor, g.allreduce(a, _reduce_op(op)))
+    if g.allreduce_inplace(a, _reduce_op(op)):  # the tensor's own buffer, no copy
+        version_counter(tensor).version += 1
+    else:
+        _write(tensor, g.allreduce(a, _reduce_op(op)))
 
 
 def reduce(tensor: Tensor, dst: int = 0, op="sum", group=None) -> None:

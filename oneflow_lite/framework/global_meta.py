@@ -24,7 +24,7 @@ GLOBAL_KEY_SET = 1 << DispatchKey.Global
 class GlobalTensorMeta(TensorMeta):
     """A global tensor's meta (interned like every meta: Note [Interned tensor metas])."""
 
-    __slots__ = ("placement", "nd_sbp", "local", "logical", "coord")
+    __slots__ = ("coord", "local", "logical", "nd_sbp", "placement")
 
     def __repr__(self):
         return (f"GlobalTensorMeta(shape={tuple(self.shape)}, dtype={self.dtype}, placement={self.placement}, "

@@ -33,7 +33,7 @@ def _nested(ranks) -> tuple:
 class placement:
     """Where a global tensor lives: a device type and an (up to 2-D) array of process ranks."""
 
-    __slots__ = ("type", "device", "_ranks", "hierarchy", "rank_list", "_coords", "__weakref__")
+    __slots__ = ("__weakref__", "_coords", "_ranks", "device", "hierarchy", "rank_list", "type")
 
     def __new__(cls, type: str = "cpu", ranks=None):
         if isinstance(type, Device):

@@ -18,7 +18,7 @@ __all__ = ["broadcast", "partial_sum", "sbp", "split"]
 class sbp:
     """One SBP: ``split(dim)``, ``broadcast`` or ``partial_sum`` (made by those names, never directly)."""
 
-    __slots__ = ("kind", "dim")
+    __slots__ = ("dim", "kind")
 
     def __repr__(self):
         if self.kind == "S":

@@ -75,6 +75,27 @@ class Group:
         self.comm.Allreduce(src, out, op=mpi_op)
         return out.astype(a.dtype, copy=False)
 
+    def allreduce_inplace(self, a: np.ndarray, op: str = "sum") -> bool:
+        """All-reduce ``a`` in place when MPI can reduce its buffer as it is (contiguous, a 32 / 64-bit float or
+        int dtype); False when it cannot (then use ``allreduce``)."""
+        if self.size == 1:
+            return True
+        dt = a.dtype
+        if not a.flags.c_contiguous or not a.flags.writeable or dt.kind not in "fiu" or dt.itemsize < 4:
+            return False
+        self.comm.Allreduce(self._mpi.IN_PLACE, a, op=_mpi_op(self._mpi, op))
+        return True
+
+    def same_on_every_rank(self, values: np.ndarray) -> bool:
+        """Whether every member passed the same int64 ``values`` (one small all-reduce of max and -min)."""
+        if self.size == 1:
+            return True
+        both = np.concatenate([values, -values]).astype(np.int64)
+        out = np.empty_like(both)
+        self.comm.Allreduce(both, out, op=self._mpi.MAX)
+        n = len(values)
+        return bool((out[:n] == -out[n:]).all())
+
     def iallreduce(self, a: np.ndarray, op: str = "sum"):
         """Start an in-place all-reduce of contiguous ``a`` (float32, float64 or an int dtype); returns the
         request (``wait()`` it before reading ``a``), or None in a group of one."""

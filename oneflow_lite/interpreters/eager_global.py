@@ -47,8 +47,19 @@ class GlobalPlan:
     """How a global call runs: the placement, each input's nd-SBP and local meta, the output global metas,
     the local call's attrs and the optional per-call ``finish`` (with its ``data``)."""
 
-    __slots__ = ("placement", "in_metas", "in_nd_sbps", "in_local_metas", "in_local_shapes", "out_metas",
-                 "out_local_shapes", "attrs", "finish", "data", "inplace_box")
+    __slots__ = (
+        "attrs",
+        "data",
+        "finish",
+        "in_local_metas",
+        "in_local_shapes",
+        "in_metas",
+        "in_nd_sbps",
+        "inplace_box",
+        "out_local_shapes",
+        "out_metas",
+        "placement",
+    )
 
     def __repr__(self):
         ins = ", ".join(S.format_nd_sbp(s) for s in self.in_nd_sbps)

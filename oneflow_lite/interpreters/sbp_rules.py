@@ -35,7 +35,7 @@ class SbpContext:
     """What a rule sees: the op type, the logical input / output metas, the composed attrs, and the number
     of ranks ``n`` on the placement dimension being decided."""
 
-    __slots__ = ("op_type", "inputs", "outputs", "attrs", "n")
+    __slots__ = ("attrs", "inputs", "n", "op_type", "outputs")
 
     def __init__(self, op_type, inputs, outputs, attrs, n):
         self.op_type = op_type
@@ -48,7 +48,7 @@ class SbpContext:
 class SbpRule:
     """The SBP behaviour of an op type (Note [SBP rules])."""
 
-    __slots__ = ("signatures", "localize")
+    __slots__ = ("localize", "signatures")
 
     def __init__(self, signatures, localize=None):
         self.signatures = signatures
@@ -111,22 +111,7 @@ broadcast = SbpRule(broadcast_signatures)
 linear_unary = SbpRule(partial(broadcast_signatures, partial_sets=((0,),)))
 softmax = SbpRule(partial(broadcast_signatures, skip=_axis_dim))
 
-_UNARY = """abs ceil cos erf exp expm1 floor log log1p log2 reciprocal round rsqrt sign sin sqrt square tan tanh
-trunc sigmoid relu elu gelu hardsigmoid hardswish hardtanh leaky_relu mish selu silu softplus logical_not
-bitwise_not isnan isinf isfinite nan_to_num clip_by_scalar scalar_add scalar_floor_mod scalar_floordiv
-scalar_fmod scalar_lerp scalar_logical_equal scalar_logical_greater scalar_logical_greater_equal
-scalar_logical_less scalar_logical_less_equal scalar_logical_not_equal scalar_pow scalar_reverse_div
-scalar_reverse_pow scalar_truncdiv relu_grad elu_grad gelu_grad hardsigmoid_grad hardswish_grad hardtanh_grad
-leaky_relu_grad mish_grad selu_grad sigmoid_grad silu_grad softplus_grad tanh_grad clip_by_scalar_grad
-broadcast_atan2 broadcast_bitwise_and broadcast_bitwise_or broadcast_bitwise_xor broadcast_equal
-broadcast_floor_mod broadcast_floordiv broadcast_fmod broadcast_greater broadcast_greater_equal broadcast_less
-broadcast_less_equal broadcast_logical_and broadcast_logical_or broadcast_logical_xor broadcast_maximum
-broadcast_minimum broadcast_not_equal broadcast_pow broadcast_truncdiv clip_by_tensor clip_by_tensor_max
-clip_by_tensor_min where masked_fill masked_fill_tensor lerp addcmul addcdiv mse_loss mse_loss_grad l1_loss
-l1_loss_grad smooth_l1_loss smooth_l1_loss_grad huber_loss huber_loss_grad kl_div_loss kl_div_loss_grad
-kl_div_loss_target_grad binary_cross_entropy binary_cross_entropy_grad binary_cross_entropy_target_grad
-binary_cross_entropy_with_logits binary_cross_entropy_with_logits_grad
-binary_cross_entropy_with_logits_target_grad sgd_update one_hot dropout""".split()
+_UNARY = ["abs", "ceil", "cos", "erf", "exp", "expm1", "floor", "log", "log1p", "log2", "reciprocal", "round", "rsqrt", "sign", "sin", "sqrt", "square", "tan", "tanh", "trunc", "sigmoid", "relu", "elu", "gelu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "mish", "selu", "silu", "softplus", "logical_not", "bitwise_not", "isnan", "isinf", "isfinite", "nan_to_num", "clip_by_scalar", "scalar_add", "scalar_floor_mod", "scalar_floordiv", "scalar_fmod", "scalar_lerp", "scalar_logical_equal", "scalar_logical_greater", "scalar_logical_greater_equal", "scalar_logical_less", "scalar_logical_less_equal", "scalar_logical_not_equal", "scalar_pow", "scalar_reverse_div", "scalar_reverse_pow", "scalar_truncdiv", "relu_grad", "elu_grad", "gelu_grad", "hardsigmoid_grad", "hardswish_grad", "hardtanh_grad", "leaky_relu_grad", "mish_grad", "selu_grad", "sigmoid_grad", "silu_grad", "softplus_grad", "tanh_grad", "clip_by_scalar_grad", "broadcast_atan2", "broadcast_bitwise_and", "broadcast_bitwise_or", "broadcast_bitwise_xor", "broadcast_equal", "broadcast_floor_mod", "broadcast_floordiv", "broadcast_fmod", "broadcast_greater", "broadcast_greater_equal", "broadcast_less", "broadcast_less_equal", "broadcast_logical_and", "broadcast_logical_or", "broadcast_logical_xor", "broadcast_maximum", "broadcast_minimum", "broadcast_not_equal", "broadcast_pow", "broadcast_truncdiv", "clip_by_tensor", "clip_by_tensor_max", "clip_by_tensor_min", "where", "masked_fill", "masked_fill_tensor", "lerp", "addcmul", "addcdiv", "mse_loss", "mse_loss_grad", "l1_loss", "l1_loss_grad", "smooth_l1_loss", "smooth_l1_loss_grad", "huber_loss", "huber_loss_grad", "kl_div_loss", "kl_div_loss_grad", "kl_div_loss_target_grad", "binary_cross_entropy", "binary_cross_entropy_grad", "binary_cross_entropy_target_grad", "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits_grad", "binary_cross_entropy_with_logits_target_grad", "sgd_update", "one_hot", "dropout"]
 register_sbp_rule(_UNARY, broadcast)
 register_sbp_rule(("negative", "scalar_mul", "scalar_div", "cast", "copy"), linear_unary)
 register_sbp_rule(("broadcast_add", "broadcast_sub"), SbpRule(partial(broadcast_signatures, partial_sets=((0, 1),))))
@@ -185,7 +170,6 @@ def _mean_factor(ctx, plan):
     plan.data = (num / den) if den else 1.0
     if plan.data != 1.0:
         plan.finish = _mean_finish
-    return None
 
 
 register_sbp_rule(("reduce_sum",), SbpRule(partial(reduce_signatures, partial_ok=True)))

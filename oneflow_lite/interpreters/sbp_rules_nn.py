@@ -11,6 +11,8 @@ does the same for its gradient.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from oneflow_lite.framework.world import world
@@ -182,3 +184,26 @@ def cat_signatures(ctx) -> list:
 
 
 register_sbp_rule(("cat", "stack", "split", "unbind"), SbpRule(cat_signatures))
+
+
+# ---- convolution, pooling, upsampling: the batch (and for pooling the channel) dim ---------------------
+def batch_signatures(ctx, split_inputs=None, partial_out=False, dims=(0,)) -> list:
+    """The inputs of ``split_inputs`` (default: all) split alike on one of ``dims``; the outputs split alike,
+    or partial (a weight's gradient summed over the batch)."""
+    n_in, n_out = len(ctx.inputs), len(ctx.outputs)
+    chosen = range(n_in) if split_inputs is None else split_inputs
+    sigs = []
+    for d in dims:
+        ins = tuple(split(d) if i in chosen else B for i in range(n_in))
+        sigs.append((ins, (P,) * n_out if partial_out else (split(d),) * n_out))
+    return sigs + [((B,) * n_in, (B,) * n_out)]
+
+
+register_sbp_rule(("conv1d", "conv2d", "conv3d", "conv_data_grad"),
+                  SbpRule(partial(batch_signatures, split_inputs=(0,))))
+register_sbp_rule("conv_filter_grad", SbpRule(partial(batch_signatures, partial_out=True)))
+_POOLS = [f"{kind}_pool{n}d{suffix}" for kind in ("max", "avg") for n in (1, 2, 3) for suffix in ("", "_grad")]
+_POOLS += [f"max_pool{n}d_gather" for n in (1, 2, 3)]
+_POOLS += [f"adaptive_avg_pool{n}d{suffix}" for n in (1, 2, 3) for suffix in ("", "_grad")]
+_POOLS += [f"upsample_{kind}{suffix}" for kind in ("nearest", "linear", "bicubic") for suffix in ("", "_grad")]
+register_sbp_rule(_POOLS, SbpRule(partial(batch_signatures, dims=(0, 1))))

@@ -30,7 +30,7 @@ __all__ = ["DistributedDataParallel"]
 
 
 class _Bucket:
-    __slots__ = ("flat", "slots", "pending", "request")
+    __slots__ = ("flat", "pending", "request", "slots")
 
     def __init__(self, dtype, slots):
         self.slots = slots  # (parameter, offset, size)
