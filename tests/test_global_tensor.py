@@ -187,6 +187,20 @@ def creation_with_placement_and_sbp():
 
 
 @case
+def random_ops_draw_the_same_broadcast_result_on_every_rank():
+    r, n = _world()
+    p = flow.placement.all("cpu")
+    flow.manual_seed(r)  # different generators on each rank: the shared seed still makes one result
+    probs = flow.full((6, 5), 0.5, placement=p, sbp=S(0))
+    for out in (flow.bernoulli(probs), flow.nn.functional.dropout(probs, 0.5, training=True)):
+        piece = out.to_global(sbp=B).to_local()
+        pieces = [flow.zeros(6, 5) for _ in range(n)]
+        flow.comm.all_gather(pieces, piece.contiguous())
+        for q in pieces:
+            np.testing.assert_array_equal(q.numpy(), pieces[0].numpy())
+
+
+@case
 def op_errors_name_the_op_and_both_placements():
     r, n = _world()
     p = flow.placement.all("cpu")

@@ -14,12 +14,12 @@ import numpy as np
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework import sbp as S
 from oneflow_lite.framework.calls import F
-from oneflow_lite.framework.generator import Generator, default_generator
 from oneflow_lite.framework.global_meta import make_global_meta
 from oneflow_lite.framework.placement import placement as Placement
 from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.framework.world import world
 from oneflow_lite.functors.global_cast import from_logical
+from oneflow_lite.interpreters.eager_global import shared_generator
 from oneflow_lite.functors.registry import composite
 
 _make = Tensor._make
@@ -56,15 +56,6 @@ def global_zeros(size, dtype, placement, sbp, requires_grad=False):
 @composite("GlobalOnes")
 def global_ones(size, dtype, placement, sbp, requires_grad=False):
     return global_full(size, 1, dtype or dt.get_default_dtype(), placement, sbp, requires_grad)
-
-
-def shared_generator(generator, placement) -> Generator:
-    """A generator seeded alike on every rank of ``placement`` (see the module docstring)."""
-    gen = generator or default_generator("cpu")
-    seed = np.array([gen.numpy.integers(0, 2 ** 62)], np.int64)
-    if placement.size > 1 and placement.has_rank(world().rank):
-        seed = world().group(placement.rank_list).broadcast(seed, root=0)
-    return Generator().manual_seed(int(seed[0]))
 
 
 def _random(make, generator, placement, sbp, requires_grad, what):

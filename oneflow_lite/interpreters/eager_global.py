@@ -28,9 +28,11 @@ from oneflow_lite.dispatch.dispatch_key import DispatchKey, keys_below
 from oneflow_lite.dispatch.dispatcher import DISPATCHER
 from oneflow_lite.framework import sbp as S
 from oneflow_lite.framework.attr import AttrMap
+from oneflow_lite.framework.generator import Generator, current_generator, using_generator
 from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET, make_global_meta
 from oneflow_lite.framework.op_expr import UserOpExpr
 from oneflow_lite.framework.tensor import Tensor, version_counter
+from oneflow_lite.framework.world import world
 from oneflow_lite.interpreters import sbp_rules_nn  # noqa: F401  (registers the rules of the nn ops)
 from oneflow_lite.interpreters.boxing import box_same_placement
 from oneflow_lite.interpreters.op_interp_util import redispatch
@@ -47,19 +49,8 @@ class GlobalPlan:
     """How a global call runs: the placement, each input's nd-SBP and local meta, the output global metas,
     the local call's attrs and the optional per-call ``finish`` (with its ``data``)."""
 
-    __slots__ = (
-        "attrs",
-        "data",
-        "finish",
-        "in_local_metas",
-        "in_local_shapes",
-        "in_metas",
-        "in_nd_sbps",
-        "inplace_box",
-        "out_local_shapes",
-        "out_metas",
-        "placement",
-    )
+    __slots__ = ("attrs", "data", "finish", "in_local_metas", "in_local_shapes", "in_metas", "in_nd_sbps",
+                 "inplace_box", "out_local_shapes", "out_metas", "placement", "random")
 
     def __repr__(self):
         ins = ", ".join(S.format_nd_sbp(s) for s in self.in_nd_sbps)
@@ -135,10 +126,27 @@ def _choose(sigs, current, nbytes, n, want_out):
     return best
 
 
+# Note [Random ops on global tensors]
+# A random op has no SBP rule: it runs on broadcast inputs, and its broadcast result must be the same on
+# every rank. So it draws from a generator seeded alike on every rank of the placement: every rank draws
+# one seed from its current generator (so all advance alike), and the first rank's seed is broadcast.
+RANDOM_OPS = frozenset(("bernoulli", "normal_tensor", "random_mask_like", "multinomial", "poisson", "exponential",
+                        "geometric", "cauchy", "log_normal", "uniform", "normal", "randint", "randperm"))
+
+
+def shared_generator(generator, placement) -> Generator:
+    """A generator seeded alike on every rank of ``placement`` (Note [Random ops on global tensors])."""
+    gen = generator or current_generator(placement.device)
+    seed = np.array([gen.numpy.integers(0, 2 ** 62)], np.int64)
+    if placement.size > 1 and placement.has_rank(world().rank):
+        seed = world().group(placement.rank_list).broadcast(seed, root=0)
+    return Generator().manual_seed(int(seed[0]))
+
+
 def _rule_of(op_type):
     rule = find_sbp_rule(op_type)
     if rule is None:
-        if op_type not in _noted:
+        if op_type not in _noted and op_type not in RANDOM_OPS:
             _noted.add(op_type)
             _log.info("global: op '%s' has no SBP rule; its inputs are made broadcast and every rank computes "
                       "the whole op (register one with interpreters.sbp_rules.register_sbp_rule)", op_type)
@@ -180,6 +188,7 @@ def _plan(op_expr, inputs, attrs, outputs) -> GlobalPlan:
     plan.placement = placement
     plan.finish = plan.data = None
     plan.inplace_box = in_nd is None
+    plan.random = op_expr.op_type_name in RANDOM_OPS
     if in_nd is None:
         return plan
     plan.in_metas = in_metas
@@ -252,7 +261,11 @@ def eager_global_interpreter(op_expr, ks, inputs, attrs, outputs):
             lo = _make(o._array, o._meta.local)
             lo._vc = version_counter(o)
             local_out.append(lo)
-    res = redispatch(op_expr, ks & _BELOW, local_in, plan.attrs, local_out)
+    if plan.random:
+        with using_generator(shared_generator(None, p)):
+            res = redispatch(op_expr, ks & _BELOW, local_in, plan.attrs, local_out)
+    else:
+        res = redispatch(op_expr, ks & _BELOW, local_in, plan.attrs, local_out)
     if plan.finish is not None:
         plan.finish(plan, local_in, res)
     if outputs is not None:
