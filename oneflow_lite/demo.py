@@ -161,7 +161,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nproc", type=_positive_int, default=1, metavar="N",
                         help="train data-parallel over N processes (an MPI job started with mpiexec; needs "
                              "pip install 'oneflow_lite[dist]'): global tensors, each batch split(0) over the "
-                             "ranks and the parameters broadcast; eager mode (default: 1)")
+                             "ranks and the parameters broadcast, eagerly and as an nn.Graph (default: 1)")
 
 
 def make_parser(prog: str = "python -m oneflow_lite demo") -> argparse.ArgumentParser:
@@ -178,8 +178,6 @@ def check_options(args: argparse.Namespace) -> str | None:
                 f"training images), got {args.batch_size}")
     if args.print_graph and args.mode == "eager":
         return "--print-graph needs a graph run: use --mode both or --mode graph"
-    if getattr(args, "nproc", 1) > 1 and (args.mode == "graph" or args.print_graph):
-        return "--nproc trains eagerly: use --mode eager (or both, which runs the eager mode only)"
     if args.save is not None:
         folder = os.path.dirname(os.path.abspath(args.save))
         if not os.path.isdir(folder):
@@ -222,7 +220,7 @@ def train(mode: str, args: argparse.Namespace, train_set, test_set, say) -> RunR
     step, predict = _step_and_predict(mode, model, loss_fn, optimizer, scheduler, result)
     if placement is not None:
         step, predict, test_x, test_y = _data_parallel(step, predict, test_x, test_y, placement)
-        result.mode = f"eager, {placement.size} ranks"
+        result.mode = f"{mode}, {placement.size} ranks"
     width = len(str(args.epochs))
     for epoch in range(1, args.epochs + 1):
         loss_sum, correct, seconds = _train_epoch(model, loader, step, result)
@@ -392,8 +390,6 @@ def run(args: argparse.Namespace, out=None) -> list:
     if error is not None:
         raise ValueError(f"demo: {error}")
     args = argparse.Namespace(**vars(args))
-    if getattr(args, "nproc", 1) > 1:
-        args.mode = "eager"
     if args.lr is None:
         args.lr = DEFAULT_LR[args.optimizer]
 

@@ -134,6 +134,45 @@ def hybrid_2d_data_and_tensor_parallel_equals_single_process():
     _same(_train(model, feed), _reference())
 
 
+class _TrainGraph(nn.Graph):
+    def __init__(self, model, opt):
+        super().__init__()
+        self.model = model
+        self.add_optimizer(opt)
+
+    def build(self, x, y):
+        loss = F.cross_entropy(self.model(x), y)
+        loss.backward()
+        return loss
+
+
+def _train_graph(model, feed):
+    graph = _TrainGraph(model, _optimizer(model, "sgd"))
+    losses = [graph(*feed(x, y)).item() for x, y in _batches()]
+    return np.array(losses), [p.numpy().copy() for p in model.parameters()], graph
+
+
+@case
+def data_parallel_graph_equals_single_process():
+    p = flow.placement.all("cpu")
+    model = _mlp().to_global(p, B)
+    *got, graph = _train_graph(model, _data_parallel_feed(p))
+    _same(got, _reference())
+    plan = graph._last.plan
+    assert any("(S(1)), (S(0)) -> (P)" in s for s in plan.signatures.values())  # a weight's gradient
+    assert plan.boxing_steps > 0 and model[0].weight.sbp == (B,)
+
+
+@case
+def tensor_parallel_graph_equals_single_process():
+    p = flow.placement.all("cpu")
+    model = _mlp().to_global(p, B).to_global(sbp=_tensor_parallel_sbp)
+    feed = lambda x, y: (flow.tensor(x, placement=p, sbp=B), flow.tensor(y, placement=p, sbp=B))  # noqa: E731
+    *got, _ = _train_graph(model, feed)
+    _same(got, _reference())
+    assert model[0].weight.sbp == (S(0),) and model[2].weight.sbp == (S(1),)
+
+
 @case
 def evaluation_on_global_tensors():
     p = flow.placement.all("cpu")

@@ -60,6 +60,7 @@ from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET, Tensor
 from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.graph import io
 from oneflow_lite.graph.compiler import Plan, StalePlan
+from oneflow_lite.graph.global_plan import GlobalJobPlan, is_global_job
 from oneflow_lite.graph.ir import JobError, JobIR, is_free_eager_name
 from oneflow_lite.graph.passes import common_subexpression_elimination, constant_folding, dead_code_elimination
 from oneflow_lite.interpreters.lazy import JobBuildAndInferCtx, current_build_ctx, lazy_mode
@@ -219,6 +220,10 @@ class _Entry:
         start = time.perf_counter()
         ir = JobIR.parse(self.job)
         reports = []
+        if is_global_job(self.variables, self.in_metas):  # Note [Graphs on global tensors]
+            self.ir, self.plan, self.pass_reports = ir, GlobalJobPlan(ir, self.variables, self.in_metas), []
+            self.compile_seconds = time.perf_counter() - start
+            return
         if config.is_enabled("cse"):
             reports.append(common_subexpression_elimination(ir))
         if config.is_enabled("constant_folding"):

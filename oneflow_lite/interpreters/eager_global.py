@@ -58,8 +58,8 @@ class GlobalPlan:
         return f"GlobalPlan({ins} -> {outs} on {self.placement})"
 
 
-def _inconsistent(op_type, inputs):
-    kinds = ", ".join("global" if t._key_set & GLOBAL_KEY_SET else "local" for t in inputs)
+def _inconsistent(op_type, metas):
+    kinds = ", ".join("global" if m.key_set & GLOBAL_KEY_SET else "local" for m in metas)
     return RuntimeError(f"Got input tensors with inconsistent attributes! op_type_name: {op_type} (inputs: "
                         f"{kinds}); every input of an op on global tensors must be global: make the local ones "
                         f"global with tensor.to_global(placement, sbp)")
@@ -68,35 +68,39 @@ def _inconsistent(op_type, inputs):
 # Note [Wrapped numbers on global calls]
 # Functors turn a Python number into a 0-d local tensor for ops without a scalar operand
 # (``where(c, x, 0.0)``, ``2 % x``: PyTorch's wrapped numbers). Next to global inputs such a tensor is
-# taken as broadcast: every rank made the same number. Any other local input is an error, as in OneFlow.
-def _is_wrapped_number(t) -> bool:
-    return not t._key_set & (GLOBAL_KEY_SET | _AUTOGRAD) and t._meta.ndim == 0
+# taken as broadcast: every rank made the same number. Any other local input (one that requires grad
+# included) is an error, as in OneFlow.
+def _check_wrapped_numbers(op_expr, inputs) -> None:
+    for t in inputs:
+        if not t._key_set & GLOBAL_KEY_SET and (t._key_set & _AUTOGRAD or t._meta.ndim):
+            raise _inconsistent(op_expr.op_type_name, [u._meta for u in inputs])
 
 
-def _placement_of(op_expr, inputs):
+def _placement_of(op_expr, metas):
     names = op_expr.indexed_ibns
     p = None
-    for i, t in enumerate(inputs):
-        if not t._key_set & GLOBAL_KEY_SET:
-            if _is_wrapped_number(t):
+    for i, m in enumerate(metas):
+        if not m.key_set & GLOBAL_KEY_SET:
+            if m.ndim == 0:  # a wrapped number
                 continue
-            raise _inconsistent(op_expr.op_type_name, inputs)
-        q = t._meta.placement
+            raise _inconsistent(op_expr.op_type_name, metas)
+        q = m.placement
         if p is None:
             p, first = q, i
         elif q is not p:
+            where = names[i] if i < len(names) else "an in-place output"
             raise RuntimeError(f"{op_expr.op_type_name}: Expected all tensors to be on the same placement, but "
-                               f"found at least two placements, {p} (input {names[first]}) and {q} (input "
-                               f"{names[i]})! Please use tensor.to_global() to move them to one placement.")
+                               f"found at least two placements, {p} (input {names[first]}) and {q} ({where})! "
+                               f"Please use tensor.to_global() to move them to one placement.")
     if p is None:
-        raise _inconsistent(op_expr.op_type_name, inputs)
+        raise _inconsistent(op_expr.op_type_name, metas)
     return p
 
 
-def _global_metas(inputs, placement):
+def _global_metas(metas, placement):
     """The inputs' global metas, a wrapped number's as broadcast (Note [Wrapped numbers on global calls])."""
-    return [t._meta if t._key_set & GLOBAL_KEY_SET else
-            make_global_meta((), t._meta.dtype, placement, (B,) * placement.ndim) for t in inputs]
+    return [m if m.key_set & GLOBAL_KEY_SET else
+            make_global_meta((), m.dtype, placement, (B,) * placement.ndim) for m in metas]
 
 
 _BYTES_FREE = 1.0
@@ -157,7 +161,7 @@ def _rule_of(op_type):
 _FALLBACK = SbpRule(lambda ctx: [((B,) * len(ctx.inputs), (B,) * len(ctx.outputs))])
 
 
-def _signature(op_expr, placement, in_metas, logical, attrs, outputs):
+def _signature(op_expr, placement, in_metas, logical, attrs, out_metas):
     """Per output and input: the nd-SBP chosen dimension by dimension (Note [Choosing a signature])."""
     rule = _rule_of(op_expr.op_type_name)
     nbytes = [m.numel * m.dtype.itemsize for m in in_metas]
@@ -168,7 +172,7 @@ def _signature(op_expr, placement, in_metas, logical, attrs, outputs):
         ctx = SbpContext(op_expr.op_type_name, tuple(m.logical for m in in_metas), logical.out_metas, logical.attrs, n)
         sigs = rule.signatures(ctx)
         current = [m.nd_sbp[h] for m in in_metas]
-        want = None if outputs is None else [o._meta.nd_sbp[h] for o in outputs]
+        want = None if out_metas is None else [o.nd_sbp[h] for o in out_metas]
         chosen = _choose(sigs, current, nbytes, n, want)
         if chosen is None:  # an in-place call no signature writes as it is (Note [Choosing a signature])
             return None, None, rule, ctx
@@ -179,11 +183,13 @@ def _signature(op_expr, placement, in_metas, logical, attrs, outputs):
     return [tuple(s) for s in in_nd], [tuple(s) for s in out_nd], rule, ctx
 
 
-def _plan(op_expr, inputs, attrs, outputs) -> GlobalPlan:
-    placement = _placement_of(op_expr, inputs if outputs is None else tuple(inputs) + tuple(outputs))
-    in_metas = _global_metas(inputs, placement)
+def plan_call(op_expr, metas, attrs, out_metas=None) -> GlobalPlan:
+    """How a call of ``op_expr`` on inputs of global ``metas`` runs (an in-place call's ``out_metas`` given):
+    metadata only, shared by the eager interpreter and the plans of graphs on global tensors."""
+    placement = _placement_of(op_expr, tuple(metas) + tuple(out_metas or ()))
+    in_metas = _global_metas(metas, placement)
     logical = op_expr.infer(tuple(m.logical for m in in_metas), attrs)
-    in_nd, out_nd, rule, ctx = _signature(op_expr, placement, in_metas, logical, attrs, outputs)
+    in_nd, out_nd, rule, ctx = _signature(op_expr, placement, in_metas, logical, attrs, out_metas)
     plan = GlobalPlan()
     plan.placement = placement
     plan.finish = plan.data = None
@@ -200,12 +206,29 @@ def _plan(op_expr, inputs, attrs, outputs) -> GlobalPlan:
                            for m, nd in zip(logical.out_metas, out_nd))
     plan.out_local_shapes = [None if m.local is None else m.local.shape for m in plan.out_metas]
     plan.attrs = attrs
-    if rule.localize is not None and targets[0].local is not None if targets else False:
+    if rule.localize is not None and targets and targets[0].local is not None:
         overrides = rule.localize(ctx, plan)
         if overrides:
             plan.attrs = AttrMap(dict(attrs.items()) if attrs else {}).merged(overrides)
     if plan.in_local_metas and plan.in_local_metas[0] is not None:
         _check_local_shapes(op_expr, plan)
+    return plan
+
+
+def plan_source(op_expr, placement, attrs=None) -> GlobalPlan:
+    """The plan of an op without inputs (a constant or random source captured in a graph) on ``placement``:
+    every rank makes the whole value (broadcast; a random one from a generator seeded alike)."""
+    logical = op_expr.infer((), attrs)
+    plan = GlobalPlan()
+    plan.placement = placement
+    plan.finish = plan.data = None
+    plan.inplace_box = False
+    plan.random = op_expr.op_type_name in RANDOM_OPS
+    plan.in_metas, plan.in_nd_sbps, plan.in_local_metas, plan.in_local_shapes = [], [], [], []
+    nd = (B,) * placement.ndim
+    plan.out_metas = tuple(make_global_meta(m.shape, m.dtype, placement, nd) for m in logical.out_metas)
+    plan.out_local_shapes = [m.shape for m in logical.out_metas]
+    plan.attrs = attrs
     return plan
 
 
@@ -244,7 +267,9 @@ def eager_global_interpreter(op_expr, ks, inputs, attrs, outputs):
     except TypeError:  # plain-dict attrs do not hash
         key, plan = None, None
     if plan is None:
-        plan = _plan(op_expr, inputs, attrs, outputs)
+        _check_wrapped_numbers(op_expr, inputs)
+        plan = plan_call(op_expr, [t._meta for t in inputs], attrs,
+                         None if outputs is None else [o._meta for o in outputs])
         if key is not None:
             op_expr.global_infer_cache[key] = plan
     if plan.inplace_box:
