@@ -188,5 +188,16 @@ def test_mpi(name, n):
     check_case(__file__, n, name)
 
 
+
+# ---- one process -------------------------------------------------------------------------------------
+def test_dump_table_shows_each_ops_sbp_rule():
+    lines = flow.dispatch.dump_table("matmul").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("Global: eager_global_interpreter [fallback]"))
+    assert lines[at + 1] == "    sbp rule: matmul_signatures"
+    add = flow.dispatch.dump_table("broadcast_add")
+    assert "    sbp rule: broadcast_signatures(partial_sets=((0, 1),))\n" in add
+    assert "    sbp rule: none (global calls run on broadcast inputs)\n" in flow.dispatch.dump_table("flip")
+
+
 if __name__ == "__main__":
     case.main()

@@ -26,6 +26,7 @@ import numpy as np
 
 from oneflow_lite.dispatch.dispatch_key import DispatchKey, keys_below
 from oneflow_lite.dispatch.dispatcher import DISPATCHER
+from oneflow_lite.dispatch.introspection import register_annotation
 from oneflow_lite.framework import sbp as S
 from oneflow_lite.framework.attr import AttrMap
 from oneflow_lite.framework.generator import Generator, current_generator, using_generator
@@ -36,7 +37,7 @@ from oneflow_lite.framework.world import world
 from oneflow_lite.interpreters import sbp_rules_nn  # noqa: F401  (registers the rules of the nn ops)
 from oneflow_lite.interpreters.boxing import box_same_placement
 from oneflow_lite.interpreters.op_interp_util import redispatch
-from oneflow_lite.interpreters.sbp_rules import B, SbpContext, SbpRule, find_sbp_rule
+from oneflow_lite.interpreters.sbp_rules import B, SbpContext, SbpRule, describe_rule, find_sbp_rule
 
 _BELOW = keys_below(DispatchKey.Global)
 _AUTOGRAD = 1 << DispatchKey.Autograd
@@ -316,7 +317,9 @@ def _inplace_by_copy(op_expr, ks, inputs, attrs, outputs):
 
 
 def register():
-    """Register the interpreter as the fallback at the Global key; returns the handle."""
+    """Register the interpreter as the fallback at the Global key, and its SBP rules' line in ``dump_table``;
+    returns the handle."""
+    register_annotation(DispatchKey.Global, describe_rule)
     return DISPATCHER.register_fallback(DispatchKey.Global, eager_global_interpreter)
 
 

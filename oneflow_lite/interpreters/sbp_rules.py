@@ -57,7 +57,17 @@ class SbpRule:
     def __repr__(self):
         fn = self.signatures
         name = getattr(getattr(fn, "func", fn), "__name__", repr(fn))
-        return f"SbpRule({name})"
+        if isinstance(fn, partial) and fn.keywords:
+            name += "(" + ", ".join(f"{k}={getattr(v, '__name__', v)!r}" for k, v in fn.keywords.items()) + ")"
+        return name + ("" if self.localize is None else f", localized by {self.localize.__name__}")
+
+
+def describe_rule(op_type: str) -> str:
+    """The line ``dump_table`` prints under the Global key (Note [Key annotations] in dispatch/introspection.py)."""
+    rule = SBP_RULES.get(op_type)
+    if rule is None:
+        return "sbp rule: none (global calls run on broadcast inputs)"
+    return f"sbp rule: {rule!r}"
 
 
 SBP_RULES: dict[str, SbpRule] = {}
