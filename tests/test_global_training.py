@@ -99,6 +99,51 @@ def ddp_equals_single_process():
     _same(got, _reference())  # the shards are equal: the mean of the local means is the global mean
 
 
+@case
+def ddp_no_sync_accumulates_and_the_next_backward_averages_the_sum():
+    (x1, y1), (x2, y2) = _batches()[:2]
+    ddp = nn.parallel.DistributedDataParallel(_mlp())
+    with ddp.no_sync():
+        F.cross_entropy(ddp(flow.tensor(_shard(x1))), flow.tensor(_shard(y1))).backward()
+    F.cross_entropy(ddp(flow.tensor(_shard(x2))), flow.tensor(_shard(y2))).backward()
+    ref = _mlp()
+    for x, y in ((x1, y1), (x2, y2)):
+        F.cross_entropy(ref(flow.tensor(x)), flow.tensor(y)).backward()
+    for p, q in zip(ddp.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+class _TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body, self.used, self.unused = nn.Linear(64, 8), nn.Linear(8, 10), nn.Linear(8, 10)
+
+    def forward(self, x):
+        return self.used(self.body(x).relu())
+
+
+@case
+def ddp_unused_parameters():
+    x, y = _batches()[0]
+    flow.manual_seed(0)
+    ddp = nn.parallel.DistributedDataParallel(_TwoHeads(), find_unused_parameters=True)
+    F.cross_entropy(ddp(flow.tensor(_shard(x))), flow.tensor(_shard(y))).backward()
+    flow.manual_seed(0)
+    ref = _TwoHeads()
+    F.cross_entropy(ref(flow.tensor(x)), flow.tensor(y)).backward()
+    np.testing.assert_allclose(ddp.module.body.weight.grad.numpy(), ref.body.weight.grad.numpy(), rtol=1e-4,
+                               atol=1e-6)
+    assert ddp.module.unused.weight.grad is None
+    strict = nn.parallel.DistributedDataParallel(_TwoHeads())
+    F.cross_entropy(strict(flow.tensor(_shard(x))), flow.tensor(_shard(y))).backward()
+    try:
+        strict(flow.tensor(_shard(x)))
+    except RuntimeError as e:
+        assert "received no gradient in the last backward" in str(e) and "find_unused_parameters=True" in str(e)
+    else:
+        raise AssertionError("no error")
+
+
 def _tensor_parallel_sbp(t, axis_sbp=lambda s: (s,)):
     """Megatron: the first Linear's weight and bias split(0) (output features), the second's weight split(1)
     (input features) and its bias broadcast; expressed only through SBP."""
