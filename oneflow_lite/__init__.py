@@ -66,6 +66,9 @@ from oneflow_lite.utils import flop_counter as _flop_counter  # noqa: F401,E402 
 from oneflow_lite import profiler  # noqa: F401,E402  (flow.profiler)
 from oneflow_lite import mock_torch  # noqa: F401,E402  (import torch as oneflow_lite)
 from oneflow_lite import library  # noqa: F401,E402  (flow.library: ops and devices defined from Python)
+from oneflow_lite import comm, env  # noqa: F401,E402  (flow.comm, flow.env: the processes of the job)
+from oneflow_lite.framework import sbp  # noqa: F401,E402  (flow.sbp.split(d), broadcast, partial_sum)
+from oneflow_lite.framework.placement import placement  # noqa: F401,E402
 
 _C = functional
 default_generator = _default_generator("cpu")  # torch.default_generator; callable with a device, as OneFlow's

@@ -111,7 +111,19 @@ def test_keyword_only_after_star_may_lack_defaults():
 
 def test_every_arg_type_has_a_converter():
     assert set(ARG_TYPES) == {"Tensor", "TensorTuple", "Scalar", "Int", "Float", "Bool", "String", "IntList", "Shape",
-                              "DataType", "Device", "Generator", "FloatList", "OptionalIntList"}
+                              "DataType", "Device", "Generator", "FloatList", "OptionalIntList", "Placement",
+                              "SbpList"}
+
+
+def test_placement_and_sbp_list_converters():
+    s = parse("Tensor (Shape size, *, Placement placement, SbpList sbp) => GlobalZeros")
+    p = flow.placement("cpu", ranks=[0])
+    assert s.bind("zeros", ((2, 3),), {"placement": p, "sbp": flow.sbp.split(0)}) == [(2, 3), p, (flow.sbp.split(0),)]
+    assert s.bind("zeros", ((2,),), {"placement": p, "sbp": [flow.sbp.broadcast]})[2] == (flow.sbp.broadcast,)
+    with pytest.raises(SignatureMismatch, match="argument 'placement' .* must be flow.placement, not str"):
+        s.bind("zeros", ((2,),), {"placement": "cpu", "sbp": flow.sbp.broadcast})
+    with pytest.raises(SignatureMismatch, match="argument 'sbp'"):
+        s.bind("zeros", ((2,),), {"placement": p, "sbp": ()})
 
 
 # ---- binding ------------------------------------------------------------------------------------------

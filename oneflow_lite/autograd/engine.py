@@ -29,6 +29,8 @@ import numpy as np
 from oneflow_lite.autograd.grad_mode import _set_enabled, is_grad_enabled
 from oneflow_lite.autograd.graph import AccumulateGrad, OpNode, gradient_edge, register_accumulate_grad
 from oneflow_lite.framework.config import is_anomaly_check_nan_enabled, is_anomaly_enabled
+from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET
+from oneflow_lite.framework.sbp import broadcast as _BROADCAST
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET as _AG_BIT
 from oneflow_lite.framework.tensor import LAZY_KEY_SET, RemovableHandle, Tensor, register_backward_engine
 from oneflow_lite.functors.registry import get_functor
@@ -58,10 +60,14 @@ def copy_tensor(t: Tensor) -> Tensor:
 
 
 def zeros_of(meta) -> Tensor:
+    if meta.key_set & GLOBAL_KEY_SET:  # a global tensor's zeros: same placement and SBP
+        return _f("GlobalFull")(meta.shape, 0, meta.dtype, meta.placement, meta.nd_sbp)
     return _f("Zeros")(meta.shape, meta.dtype, meta.device)
 
 
 def ones_of(meta) -> Tensor:
+    if meta.key_set & GLOBAL_KEY_SET:  # the gradient of a global output: ones, broadcast
+        return _f("GlobalFull")(meta.shape, 1, meta.dtype, meta.placement, (_BROADCAST,) * len(meta.nd_sbp))
     return _f("Ones")(meta.shape, meta.dtype, meta.device)
 
 
@@ -110,8 +116,12 @@ def _take(g: Tensor) -> Tensor | None:
 def accumulate_grad(t: Tensor, g: Tensor, create_graph: bool, owned: bool = False) -> None:
     """Into ``t.grad``: a copy of ``g`` the first time (or ``g`` itself when ``owned`` and nothing else can
     see it, Note [Stealing the gradient]), then ``g`` added in place (out of place under create_graph, so
-    the result stays differentiable); then ``t``'s post-accumulate hooks."""
+    the result stays differentiable); then ``t``'s post-accumulate hooks. A global gradient is first boxed
+    to the leaf's placement and SBP (a partial-sum gradient of a broadcast parameter is all-reduced)."""
     ag = t._ag
+    if g._meta is not t._meta and g._key_set & GLOBAL_KEY_SET:
+        m = t._meta
+        g = g.to_global(placement=m.placement, sbp=m.nd_sbp)
     old = ag.grad
     if old is None:
         taken = _take(g) if owned and not create_graph else None

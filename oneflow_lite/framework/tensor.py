@@ -18,6 +18,7 @@ import numpy as np
 from oneflow_lite.dispatch.dispatch_key import DispatchKey
 from oneflow_lite.framework import dtype as dtypes
 from oneflow_lite.framework.config import PRINT_OPTIONS
+from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET
 from oneflow_lite.framework.tensor_meta import Size, TensorMeta
 
 # Note [Autograd key and requires_grad]
@@ -38,6 +39,7 @@ AUTOGRAD_KEY_SET = 1 << DispatchKey.Autograd
 # the logical blob name of the value in the job being built. Reading its value raises
 # an error naming the graph and the op that produced it.
 LAZY_KEY_SET = 1 << DispatchKey.Lazy
+_LAZY_OR_GLOBAL = LAZY_KEY_SET | GLOBAL_KEY_SET
 
 # Note [Batched tensors]
 # A batched tensor (made inside ``flow.vmap``, see interpreters/batched.py) carries the Batched key and
@@ -196,6 +198,27 @@ def legacy_new(dtype, args: tuple, kwargs: dict):
         raise RuntimeError("Tensor(): no legacy constructor is registered; oneflow_lite.functors.creation "
                            "registers it when imported (see Note [Legacy constructor])")
     return _legacy_constructor(dtype, args, kwargs)
+
+
+# Note [Global casts registration]
+# ``to_global`` / ``to_local`` and reading a global tensor's logical value run ops and collectives
+# (functors/global_cast.py, above framework): that module registers them here when imported, as the
+# engine registers ``backward`` (Note [Engine registration]).
+_global_casts = None
+
+
+def register_global_casts(impl) -> None:
+    """Make ``impl`` (with ``to_global``, ``to_local`` and ``logical_array``) what global tensors use
+    (Note [Global casts registration])."""
+    global _global_casts
+    _global_casts = impl
+
+
+def _casts():
+    if _global_casts is None:
+        raise RuntimeError("global tensors: no global cast is registered; oneflow_lite.functors.global_cast "
+                           "registers it when imported (see Note [Global casts registration])")
+    return _global_casts
 
 
 _new = object.__new__
@@ -360,6 +383,53 @@ class Tensor:
         """Whether this tensor is a lazy tensor of a graph being captured (Note [Lazy tensors])."""
         return bool(self._key_set & LAZY_KEY_SET)
 
+    # ---- global tensors (Note [Global casts registration]; framework/global_meta.py) -------------
+    @property
+    def is_global(self) -> bool:
+        """Whether this is a global tensor: one logical tensor laid over a placement of ranks by an SBP."""
+        return bool(self._key_set & GLOBAL_KEY_SET)
+
+    is_consistent = is_global
+
+    @property
+    def is_local(self) -> bool:
+        return not self._key_set & GLOBAL_KEY_SET
+
+    @property
+    def placement(self):
+        """The placement of a global tensor."""
+        if not self._key_set & GLOBAL_KEY_SET:
+            raise RuntimeError("Tensor.placement: a local tensor has no placement (it has a device); make it "
+                               "global with tensor.to_global(placement, sbp)")
+        return self._meta.placement
+
+    @property
+    def sbp(self) -> tuple:
+        """The SBP of a global tensor: a tuple with one SBP per placement dimension."""
+        if not self._key_set & GLOBAL_KEY_SET:
+            raise RuntimeError("Tensor.sbp: a local tensor has no SBP; make it global with "
+                               "tensor.to_global(placement, sbp)")
+        return self._meta.nd_sbp
+
+    def to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_meta: bool = True,
+                  copy: bool = False) -> Tensor:
+        """A global tensor: from a local one (this rank's tensor becomes its piece; with ``broadcast`` the
+        first rank's is used), or a global one converted to another placement and / or SBP (boxing)."""
+        return _casts().to_global(self, placement, sbp, grad_sbp, check_meta, copy)
+
+    def global_to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_meta: bool = False,
+                         copy: bool = False) -> Tensor:
+        """``to_global`` for a global tensor only."""
+        if not self._key_set & GLOBAL_KEY_SET:
+            raise RuntimeError("global_to_global: expected a global tensor, got a local one; use to_global")
+        return _casts().to_global(self, placement, sbp, grad_sbp, check_meta, copy)
+
+    def to_local(self, *, copy: bool = False) -> Tensor:
+        """This rank's piece of a global tensor (a local tensor); a local tensor itself."""
+        if not self._key_set & GLOBAL_KEY_SET:
+            return self
+        return _casts().to_local(self, copy)
+
     @property
     def is_meta(self) -> bool:
         return self._meta.device.type == "meta"
@@ -384,6 +454,8 @@ class Tensor:
             raise RuntimeError(f"Tensor.{what}(): a tensor on '{self._meta.device}' holds no data")
         if self._key_set & _PLACEHOLDER_KEY_SET:  # a lazy blob or a batched value
             raise a.read_error(f"Tensor.{what}()")
+        if self._key_set & GLOBAL_KEY_SET:
+            return _casts().logical_array(self)  # a collective: every rank of the placement calls it
         return a
 
     def numpy(self) -> np.ndarray:
@@ -644,6 +716,8 @@ def _format_tensor(t: Tensor) -> str:
     if t._key_set & BATCHED_KEY_SET:
         return repr(t._array)
     extras = []
+    if t._key_set & GLOBAL_KEY_SET:
+        return _format_global(t)
     if meta.device.type != "cpu":
         extras.append(f"device='{meta.device}'")
     if t._key_set & LAZY_KEY_SET:
@@ -659,6 +733,29 @@ def _format_tensor(t: Tensor) -> str:
             extras.append(f"size={tuple(meta.shape)}")
         else:
             body = _format_values(a, meta.dtype)
+    extras.append(f"dtype={meta.dtype!r}")
+    ag = t._ag
+    if ag is not None and ag.grad_fn is not None:
+        extras.append(f"grad_fn=<{ag.grad_fn._repr_name()}>")
+    elif t._key_set & AUTOGRAD_KEY_SET:
+        extras.append("requires_grad=True")
+    return f"tensor({body}, {', '.join(extras)})"
+
+
+def _format_global(t: Tensor) -> str:
+    """The logical value (gathered: every rank of the placement prints), placement and SBP."""
+    meta = t._meta
+    extras = []
+    if t._key_set & LAZY_KEY_SET:
+        body = "..."
+        extras.append(f"is_lazy=True, lbn='{t._array.lbn}', size={tuple(meta.shape)}")
+    elif t._array is None or meta.numel == 0:
+        body = "..." if t._array is None else "[]"
+        extras.append(f"size={tuple(meta.shape)}")
+    else:
+        body = _format_values(_casts().logical_array(t), meta.dtype)
+    extras.append(f"placement={meta.placement!r}")
+    extras.append(f"sbp={meta.nd_sbp!r}")
     extras.append(f"dtype={meta.dtype!r}")
     ag = t._ag
     if ag is not None and ag.grad_fn is not None:

@@ -619,20 +619,33 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "cast": ["Tensor (Tensor input, DataType dtype) => Cast"],
     # ---- creation (a Shape also takes varargs ints: zeros(2, 3) is zeros((2, 3)))
     "zeros": [("Tensor (Shape size, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-               "=> Zeros")],
-    "ones": ["Tensor (Shape size, *, DataType dtype=None, Device device=None, Bool requires_grad=False) => Ones"],
+               "=> Zeros"),
+              "Tensor (Shape size, *, DataType dtype=None, Placement placement, SbpList sbp, Bool requires_grad=False) => GlobalZeros"],
+    "ones": ["Tensor (Shape size, *, DataType dtype=None, Device device=None, Bool requires_grad=False) => Ones",
+             "Tensor (Shape size, *, DataType dtype=None, Placement placement, SbpList sbp, Bool requires_grad=False) => GlobalOnes"],
     "full": [("Tensor (Shape size, Scalar fill_value, *, DataType dtype=None, Device device=None, "
-              "Bool requires_grad=False) => Full")],
+              "Bool requires_grad=False) => Full"),
+             ("Tensor (Shape size, Scalar fill_value, *, DataType dtype=None, Placement placement, SbpList sbp, "
+              "Bool requires_grad=False) => GlobalFull")],
     "arange": [
         "Tensor (Scalar end, *, DataType dtype=None, Device device=None, Bool requires_grad=False) => ArangeEnd",
         ("Tensor (Scalar start, Scalar end, Scalar step=1, *, DataType dtype=None, Device device=None, "
          "Bool requires_grad=False) => Arange"),
+        ("Tensor (Scalar end, *, DataType dtype=None, Placement placement, SbpList sbp, "
+         "Bool requires_grad=False) => GlobalArangeEnd"),
+        ("Tensor (Scalar start, Scalar end, Scalar step=1, *, DataType dtype=None, Placement placement, "
+         "SbpList sbp, Bool requires_grad=False) => GlobalArange"),
     ],
     "rand": [("Tensor (Shape size, *, Generator generator=None, DataType dtype=None, Device device=None, "
-              "Bool requires_grad=False) => Rand")],
+              "Bool requires_grad=False) => Rand"),
+             ("Tensor (Shape size, *, Generator generator=None, DataType dtype=None, Placement placement, "
+              "SbpList sbp, Bool requires_grad=False) => GlobalRand")],
     "randn": [("Tensor (Shape size, *, Generator generator=None, DataType dtype=None, Device device=None, "
-               "Bool requires_grad=False) => Randn")],
-    "empty": ["Tensor (Shape size, *, DataType dtype=None, Device device=None, Bool requires_grad=False) => Empty"],
+               "Bool requires_grad=False) => Randn"),
+              ("Tensor (Shape size, *, Generator generator=None, DataType dtype=None, Placement placement, "
+               "SbpList sbp, Bool requires_grad=False) => GlobalRandn")],
+    "empty": ["Tensor (Shape size, *, DataType dtype=None, Device device=None, Bool requires_grad=False) => Empty",
+              "Tensor (Shape size, *, DataType dtype=None, Placement placement, SbpList sbp, Bool requires_grad=False) => GlobalZeros"],
     "zeros_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
                     "=> ZerosLike")],
     "ones_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
@@ -656,6 +669,10 @@ FUNCTIONAL_API: dict[str, list[str]] = {
          "Device device=None, Bool requires_grad=False) => RandintLow"),
         ("Tensor (Int high, Shape size, *, Generator generator=None, DataType dtype=None, Device device=None, "
          "Bool requires_grad=False) => Randint"),
+        ("Tensor (Int low, Int high, Shape size, *, Generator generator=None, DataType dtype=None, "
+         "Placement placement, SbpList sbp, Bool requires_grad=False) => GlobalRandintLow"),
+        ("Tensor (Int high, Shape size, *, Generator generator=None, DataType dtype=None, Placement placement, "
+         "SbpList sbp, Bool requires_grad=False) => GlobalRandint"),
     ],
     "randperm": [("Tensor (Int n, *, Generator generator=None, DataType dtype=None, Device device=None, "
                   "Bool requires_grad=False) => Randperm")],

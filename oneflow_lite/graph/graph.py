@@ -66,6 +66,7 @@ from oneflow_lite.graph.capture import GraphBuildCtx
 from oneflow_lite.graph.compiler import Plan, StalePlan
 from oneflow_lite.graph.config import GraphConfig
 from oneflow_lite.graph.debug import DebugOptions, emit, meta_repr
+from oneflow_lite.graph.global_plan import GlobalJobPlan, is_global_job
 from oneflow_lite.graph.ir import JobError, JobIR, is_free_eager_name
 from oneflow_lite.graph.pipeline import checkpoint_segments, run_job_passes
 from oneflow_lite.graph.proxy import GraphModule, ModuleBlock  # noqa: F401  (re-exported)
@@ -128,6 +129,10 @@ class _Entry:
         config = self.config
         start = time.perf_counter()
         ir = JobIR.parse(self.job)
+        if is_global_job(self.variables, self.in_metas):  # Note [Graphs on global tensors]
+            self.ir, self.plan, self.pass_reports = ir, GlobalJobPlan(ir, self.variables, self.in_metas), []
+            self.compile_seconds = time.perf_counter() - start
+            return
         reports = run_job_passes(ir, self.variables, config,
                                  checkpoint_segments(self.job, self.calls, self.graph_modules))
         plan = Plan(ir, self.variables, config.is_enabled("fusion"), config.is_enabled("memory_plan"))
