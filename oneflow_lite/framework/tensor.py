@@ -640,7 +640,7 @@ class Tensor:
             raise TypeError("The ambiguity_check argument must be a bool or a list of memory formats.")
         strides = self.stride()
         if ambiguity_check and (any(s == 1 for s in self._meta.shape)
-                                or any(a == b for a, b in zip(strides, strides[1:]))):
+                                or any(a == b for a, b in itertools.pairwise(strides))):
             raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
                                "memory formats.")
         return tuple(sorted(range(self._meta.ndim), key=lambda d: -strides[d]))

@@ -653,13 +653,12 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "constant_pad_nd": ["Tensor (Tensor input, IntList pad, Scalar value=0) => ConstantPadNd"],
     "select": method("Tensor (Tensor input, Int dim, Int index) => Select"),
     "as_strided": method("Tensor (Tensor input, Shape size, Shape stride, Int storage_offset=None) => AsStrided"),
-    "as_strided_scatter": method(("Tensor (Tensor input, Tensor src, Shape size, Shape stride, "
-                                  "Int storage_offset=None) => AsStridedScatter")),
+    "as_strided_scatter": method("Tensor (Tensor input, Tensor src, Shape size, Shape stride, "
+                                 "Int storage_offset=None) => AsStridedScatter"),
     "narrow_copy": method("Tensor (Tensor input, Int dim, Int start, Int length) => NarrowCopy"),
     "alias_copy": ["Tensor (Tensor input) => AliasCopy"],
     "as_strided_copy": ["Tensor (Tensor input, Shape size, Shape stride, Int storage_offset=None) => AsStridedCopy"],
     "detach_copy": ["Tensor (Tensor input) => DetachCopy"],
-    "diagonal_copy": ["Tensor (Tensor input, Int offset=0, Int dim1=0, Int dim2=1) => DiagonalCopy"],
     "expand_copy": ["Tensor (Tensor input, Shape size, *, Bool implicit=False) => ExpandCopy"],
     "permute_copy": ["Tensor (Tensor input, IntList dims) => PermuteCopy"],
     "select_copy": ["Tensor (Tensor input, Int dim, Int index) => SelectCopy"],
@@ -691,14 +690,11 @@ FUNCTIONAL_API: dict[str, list[str]] = {
                    "=> Put"), inplace=True),
     "masked_scatter": method("Tensor (Tensor input, Tensor mask, Tensor source, *, Bool inplace=False) => MaskedScatter",
                              inplace=True),
-    "argwhere": method("Tensor (Tensor input) => Argwhere"),
     "nonzero_static": method("Tensor (Tensor input, *, Int size, Int fill_value=-1) => NonzeroStatic"),
     "unravel_index": ["TensorTuple (Tensor indices, IntList shape) => UnravelIndex"],
     "select_scatter": method("Tensor (Tensor input, Tensor src, Int dim, Int index) => SelectScatter"),
-    "slice_scatter": method(("Tensor (Tensor input, Tensor src, Int dim=0, Int start=None, Int end=None, Int step=1) "
-                             "=> SliceScatter")),
-    "diagonal_scatter": method(("Tensor (Tensor input, Tensor src, Int offset=0, Int dim1=0, Int dim2=1) "
-                                "=> DiagonalScatter")),
+    "slice_scatter": method("Tensor (Tensor input, Tensor src, Int dim=0, Int start=None, Int end=None, Int step=1) "
+                            "=> SliceScatter"),
     "index_put_": ["Tensor (Tensor input, TensorTuple indices, Tensor values, Bool accumulate=False) => IndexPutInplace"],
     "fill": ["Tensor (Tensor input, Scalar value) => Fill", "Tensor (Tensor input, Tensor value) => Fill"],
     "fill_": ["Tensor (Tensor input, Scalar value) => FillInplace", "Tensor (Tensor input, Tensor value) => FillInplace"],

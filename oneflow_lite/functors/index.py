@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.config import warn_once
 from oneflow_lite.framework.op_builder import OpBuilder
-from oneflow_lite.framework.tensor import LAZY_KEY_SET, BATCHED_KEY_SET, Tensor, _wrap_dim
+from oneflow_lite.framework.tensor import BATCHED_KEY_SET, LAZY_KEY_SET, Tensor, _wrap_dim
 from oneflow_lite.functors.conversion import convert
 from oneflow_lite.functors.indexing import _index_tensor, scalar_key, write
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast, check_inplace_shape
 from oneflow_lite.functors.registry import composite, functor, get_functor
-from oneflow_lite.functors.shape import _constant, cached_attrs, slice_bounds
+from oneflow_lite.functors.shape import cached_attrs, slice_bounds
 from oneflow_lite.interpreters.op_interp_util import dispatch
 from oneflow_lite.ops.common import broadcast_shapes
 from oneflow_lite.ops.index import SCATTER_REDUCTIONS
@@ -572,13 +570,7 @@ def masked_scatter(x, mask, source, inplace=False):
 composite("MaskedScatter")(masked_scatter)
 
 
-# ---- argwhere, nonzero_static, unravel_index ------------------------------------------------------------------
-@composite("Argwhere")
-def argwhere(x):
-    """``argwhere(input)``: ``nonzero(input)``, the (n, ndim) coordinates of the nonzero elements."""
-    return F.nonzero(x)
-
-
+# ---- nonzero_static, unravel_index ------------------------------------------------------------------
 @composite("NonzeroStatic")
 def nonzero_static(x, size, fill_value=-1):
     """``nonzero_static(input, *, size, fill_value=-1)``: ``nonzero(input)`` cut or padded (with
@@ -612,7 +604,7 @@ def unravel_index(indices, shape):
     return tuple(reversed(coords))
 
 
-# ---- select / slice / diagonal scatter, diagonal_copy ----------------------------------------------------------
+# ---- select / slice scatter ----------------------------------------------------------
 def _check_src_shape(src, expected):
     if tuple(src._meta.shape) != tuple(expected):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
@@ -644,43 +636,6 @@ def slice_scatter(x, src, dim=0, start=None, end=None, step=1):
     kinds = (1,) * (axis + 1)
     values = sum(((0, size, 1) for size in shape[:axis]), ()) + (s, max(e, s), st)
     return F.index_put_encoded(x, kinds, values, (), (), src)
-
-
-def _diagonal_index(x, offset, dim1, dim2, name):
-    """``(adv_dims, index tensors, length, position of the diagonal dim in the indexing result)`` of the
-    ``offset`` diagonal over ``dim1`` and ``dim2``."""
-    shape = x._meta.shape
-    ndim = len(shape)
-    d1, d2 = _wrap_dim(dim1, ndim, name), _wrap_dim(dim2, ndim, name)
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    n1, n2 = shape[d1], shape[d2]
-    length = max(min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2), 0)
-    steps = np.arange(length, dtype=np.int64)
-    i1, i2 = steps + max(-offset, 0), steps + max(offset, 0)
-    if d1 > d2:
-        d1, d2, i1, i2 = d2, d1, i2, i1
-    device = x._meta.device
-    position = d1 if d2 == d1 + 1 else 0
-    return (d1, d2), (_constant(i1, device), _constant(i2, device)), length, position
-
-
-@composite("DiagonalCopy")
-def diagonal_copy(x, offset=0, dim1=0, dim2=1):
-    """``diagonal_copy(input, offset=0, dim1=0, dim2=1)``: the ``offset`` diagonal over ``dim1`` and ``dim2``
-    as the last dim (a copy)."""
-    dims, indices, _, position = _diagonal_index(x, offset, dim1, dim2, "diagonal_copy")
-    return F.movedim(F.index_encoded(x, (), (), dims, indices), position, -1)
-
-
-@composite("DiagonalScatter")
-def diagonal_scatter(x, src, offset=0, dim1=0, dim2=1):
-    """``diagonal_scatter(input, src, offset=0, dim1=0, dim2=1)``: a copy of ``input`` with its ``offset``
-    diagonal over ``dim1`` and ``dim2`` replaced by ``src`` (shaped as ``input.diagonal(...)``)."""
-    dims, indices, length, position = _diagonal_index(x, offset, dim1, dim2, "diagonal_scatter")
-    shape = x._meta.shape
-    _check_src_shape(src, tuple(s for d, s in enumerate(shape) if d not in dims) + (length,))
-    return F.index_put_encoded(x, (), (), dims, indices, F.movedim(src, -1, position))
 
 
 # ---- torch-level in-place functions ------------------------------------------------------------------------

@@ -842,7 +842,7 @@ def tensor_split_indices(x, indices, dim=0):
     size = x._meta.shape[axis]
     bounds = (None, *indices, None)
     pieces = []
-    for start, stop in zip(bounds, bounds[1:]):
+    for start, stop in itertools.pairwise(bounds):
         s, e, _ = slice(start, stop).indices(size)
         pieces.append(F.narrow(x, axis, s, max(e - s, 0)))
     return tuple(pieces)

@@ -22,12 +22,11 @@ import numpy as np
 
 from oneflow_lite import functional as F
 from oneflow_lite.dispatch.tls import state as _tls
-from oneflow_lite.framework.storage import array_geometry, contiguous_strides, required_size, storage_array
+from oneflow_lite.framework.storage import array_geometry, required_size, storage_array
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, Tensor, has_live_views, version_counter
 from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.functors import creation
 from oneflow_lite.functors.functional_api import FUNCTIONAL_API, Entry
-from oneflow_lite.functors.indexing import write
 from oneflow_lite.functors.registry import get_functor
 
 _OPERAND = (Tensor, numbers.Number, np.generic)
@@ -334,8 +333,8 @@ def __contains__(self, element):
     """``element in t``: whether some element equals ``element`` (a number or a tensor, compared
     elementwise with broadcasting)."""
     if not isinstance(element, _OPERAND):
-        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
-                           f"{type(element)}.")
+        raise RuntimeError(  # noqa: TRY004 (PyTorch's error type)
+            f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
     return bool(F.eq(self, element).any().item())
 
 
@@ -348,27 +347,9 @@ def __complex__(self):
     return complex(self.item())
 
 
-def fill_diagonal_(self, fill_value, wrap=False):
-    """Fill the main diagonal (all indices equal) of a 2-d tensor, or of one whose dims are all equal, with
-    ``fill_value``; ``wrap`` restarts it every ``ncols + 1`` rows of a tall matrix."""
-    shape = self._meta.shape
-    if len(shape) < 2:
-        raise RuntimeError("dimensions must larger than 1")
-    if len(shape) > 2 and len(set(shape)) != 1:
-        raise RuntimeError("all dimensions of input must be of equal length")
-    strides = contiguous_strides(shape)
-    step = sum(strides)
-    n = min(shape)
-    end = self._meta.numel if wrap and len(shape) == 2 else step * (n - 1) + 1 if n else 0
-    flat = np.arange(0, end, step, dtype=np.int64)
-    coords = np.unravel_index(flat, shape)
-    indices = tuple(creation.tensor(c.astype(np.int64), device=self._meta.device) for c in coords)
-    return write(self, (), (), tuple(range(len(shape))), indices, fill_value, name="fill_diagonal_")
-
-
 _TENSOR_ONLY = (squeeze_, unsqueeze_, t_, transpose_, swapaxes_, swapdims_, as_strided_, resize_, resize_as_,
                 unfold, sum_to_size, new_empty_strided, apply_, map_, map2_, __contains__, __reversed__,
-                __complex__, fill_diagonal_)
+                __complex__)
 for _fn in _TENSOR_ONLY:
     setattr(Tensor, _fn.__name__, _fn)
 Tensor.mT = Tensor.mH = property(_matrix_transpose)

@@ -6,8 +6,7 @@ other kernels work on a virtual storage (Note [Strided ops and virtual storage] 
 
 import numpy as np
 
-from oneflow_lite.framework.storage import (array_geometry, required_size, storage_array, storage_index,
-                                            strided_view)
+from oneflow_lite.framework.storage import array_geometry, required_size, storage_array, storage_index, strided_view
 from oneflow_lite.kernels.registration import cpu_kernel
 
 
