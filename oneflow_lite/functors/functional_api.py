@@ -610,11 +610,11 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "atleast_1d": ["Tensor (Tensor input) => Atleast1d", "TensorTuple (TensorTuple tensors) => Atleast1dTuple"],
     "atleast_2d": ["Tensor (Tensor input) => Atleast2d", "TensorTuple (TensorTuple tensors) => Atleast2dTuple"],
     "atleast_3d": ["Tensor (Tensor input) => Atleast3d", "TensorTuple (TensorTuple tensors) => Atleast3dTuple"],
-    "block_diag": ["Tensor (TensorTuple tensors) => BlockDiag"],
-    "broadcast_tensors": ["TensorTuple (TensorTuple tensors) => BroadcastTensors"],
+    "block_diag": ["Tensor (TensorTuple tensors=[]) => BlockDiag"],
+    "broadcast_tensors": ["TensorTuple (TensorTuple tensors=[]) => BroadcastTensors"],
     "cartesian_prod": ["Tensor (TensorTuple tensors) => CartesianProd"],
     "combinations": ["Tensor (Tensor input, Int r=2, Bool with_replacement=False) => Combinations"],
-    "meshgrid": ["TensorTuple (TensorTuple tensors, *, String indexing=None) => Meshgrid"],
+    "meshgrid": ["TensorTuple (TensorTuple tensors=[], *, String indexing=None) => Meshgrid"],
     "column_stack": ["Tensor (TensorTuple tensors) => ColumnStack"],
     "hstack": ["Tensor (TensorTuple tensors) => Hstack"],
     "vstack": ["Tensor (TensorTuple tensors) => Vstack"],
@@ -699,6 +699,8 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "fill": ["Tensor (Tensor input, Scalar value) => Fill", "Tensor (Tensor input, Tensor value) => Fill"],
     "fill_": ["Tensor (Tensor input, Scalar value) => FillInplace", "Tensor (Tensor input, Tensor value) => FillInplace"],
     "zero_": ["Tensor (Tensor input) => ZeroInplace"],
+    "as_strided_": ["Tensor (Tensor input, Shape size, Shape stride, Int storage_offset=None) => AsStridedInplace"],
+    "resize_as_": ["Tensor (Tensor input, Tensor the_template) => ResizeAsInplace"],
     # ---- end [compat s3]
     # ---- linear algebra (functors/linalg.py)
     "mm": method("Tensor (Tensor input, Tensor mat2) => Mm"),

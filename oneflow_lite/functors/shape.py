@@ -1237,5 +1237,17 @@ def detach_(x):
     return x.detach_()
 
 
+@composite("AsStridedInplace")
+def as_strided_(x, size, stride, storage_offset=None):
+    """``as_strided_(input, size, stride, storage_offset=None)``: ``input.as_strided_(...)``."""
+    return x.as_strided_(size, stride, storage_offset)
+
+
+@composite("ResizeAsInplace")
+def resize_as_(x, the_template):
+    """``resize_as_(input, the_template)``: ``input.resize_as_(the_template)``."""
+    return x.resize_as_(the_template)
+
+
 Tensor.T = property(_reversed_dims)
 Tensor.is_contiguous = _is_contiguous

@@ -22,12 +22,21 @@ import numpy as np
 
 from oneflow_lite import functional as F
 from oneflow_lite.dispatch.tls import state as _tls
-from oneflow_lite.framework.storage import array_geometry, required_size, storage_array
-from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, Tensor, has_live_views, version_counter
+from oneflow_lite.framework.storage import (
+    TypedStorage,
+    UntypedStorage,
+    array_geometry,
+    contiguous_strides,
+    required_size,
+    storage_array,
+    strided_view,
+)
+from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, Tensor, has_live_views, link_view, version_counter
 from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.functors import creation
 from oneflow_lite.functors.functional_api import FUNCTIONAL_API, Entry
 from oneflow_lite.functors.registry import get_functor
+from oneflow_lite.ops.shape_ext import check_geometry
 
 _OPERAND = (Tensor, numbers.Number, np.generic)
 
@@ -239,6 +248,79 @@ def resize_as_(self, other, memory_format=None):
     return resize_(self, other._meta.shape)
 
 
+def resize(self, *sizes):
+    """Deprecated in PyTorch: ``reshape`` to ``sizes`` (the same number of elements), with PyTorch's warning."""
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    return _resize_copy(self, _int_args("resize", sizes))
+
+
+def resize_as(self, tensor):
+    """Deprecated in PyTorch: ``reshape`` to ``tensor.size()``, with PyTorch's warning."""
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    return _resize_copy(self, tuple(tensor._meta.shape))
+
+
+def _resize_copy(self, sizes):
+    numel = math.prod(sizes)
+    if numel != self._meta.numel:
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements in total), but the "
+                           f"given tensor has a size of {'x'.join(map(str, self._meta.shape))} ({self._meta.numel} "
+                           f"elements). autograd's resize can only change the shape of a given tensor, while "
+                           f"preserving the number of elements. ")
+    return F.reshape(F.clone(self), sizes)
+
+
+def set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """Make this tensor view other memory, in place: nothing (``set_()``: an empty tensor), ``source``'s buffer
+    (a Tensor: its storage, offset, sizes and strides), or a storage (``untyped_storage()`` / ``storage()``)
+    with ``storage_offset``, ``size`` and ``stride`` (default: all of it, contiguous)."""
+    ag = self._ag
+    if self._key_set & AUTOGRAD_KEY_SET and (ag is None or ag.grad_fn is None) \
+            and not _tls.excluded & AUTOGRAD_KEY_SET:
+        raise RuntimeError("set_: a leaf Variable that requires grad is being used in an in-place operation.")
+    m = self._meta
+    if source is None:
+        array = None if m.device.type == "meta" else np.zeros(0, m.np_dtype)
+        shape = (0,)
+    elif isinstance(source, Tensor) and size is None:
+        if source._meta.dtype is not m.dtype or source._meta.device is not m.device:
+            raise RuntimeError(f"set_: expected source of dtype {m.dtype.name} on {m.device}, got "
+                               f"{source._meta.dtype.name} on {source._meta.device}")
+        array, shape = source._array, source._meta.shape
+    else:
+        array = _storage_view(self, source, storage_offset, size, stride)
+        shape = array.shape
+    self._array = array
+    self._meta = make_meta(shape, m.dtype, m.device)
+    if isinstance(source, Tensor):
+        link_view(self, source)
+    version_counter(self).version += 1
+    return self
+
+
+def _storage_view(self, source, storage_offset, size, stride):
+    """The view ``size`` / ``stride`` from ``storage_offset`` of a storage (or of a tensor's storage)."""
+    if isinstance(source, Tensor):
+        flat = storage_array(source._data("set_"))
+    elif isinstance(source, (TypedStorage, UntypedStorage)):
+        flat = source._flat
+    else:
+        raise TypeError(f"set_(): argument 'source' must be Tensor or a storage, not {type(source).__name__}")
+    np_dtype = self._meta.np_dtype
+    if flat is None or flat.nbytes % np.dtype(np_dtype).itemsize:
+        raise RuntimeError(f"set_: the source's storage cannot hold elements of {self._meta.dtype.name}")
+    flat = flat.view(np.uint8).view(np_dtype) if flat.dtype != np_dtype else flat
+    size = (flat.size - storage_offset,) if size is None else _int_args("set_", (size,))
+    stride = contiguous_strides(size) if stride is None else _int_args("set_", (stride,), "stride")
+    check_geometry(RuntimeError, size, stride, storage_offset)
+    need = required_size(size, stride, storage_offset)
+    if need > flat.size:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {storage_offset}, "
+                           f"and itemsize {flat.itemsize} requiring a storage size of {need * flat.itemsize} are out "
+                           f"of bounds for storage of size {flat.nbytes}")
+    return strided_view(flat, size, stride, storage_offset)
+
+
 def unfold(self, dimension, size, step):
     """``Tensor.unfold(dimension, size, step)``: the windows of ``size`` elements every ``step`` along
     ``dimension`` as a new last dim; a view (``flow.unfold`` is ``nn.functional.unfold``, im2col)."""
@@ -348,7 +430,7 @@ def __complex__(self):
 
 
 _TENSOR_ONLY = (squeeze_, unsqueeze_, t_, transpose_, swapaxes_, swapdims_, as_strided_, resize_, resize_as_,
-                unfold, sum_to_size, new_empty_strided, apply_, map_, map2_, __contains__, __reversed__,
+                resize, resize_as, set_, unfold, sum_to_size, new_empty_strided, apply_, map_, map2_, __contains__, __reversed__,
                 __complex__)
 for _fn in _TENSOR_ONLY:
     setattr(Tensor, _fn.__name__, _fn)
