@@ -147,8 +147,12 @@ def test_untyped_and_typed_storage_share_the_buffer():
     s = x[1].untyped_storage()
     assert s.nbytes() == s.size() == len(s) == 24 and s.element_size() == 1
     assert s.data_ptr() == x.data_ptr() and flow.is_storage(s)
-    with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
-        t = x[1].storage()
+    flow.set_warn_always(True)  # PyTorch warns once
+    try:
+        with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
+            t = x[1].storage()
+    finally:
+        flow.set_warn_always(False)
     assert t.size() == 6 and t.element_size() == 4 and t.dtype is flow.float32 and t.nbytes() == 24
     t[0] = 42.0
     assert x[0, 0].item() == 42.0 and t.tolist()[:2] == [42.0, 1.0]
@@ -255,9 +259,9 @@ def test_matrix_transposes_and_errors():
     assert x.mT.shape == x.mH.shape == (2, 4, 3)
     assert x[0].H.shape == (4, 3)
     with pytest.raises(RuntimeError, match="tensor.mT is only supported on matrices or batches of matrices. Got 1-D"):
-        flow.ones(3).mT
+        _ = flow.ones(3).mT
     with pytest.raises(RuntimeError, match="For batches of matrices, consider using tensor.mH"):
-        x.H
+        _ = x.H
     with pytest.warns(UserWarning, match="Tensor.H is deprecated on 0-D tensors"):
         assert flow.tensor(1.0).H.item() == 1.0
 
@@ -304,6 +308,28 @@ def test_contains_reversed_output_nr_complex_and_flags():
         x.cuda()
 
 
+def test_legacy_attributes_dlpack_and_as_subclass():
+    x = _arange(2, 3)
+    assert x.name is None
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        assert x.volatile is False
+    with pytest.raises(RuntimeError, match="reinforce\\(\\) was removed"):
+        x.reinforce(1.0)
+    y = flow.zeros(2, 3)
+    assert y.module_load(x) is not y and np.array_equal(y.numpy(), x.numpy())
+    assert x.__dlpack_device__() == (1, 0)
+    back = np.from_dlpack(x)
+    assert np.shares_memory(back, x.numpy())
+
+    class Marked(flow.Tensor):
+        pass
+    a = flow.ones(2, requires_grad=True)
+    m = a.as_subclass(Marked)
+    assert type(m) is Marked and _shares(m, a) and m.grad_fn is not None
+    (m * 3).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [3, 3])
+
+
 def test_deepcopy_keeps_leafness_grad_and_shared_storage():
     a = flow.ones(2, requires_grad=True)
     a.grad = flow.full((2,), 3.0)
@@ -337,8 +363,8 @@ _ERRORS = [
     (lambda: flow.block_diag(flow.ones(2, 2, 2)), RuntimeError,
      "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input 0 has 3 dimensions"),
     (lambda: flow.broadcast_shapes((2, 1), (3, 2)), RuntimeError,
-     r"Attempting to broadcast a dimension of length 3 at -2! Mismatching argument at index 1 had \(3, 2\); but "
-     r"expected shape should be broadcastable to \[2, 2\]"),
+     (r"Attempting to broadcast a dimension of length 3 at -2! Mismatching argument at index 1 had \(3, 2\); but "
+      r"expected shape should be broadcastable to \[2, 2\]")),
     (lambda: flow.broadcast_tensors(flow.ones(2), flow.ones(3)), RuntimeError,
      r"The size of tensor a \(2\) must match the size of tensor b \(3\) at non-singleton dimension 0"),
     (lambda: flow.cartesian_prod(flow.ones(2, 2)), RuntimeError, r"Expect a 1D vector, but got shape \[2, 2\]"),
@@ -350,8 +376,8 @@ _ERRORS = [
     (lambda: flow.meshgrid(flow.ones(2, 2), indexing="ij"), RuntimeError, "Expected 0D or 1D tensor"),
     (lambda: flow.hstack([]), RuntimeError, "hstack expects a non-empty TensorList"),
     (lambda: flow.hsplit(X, 3), RuntimeError,
-     "torch.hsplit attempted to split along dimension 1, but the size of the dimension 4 is not divisible by the "
-     "split_size 3!"),
+     ("torch.hsplit attempted to split along dimension 1, but the size of the dimension 4 is not divisible by the "
+      "split_size 3!")),
     (lambda: flow.vsplit(flow.ones(3), 1), RuntimeError,
      "torch.vsplit requires a tensor with at least 2 dimension, but got a tensor with 1 dimensions!"),
     (lambda: flow.tensor_split(X, 0), RuntimeError, "number of sections must be larger than 0, got 0"),
@@ -360,8 +386,8 @@ _ERRORS = [
     (lambda: flow.tensor_split(flow.tensor(1.0), 1), RuntimeError,
      "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"),
     (lambda: flow.split_with_sizes(X, [1, 1]), RuntimeError,
-     r"split_with_sizes expects split_sizes to sum exactly to 3 \(input tensor's size at dimension 0\), but got "
-     r"split_sizes=\[1, 1\]"),
+     (r"split_with_sizes expects split_sizes to sum exactly to 3 \(input tensor's size at dimension 0\), but got "
+      r"split_sizes=\[1, 1\]")),
     (lambda: flow.movedim(flow.ones(2, 3, 4), (0, 0), (2, 1)), RuntimeError,
      r"movedim: repeated dim in `source` \(\[0, 0\]\)"),
     (lambda: flow.movedim(flow.ones(2, 3, 4), (0, 1), (2,)), RuntimeError,
@@ -411,11 +437,11 @@ _ERRORS = [
     (lambda: flow.take_along_dim(X, flow.tensor([[[0]]]), dim=1), RuntimeError,
      "input and indices should have the same number of dimensions"),
     (lambda: flow.put(X, flow.tensor([0, 1]), flow.tensor([1.0])), IndexError,
-     r"put_\(\): Expected source and index to have the same number of elements, but got source.numel\(\) = 1, "
-     r"index.numel\(\) = 2"),
+     (r"put_\(\): Expected source and index to have the same number of elements, but got source.numel\(\) = 1, "
+      r"index.numel\(\) = 2")),
     (lambda: flow.put(X, flow.tensor([0, 1]), flow.tensor([1, 2])), RuntimeError,
-     r"put_\(\): self and source expected to have the same dtype, but got self.dtype = Float and source.dtype = "
-     r"Long"),
+     (r"put_\(\): self and source expected to have the same dtype, but got self.dtype = Float and source.dtype = "
+      r"Long")),
     (lambda: flow.masked_scatter(X, flow.tensor([1, 0, 1, 0]), flow.ones(12)), RuntimeError,
      "masked_scatter_ only supports boolean masks, but got mask with dtype Long"),
     (lambda: flow.masked_scatter(X, flow.ones(4, dtype=flow.bool), flow.ones(3)), RuntimeError,
@@ -451,7 +477,7 @@ def test_argument_forms():
     assert flow.atleast_2d(flow.ones(2), flow.ones(3))[1].shape == (1, 3)
     assert flow.atleast_1d([flow.tensor(1.0)])[0].shape == (1,)
     assert flow.atleast_1d(X) is X
-    assert flow.block_diag().shape == (1, 0) and flow.broadcast_tensors() == ()
+    assert flow.block_diag().shape == (1, 0) and flow.broadcast_tensors() == () == flow.atleast_1d()
     with pytest.raises(RuntimeError, match="meshgrid expects a non-empty TensorList"):
         flow.meshgrid(indexing="ij")
     assert flow.broadcast_shapes(2, (3, 1)) == flow.Size([3, 2]) and flow.broadcast_shapes() == flow.Size([])
@@ -496,6 +522,9 @@ _ORACLE = [
     lambda t, x: t.repeat_interleave(x, t.tensor([1, 0, 2]), dim=0),
     lambda t, x: t.vander(x[0], 3, increasing=True), lambda t, x: t.movedim(x, (0, 1), (1, 0)),
     lambda t, x: x.as_strided((2, 3), (3, 1), 2), lambda t, x: x.unfold(1, 2, 1),
+    lambda t, x: x.t().unfold(1, 2, 1), lambda t, x: x[:, 1:].unfold(0, 2, 1),
+    lambda t, x: x.t().as_strided((2, 2), (1, 4), 1), lambda t, x: x[1:, 1:].as_strided((2, 2), (4, 1)),
+    lambda t, x: t.as_strided_scatter(x[1:, 1:], t.ones(2, 2), (2, 2), (4, 1)),
     lambda t, x: t.as_strided_scatter(x, t.zeros(2, 2), (2, 2), (1, 4), 1),
     lambda t, x: t.slice_scatter(x, t.zeros(3, 2), 1, 1, None, 2),
     lambda t, x: t.select_scatter(x, t.zeros(3), 1, -1),

@@ -141,7 +141,8 @@ MUST_HAVE["torch.Tensor"] += [
     "storage_offset", "is_set_to", "set_", "resize_", "resize_as_", "resize", "resize_as", "squeeze_", "unsqueeze_",
     "t_", "transpose_", "sum_to_size", "new_empty_strided", "mT", "mH", "H", "apply_", "map_", "map2_", "output_nr",
     "share_memory_", "pin_memory", "__contains__", "__reversed__", "__setstate__", "__deepcopy__", "__complex__",
-    "dim_order", "cuda", "to_dense", "storage", "untyped_storage", "const_data_ptr"]
+    "dim_order", "cuda", "to_dense", "storage", "untyped_storage", "const_data_ptr", "__dlpack__", "name", "volatile",
+    "reinforce", "module_load", "as_subclass"]
 
 # Left out on purpose, by name prefix or exact name, with the reason.
 NOT_PROVIDED = {

@@ -19,7 +19,7 @@ import numpy as np
 from oneflow_lite.dispatch.dispatch_key import DispatchKey
 from oneflow_lite.framework import dtype as dtypes
 from oneflow_lite.framework import storage as _storage
-from oneflow_lite.framework.config import PRINT_OPTIONS
+from oneflow_lite.framework.config import PRINT_OPTIONS, warn_once
 from oneflow_lite.framework.tensor_meta import Size, TensorMeta
 
 # Note [Autograd key and requires_grad]
@@ -665,10 +665,9 @@ class Tensor:
 
     def storage(self) -> _storage.TypedStorage:
         """This tensor's storage as elements of its dtype (deprecated in PyTorch: see ``untyped_storage``)."""
-        warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
-                      "only storage class. This should only matter to you if you are using storages directly.  To "
-                      "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
-                      UserWarning, stacklevel=2)
+        warn_once("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only "
+                  "storage class. This should only matter to you if you are using storages directly.  To access "
+                  "UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()")
         return _storage.typed_storage(self)
 
     def const_data_ptr(self) -> int:
@@ -692,6 +691,40 @@ class Tensor:
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
         """``self`` (a dense tensor), cast to ``dtype`` when one is given."""
         return self if dtype is None or dtype is self._meta.dtype else self.to(dtype)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of this cpu tensor's buffer (NumPy's), sharing memory with it."""
+        if stream is not None:
+            raise BufferError("Tensor.__dlpack__(): streams are a CUDA concept; a cpu tensor takes stream=None")
+        kwargs = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy))
+                  if v is not None}
+        return self._data("__dlpack__").__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple:
+        """``(1, 0)``: DLPack's cpu device."""
+        self._data("__dlpack_device__")
+        return (1, 0)
+
+    @property
+    def name(self):
+        """None: named tensors are not provided (no tensor has a name)."""
+        return None
+
+    @property
+    def volatile(self) -> bool:
+        """False, with PyTorch's warning: ``volatile`` was removed (use ``no_grad``)."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    def reinforce(self, reward):
+        """Raises, as in PyTorch: ``reinforce()`` was removed."""
+        raise RuntimeError("reinforce() was removed.\nUse torch.distributions instead.\nSee "
+                           "https://pytorch.org/docs/main/distributions.html")
+
+    def module_load(self, other, assign: bool = False) -> Tensor:
+        """What ``nn.Module.load_state_dict`` loads into this parameter or buffer from ``other``: ``other``
+        detached with ``assign``, else this tensor updated in place from it, detached."""
+        return other.detach() if assign else self.copy_(other).detach()
 
     # ---- copying and pickling -------------------------------------------------------------------
     def __deepcopy__(self, memo):

@@ -1,5 +1,8 @@
-"""Functors of the indexing ops: gather, scatter, scatter_add, index_select, index_add, masked_fill,
-masked_select, nonzero, count_nonzero and index_put (ops/index.py).
+"""Functors of the indexing ops: gather, scatter, scatter_add, scatter_reduce, index_select, index_add,
+masked_fill, masked_select, nonzero, count_nonzero and index_put (ops/index.py); and composites over them and
+the advanced-indexing writer (functors/indexing.py): index_copy / index_fill / index_reduce, take /
+take_along_dim, put, masked_scatter, nonzero_static, unravel_index, select_scatter / slice_scatter, and the
+torch-level in-place forms (index_put_, fill_, zero_).
 
 PyTorch's argument checks run here with PyTorch's messages, before any op runs;
 dims are wrapped here, so ops see non-negative dims. ``masked_select`` and

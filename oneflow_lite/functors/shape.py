@@ -1,7 +1,11 @@
 """Shape functors: ``reshape`` / ``view``, ``transpose``, ``permute``, ``t``, ``slice``, ``narrow``,
 ``flatten``, ``unflatten``, ``squeeze``, ``unsqueeze``, ``expand`` / ``expand_as`` / ``broadcast_to``,
 ``repeat``, ``tile``, ``cat``, ``stack``, ``split``, ``chunk``, ``unbind``, ``flip``, ``roll``,
-``tril``, ``triu``, ``pad``, ``contiguous``, ``clone``.
+``tril``, ``triu``, ``pad``, ``contiguous``, ``clone``; and, as composites of those (the [compat s3] block),
+PyTorch's further shape functions: ``atleast_*d``, ``block_diag``, ``broadcast_tensors`` / ``broadcast_shapes``,
+``meshgrid``, ``cartesian_prod``, ``combinations``, ``h/v/d/column_stack``, ``tensor_split`` and ``h/v/dsplit``,
+``movedim``, ``rot90``, ``diff``, ``repeat_interleave``, ``vander``, ``select`` and the ``*_copy`` functions; with
+the strided views ``as_strided`` / ``as_strided_scatter`` and ``Tensor.unfold`` (ops/shape_ext.py).
 
 Memory: the ops PyTorch returns as views return NumPy views of the input on cpu,
 sharing memory (and the version counter) with it (Note [Shape ops and views] in
@@ -649,8 +653,13 @@ def atleast_3d(x):
     return F.unsqueeze(x, -1) if ndim == 2 else x
 
 
+def _each(fn, tensors):
+    """``fn`` of each tensor (the tuple forms of ``atleast_1d`` and friends)."""
+    return tuple(fn(t) for t in tensors)
+
+
 for _name, _fn in (("Atleast1dTuple", atleast_1d), ("Atleast2dTuple", atleast_2d), ("Atleast3dTuple", atleast_3d)):
-    composite(_name)(partial(lambda fn, tensors: tuple(fn(t) for t in tensors), _fn))
+    composite(_name)(partial(_each, _fn))
 
 
 def broadcast_shapes(*shapes) -> Size:

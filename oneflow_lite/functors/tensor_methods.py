@@ -3,7 +3,9 @@
 The methods, and the unary operators ``__neg__`` / ``__invert__`` / ``__abs__``, are
 the entries of the functional API declared with ``method(...)``
 (functors/functional_api.py); the binary operators are listed here, and
-``x.where(condition, y)`` (which takes ``x`` second) is written here.
+``x.where(condition, y)`` (which takes ``x`` second) is written here, as are the Tensor-only methods that
+run ops: the in-place view ops (``t_``, ``squeeze_``, ``as_strided_``, ...), ``resize_`` / ``set_``,
+``unfold``, ``sum_to_size``, ``mT`` / ``H``, ``apply_`` / ``map_``, ``__contains__``, ``__reversed__``.
 
 ``x.relu()``, ``x + y``, ``x @ y``, ``x.sum(1)``, ... call the same
 functions as ``flow.relu`` and friends, so argument checking,
@@ -142,14 +144,23 @@ def _in_place_view(self, view):
     if self._key_set & AUTOGRAD_KEY_SET and (ag is None or ag.grad_fn is None) \
             and not _tls.excluded & AUTOGRAD_KEY_SET:  # grad mode on
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    self._array = view._array
-    self._meta = view._meta
+    _take_buffer(self, view._array, view._meta)
     view_ag = view._ag
     if view_ag is not None and view_ag.grad_fn is not None:
         self._ag = view_ag
         self._key_set = view._key_set
     version_counter(self).version += 1
     return self
+
+
+def _take_buffer(self, array, meta):
+    """Give ``self`` a new buffer and meta (an in-place shape change: its leaf's grad accumulator, which
+    recorded the old meta, is made again)."""
+    ag = self._ag
+    if ag is not None and meta is not self._meta:
+        ag.grad_accumulator = None
+    self._array = array
+    self._meta = meta
 
 
 def _int_args(name, args, what="size"):
@@ -217,9 +228,7 @@ def resize_(self, *sizes, memory_format=None):
     a = self._array
     if a is not None and type(a) is not np.ndarray:
         raise RuntimeError("resize_(): a tensor of a graph being captured or inside vmap cannot be resized")
-    if a is not None and sizes != a.shape:
-        self._array = _resized(self, a, sizes)
-    self._meta = meta
+    _take_buffer(self, _resized(self, a, sizes) if a is not None and sizes != a.shape else a, meta)
     version_counter(self).version += 1
     return self
 
@@ -290,8 +299,7 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     else:
         array = _storage_view(self, source, storage_offset, size, stride)
         shape = array.shape
-    self._array = array
-    self._meta = make_meta(shape, m.dtype, m.device)
+    _take_buffer(self, array, make_meta(shape, m.dtype, m.device))
     if isinstance(source, Tensor):
         link_view(self, source)
     version_counter(self).version += 1
@@ -425,13 +433,26 @@ def __reversed__(self):
     return self if not self._meta.ndim else F.flip(self, (0,))
 
 
+def as_subclass(self, cls):
+    """A ``cls`` (a subclass of Tensor) sharing this tensor's data and attached to its autograd graph (an alias
+    view)."""
+    if not isinstance(cls, type) or not issubclass(cls, Tensor):
+        raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, not {cls!r}")
+    alias = F.reshape(self, tuple(self._meta.shape))
+    out = object.__new__(cls)
+    for slot in ("_array", "_meta", "_key_set", "_ag", "_vc"):
+        setattr(out, slot, getattr(alias, slot))
+    link_view(out, self)
+    return out
+
+
 def __complex__(self):
     return complex(self.item())
 
 
 _TENSOR_ONLY = (squeeze_, unsqueeze_, t_, transpose_, swapaxes_, swapdims_, as_strided_, resize_, resize_as_,
                 resize, resize_as, set_, unfold, sum_to_size, new_empty_strided, apply_, map_, map2_, __contains__, __reversed__,
-                __complex__)
+                __complex__, as_subclass)
 for _fn in _TENSOR_ONLY:
     setattr(Tensor, _fn.__name__, _fn)
 Tensor.mT = Tensor.mH = property(_matrix_transpose)
