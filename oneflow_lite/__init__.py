@@ -47,6 +47,8 @@ from oneflow_lite.functors.reduce import return_types  # noqa: F401  (named tupl
 from oneflow_lite.functional import *  # noqa: F401,F403
 from oneflow_lite import linalg  # noqa: F401  (flow.linalg, torch.linalg)
 from oneflow_lite.functors.linalg import tensordot  # noqa: F401  (dims: an int, or two lists)
+from oneflow_lite.functors.shape import broadcast_shapes  # noqa: F401  (shapes, not tensors)
+from oneflow_lite.framework.storage import TypedStorage, UntypedStorage  # noqa: F401  (Tensor.untyped_storage())
 from oneflow_lite import autograd  # noqa: F401
 from oneflow_lite.autograd import engine as _autograd_engine  # noqa: F401  (registers Tensor.backward)
 from oneflow_lite.autograd import (  # noqa: F401

@@ -236,3 +236,15 @@ def test_the_functional_api_table_names_each_function_once():
     table = next(n.value for n in tree.body if isinstance(n, ast.AnnAssign) and n.target.id == "FUNCTIONAL_API")
     counts = collections.Counter(k.value for k in table.keys)
     assert [k for k, c in counts.items() if c > 1] == []
+
+
+def test_dict_literals_of_the_coverage_test_name_each_group_once():
+    import ast
+    import collections
+    import pathlib
+
+    tree = ast.parse((pathlib.Path(__file__).parent / "test_torch_coverage.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys = collections.Counter(k.value for k in node.keys if isinstance(k, ast.Constant))
+            assert [k for k, c in keys.items() if c > 1] == []
