@@ -5,7 +5,7 @@
 PyTorch's further shape functions: ``atleast_*d``, ``block_diag``, ``broadcast_tensors`` / ``broadcast_shapes``,
 ``meshgrid``, ``cartesian_prod``, ``combinations``, ``h/v/d/column_stack``, ``tensor_split`` and ``h/v/dsplit``,
 ``movedim``, ``rot90``, ``diff``, ``repeat_interleave``, ``vander``, ``select`` and the ``*_copy`` functions; with
-the strided views ``as_strided`` / ``as_strided_scatter`` and ``Tensor.unfold`` (ops/shape_ext.py).
+the strided views ``as_strided`` / ``as_strided_scatter`` and ``Tensor.unfold`` (ops/shape.py).
 
 Memory: the ops PyTorch returns as views return NumPy views of the input on cpu,
 sharing memory (and the version counter) with it (Note [Shape ops and views] in
@@ -39,7 +39,7 @@ from oneflow_lite.functors.conversion import convert
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast
 from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.interpreters.op_interp_util import dispatch
-from oneflow_lite.ops.shape_ext import check_geometry
+from oneflow_lite.ops.shape import check_geometry
 
 _ATTR_CACHE_SIZE = 1024
 

@@ -38,7 +38,7 @@ from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.functors import creation
 from oneflow_lite.functors.functional_api import FUNCTIONAL_API, Entry
 from oneflow_lite.functors.registry import get_functor
-from oneflow_lite.ops.shape_ext import check_geometry
+from oneflow_lite.ops.shape import check_geometry
 
 _OPERAND = (Tensor, numbers.Number, np.generic)
 

@@ -5,7 +5,6 @@ from oneflow_lite.ops import math  # noqa: F401
 from oneflow_lite.ops import unary  # noqa: F401
 from oneflow_lite.ops import binary  # noqa: F401
 from oneflow_lite.ops import shape  # noqa: F401
-from oneflow_lite.ops import shape_ext  # noqa: F401  (as_strided, unfold_tensor: strided views)
 from oneflow_lite.ops import linalg  # noqa: F401
 from oneflow_lite.ops import conversion  # noqa: F401
 from oneflow_lite.ops import creation  # noqa: F401
