@@ -22,9 +22,10 @@ MAX_FUNCTION_LINES = 60
 
 # Code lines (tinygrad's sz.py rule: lines with code, not blank, comment or docstring) per subpackage, with
 # headroom. Raise a budget only with a reason in the change that does.
+# functors 6000 -> 6400: [compat s1] ~150 torch names of elementwise math, half of the lines signature entries.
 LINE_BUDGETS = {
     "(top)": 1400, "amp": 400, "autograd": 2200, "backends": 80, "cuda": 100, "dispatch": 900, "distributed": 150,
-    "framework": 2200, "functors": 6000, "graph": 1800, "interpreters": 2400, "kernels": 4000, "library": 1200,
+    "framework": 2200, "functors": 6400, "graph": 1800, "interpreters": 2400, "kernels": 4000, "library": 1200,
     "mock_torch": 250, "nn": 5600, "ops": 4000, "optim": 2600, "utils": 1400, "profiler": 900, "func": 900,
 }
 

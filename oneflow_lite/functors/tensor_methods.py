@@ -1,9 +1,10 @@
 """Tensor methods and operators, built from the functional API's functions.
 
-The methods, and the unary operators ``__neg__`` / ``__invert__`` / ``__abs__``, are
-the entries of the functional API declared with ``method(...)``
+The methods, and the unary operators ``__neg__`` / ``__invert__`` / ``__abs__`` / ``__pos__``,
+are the entries of the functional API declared with ``method(...)``
 (functors/functional_api.py); the binary operators are listed here, and
-``x.where(condition, y)`` (which takes ``x`` second) is written here.
+``x.where(condition, y)`` / ``x.polygamma(n)`` (which take ``x`` second) and
+``__contains__`` / ``__reversed__`` / ``__complex__`` are written here.
 
 ``x.relu()``, ``x + y``, ``x @ y``, ``x.sum(1)``, ... call the same
 functions as ``flow.relu`` and friends, so argument checking,
@@ -37,11 +38,14 @@ OPERATORS = {
     "__pow__": ("pow", False), "__rpow__": ("pow", True), "__mod__": ("remainder", False),
     "__rmod__": ("remainder", True), "__and__": ("bitwise_and", False), "__rand__": ("bitwise_and", True),
     "__or__": ("bitwise_or", False), "__ror__": ("bitwise_or", True), "__xor__": ("bitwise_xor", False),
-    "__rxor__": ("bitwise_xor", True),
+    "__rxor__": ("bitwise_xor", True), "__lshift__": ("bitwise_left_shift", False),
+    "__rlshift__": ("bitwise_left_shift", True), "__rshift__": ("bitwise_right_shift", False),
+    "__rrshift__": ("bitwise_right_shift", True),
 }
 INPLACE_OPERATORS = {"__iadd__": "add", "__isub__": "sub", "__imul__": "mul", "__itruediv__": "div",
-                     "__ifloordiv__": "floor_divide", "__ipow__": "pow", "__imod__": "remainder",
-                     "__iand__": "bitwise_and", "__ior__": "bitwise_or", "__ixor__": "bitwise_xor"}
+                     "__idiv__": "div", "__ifloordiv__": "floor_divide", "__ipow__": "pow", "__imod__": "remainder",
+                     "__iand__": "bitwise_and", "__ior__": "bitwise_or", "__ixor__": "bitwise_xor",
+                     "__ilshift__": "bitwise_left_shift", "__irshift__": "bitwise_right_shift"}
 
 
 def _method(fn):
@@ -92,6 +96,35 @@ def _inplace_operator(fn, name):
     return op
 
 
+def _contains(self, element):
+    """``element in x``: whether any element of ``x`` equals it (a number or a tensor, as PyTorch)."""
+    if not isinstance(element, _OPERAND):
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                           f"{type(element)}.")
+    return bool(F.any(F.eq(self, element)).item())
+
+
+def _reversed(self):
+    """``reversed(x)``: ``x`` flipped along its first dim (a 0-d tensor is itself)."""
+    return self if self._meta.ndim == 0 else F.flip(self, [0])
+
+
+def _complex(self):
+    """``complex(x)`` of a one-element tensor (a real value: complex dtypes are not provided)."""
+    return complex(self.item())
+
+
+def _attach_extras():
+    """Methods whose call differs from the functional one: ``x.where(c, y)`` is ``where(c, x, y)``,
+    ``x.polygamma(n)`` is ``polygamma(n, x)``; and the container protocol."""
+    Tensor.where = lambda self, condition, y: F.where(condition, self, y)
+    Tensor.polygamma = lambda self, n: F.polygamma(n, self)
+    Tensor.polygamma_ = lambda self, n: F.polygamma(n, self, inplace=True)
+    Tensor.__contains__ = _contains
+    Tensor.__reversed__ = _reversed
+    Tensor.__complex__ = _complex
+
+
 def _attach():
     for fname, entry in FUNCTIONAL_API.items():
         if isinstance(entry, Entry):  # method variants (functional_api.method)
@@ -104,7 +137,7 @@ def _attach():
         setattr(Tensor, name, _operator(getattr(F, fname), reflected, name))
     for name, fname in INPLACE_OPERATORS.items():
         setattr(Tensor, name, _inplace_operator(getattr(F, fname), name))
-    Tensor.where = lambda self, condition, y: F.where(condition, self, y)  # x.where(c, y) is where(c, x, y)
+    _attach_extras()
     Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise drop hashing
     # As torch.Tensor: NumPy scalars and arrays defer to the tensor's reflected operators, so
     # ``np.float32(2) * t`` is a Tensor, not an ndarray made through ``__array__``.
