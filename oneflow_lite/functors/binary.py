@@ -1,5 +1,7 @@
 """Functors of floor_divide, pow, maximum / minimum, fmod / remainder, atan2, the logical and
-bitwise ops, where, lerp, addcmul and addcdiv.
+bitwise ops, where, lerp, addcmul and addcdiv; hypot, logaddexp / logaddexp2, xlogy, fmax / fmin,
+nextafter, igamma / igammac, gcd / lcm, heaviside and the bit shifts (the ops of ops/binary_ext.py),
+and the composites copysign, ldexp, float_power and rsub.
 
 They promote as functors/math.py does (its ``Binary`` / ``ScalarBinary`` bases).
 A Python scalar goes to a ``scalar_*`` op where one exists; elsewhere (``2 % t``,

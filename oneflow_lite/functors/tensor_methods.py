@@ -99,7 +99,7 @@ def _inplace_operator(fn, name):
 def _contains(self, element):
     """``element in x``: whether any element of ``x`` equals it (a number or a tensor, as PyTorch)."""
     if not isinstance(element, _OPERAND):
-        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "  # noqa: TRY004
                            f"{type(element)}.")
     return bool(F.any(F.eq(self, element)).item())
 

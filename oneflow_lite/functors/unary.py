@@ -1,4 +1,9 @@
-"""Functors of the elementwise unary math ops, ``round``, ``nan_to_num`` and ``clamp`` / ``clip``.
+"""Functors of the elementwise unary math ops, ``round``, ``nan_to_num`` and ``clamp`` / ``clip``; the
+inverse trigonometric and hyperbolic functions, the special functions (``lgamma``, ``digamma``,
+``polygamma``, ``erfinv``, ``i0``, ...), ``logit``, ``frexp``, the composites ``sinc``, ``mvlgamma``,
+``deg2rad`` / ``rad2deg``, ``isposinf`` / ``isneginf`` / ``isreal``, ``positive``, ``clamp_min`` /
+``clamp_max``, and the torch-level in-place functions (``torch.abs_(x)``: the function with
+``inplace=True``, ``INPLACE_FUNCTIONS``).
 
 Dtypes follow PyTorch (Note [Unary ops compute in their input's dtype] in
 ops/unary.py): the float ops (``expm1``, ``log``, ``sqrt``, ``sin``, ``erf``, ...)
@@ -17,7 +22,7 @@ import math
 from functools import partial
 
 from oneflow_lite.framework import dtype as dt
-from oneflow_lite.framework.calls import F
+from oneflow_lite.framework.calls import F, functional
 from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.functors.promotion import (
@@ -234,6 +239,7 @@ for _functor, _name in (("Acos", "acos"), ("Asin", "asin"), ("Atan", "atan"), ("
                         ("Erfc", "erfc"), ("Erfinv", "erfinv"), ("Exp2", "exp2"), ("Log10", "log10"),
                         ("Lgamma", "lgamma"), ("Digamma", "digamma"), ("I0", "i0")):
     register_functor(_functor, partial(Unary, _name, floating))
+register_functor("Frac", partial(Unary, "frac"))  # floating tensors only, as PyTorch
 register_functor("Signbit", partial(Unary, "signbit", bool_out=True))
 # Aliases get functors of their own, so their op exprs carry their name (Note [Functional names of op calls]).
 for _functor, _name, _compute in (("Arccos", "acos", floating), ("Arcsin", "asin", floating),
@@ -321,15 +327,6 @@ def sinc(x, inplace=False):
     return write_result("sinc", r, x) if inplace else r
 
 
-@composite("Frac")
-def frac(x, inplace=False):
-    """``x - trunc(x)`` (the sign of ``x``); floating tensors only, as PyTorch."""
-    d = x._meta.dtype
-    if not d.is_floating_point:
-        raise OpKernelNotFoundError(f"frac: \"frac_cpu\" not implemented for '{TORCH_NAMES[d]}'")
-    return F.sub(x, F.trunc(x), inplace=inplace)
-
-
 def _scaled(factor, x, inplace=False):
     """``x * factor`` (integer and bool tensors give the default float dtype): deg2rad, rad2deg."""
     return F.mul(x, factor, inplace=inplace)
@@ -390,7 +387,8 @@ INPLACE_FUNCTIONS = {
 
 
 def _inplace_function(name, keywords, x, *values):
-    return getattr(F, name)(x, inplace=True, **dict(zip(keywords, values)))
+    """The functional function itself (``F.neg`` is a backward helper without ``inplace``)."""
+    return functional(name)(x, inplace=True, **dict(zip(keywords, values)))
 
 
 def inplace_functor_name(name):

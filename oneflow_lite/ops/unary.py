@@ -17,7 +17,7 @@ same dtype.
 
 The inverse trigonometric and hyperbolic functions, ``erfc`` / ``erfinv``,
 ``exp2`` / ``log10``, ``lgamma`` / ``digamma`` / ``polygamma`` (attr ``n``),
-``i0`` / ``i1``, ``logit`` (attr ``eps``, negative: no clamp) and ``frexp`` (two
+``i0`` / ``i1``, ``frac`` (``x - trunc(x)``), ``logit`` (attr ``eps``, negative: no clamp) and ``frexp`` (two
 outputs) follow the same rules; ``signbit`` gives bool.
 
 Gradients: the first derivatives follow PyTorch's ``derivatives.yaml``; ``sign``,
@@ -191,7 +191,7 @@ derivative("clip_by_tensor_max", name="Clamp",
 # ---- inverse trigonometric and hyperbolic functions, special functions ---------------------------------
 # Float ops (Note [Unary ops compute in their input's dtype]); the gradients follow derivatives.yaml.
 for _op in ("acos", "asin", "atan", "acosh", "asinh", "atanh", "sinh", "cosh", "erfc", "erfinv", "exp2", "log10",
-            "lgamma", "digamma", "i0", "i1"):
+            "lgamma", "digamma", "i0", "i1", "frac"):
     register_user_op(_op, inputs=["x"], outputs=["y"], infer_shape=same_shape, infer_dtype=same_dtype)
 register_user_op("signbit", inputs=["x"], outputs=["y"], infer_shape=same_shape, infer_dtype=_bool_dtype, no_grad=True)
 # polygamma(n, x): the n-th derivative of digamma (n >= 0; the functor checks it)
@@ -221,6 +221,7 @@ derivative("lgamma", x=lambda dy, x: F.mul(dy, F.ops.digamma(x)))
 derivative("digamma", x=lambda dy, x: F.mul(dy, F.ops.polygamma(x, n=1)))
 derivative("polygamma", x=lambda dy, x, n: F.mul(dy, F.ops.polygamma(x, n=n + 1)))
 derivative("i0", x=lambda dy, x: F.mul(dy, F.ops.i1(x)))
+derivative("frac", x=lambda dy: dy)
 
 
 def _i1_grad(dy, x, y):

@@ -10,9 +10,10 @@ share nothing with the kernels. Result dtypes follow PyTorch's promotion, writte
 """
 
 import math
+import zlib
 
 import numpy as np
-from opinfo import ALL, FLOATS, INTS, NUMERIC, OpSpec, Sample, broadcast_pairs, make, register
+from opinfo import ALL, FLOATS, INTS, NUMERIC, OpSpec, Sample, broadcast_pairs, make, register, with_own_rng
 
 import oneflow_lite as flow
 
@@ -383,6 +384,11 @@ register(
 
 # ---- [compat s1] hypot, logaddexp, xlogy, fmax / fmin, nextafter, igamma, gcd / lcm, heaviside, shifts, copysign,
 # ldexp, float_power, rsub, and the aliases true_divide, divide, multiply, subtract, greater, ... not_equal.
+def _register_s1(*specs):
+    """The specs of this block draw from generators of their own (``with_own_rng``)."""
+    register(*[with_own_rng(s, zlib.crc32(s.name.encode())) for s in specs])
+
+
 def _nan_or(fn):
     """``fn(a, b)`` on Python floats, NaN when either is NaN."""
     return lambda a, b: math.nan if math.isnan(a) or math.isnan(b) else fn(a, b)
@@ -541,10 +547,10 @@ _BINARY_FLOAT_OPS = [  # name, reference on Python floats, dtypes, gradcheck's (
     ("xlogy", _xlogy, ALL, (0.2, 3)),
 ]
 for _name, _fn, _dtypes, (_lo, _hi) in _BINARY_FLOAT_OPS:
-    register(OpSpec(_name, _elementwise(_fn, floating=True), _binary_samples(), dtypes=_dtypes, method=_name,
-                    grad_samples=lambda lo=_lo, hi=_hi: _positive_pairs(flow.float64, lo, hi)[:4]))
+    _register_s1(OpSpec(_name, _elementwise(_fn, floating=True), _binary_samples(), dtypes=_dtypes, method=_name,
+                        grad_samples=lambda lo=_lo, hi=_hi: _positive_pairs(flow.float64, lo, hi)[:4]))
 
-register(
+_register_s1(
     OpSpec("xlogy_scalar", _elementwise(_xlogy, floating=True), _binary_samples(scalars=(2, 0.5, 0)), dtypes=ALL,
            op=flow.xlogy, differentiable=False),
     OpSpec("xlogy_scalar_self", _elementwise(_xlogy, floating=True), _scalar_self_samples((2, 0.0, 1.5)),
@@ -583,8 +589,8 @@ register(
            dtypes=NUMERIC, unsupported_error=RuntimeError),
     OpSpec("true_divide", _elementwise(_div, floating=True), _binary_samples(scalars=(2, 1.5, 0.0)), dtypes=ALL,
            method="true_divide"),
-    OpSpec("divide", _elementwise(lambda a, b, rounding_mode: _div(a, b, rounding_mode)), _binary_samples(scalars=(2, -1.5), nonzero=True,
-                                                                                    kwargs={"rounding_mode": "floor"}),
+    OpSpec("divide", _elementwise(lambda a, b, rounding_mode: _div(a, b, rounding_mode)),
+           _binary_samples(scalars=(2, -1.5), nonzero=True, kwargs={"rounding_mode": "floor"}),
            dtypes=NUMERIC, method="divide", differentiable=False),
     OpSpec("multiply", _elementwise(_mul), _binary_samples(scalars=(2, 1.5, True)), dtypes=ALL, method="multiply"),
     OpSpec("subtract", _elementwise(lambda a, b, alpha=1: a - alpha * b),

@@ -9,9 +9,10 @@ dtype: the input's, or float32 (the default dtype) for the float ops on integer 
 """
 
 import math
+import zlib
 
 import numpy as np
-from opinfo import ALL, FLOATS, NUMERIC, OpSpec, Sample, make, register, unary_shapes
+from opinfo import ALL, FLOATS, NUMERIC, OpSpec, Sample, make, register, unary_shapes, with_own_rng
 
 import oneflow_lite as flow
 
@@ -203,6 +204,11 @@ register(
 # ---- [compat s1] inverse trigonometric and hyperbolic functions, special functions, aliases -------------------
 # References: NumPy ufuncs, Python's math (erfc, lgamma, frexp), and series written here (digamma, polygamma, i0,
 # erfinv by bisection); PyTorch's values at poles and infinities are spelled out where they are not the limits.
+def _register_s1(*specs):
+    """The specs of this block draw from generators of their own (``with_own_rng``)."""
+    register(*[with_own_rng(s, zlib.crc32(s.name.encode())) for s in specs])
+
+
 def _elementwise_float(fn):
     """A float op's reference applying ``fn`` to Python floats (float64), rounded to the result dtype."""
     def ref(x, *args):
@@ -404,11 +410,11 @@ _SPECIAL_FLOAT_OPS = [  # name, reference, sample range, gradcheck range
     ("rad2deg", np.rad2deg, (None, None), (-3, 3)),
 ]
 for _name, _fn, (_lo, _hi), (_glo, _ghi) in _SPECIAL_FLOAT_OPS:
-    register(OpSpec(_name, _float_ref(lambda x, f=_fn: np.asarray(f(x), dtype=np.float64)), _samples(_lo, _hi),
-                    dtypes=ALL, method=_name, grad_samples=_domain_grad_samples(_glo, _ghi),
-                    gradgrad=_name not in ("digamma", "lgamma", "erfinv"), rtol=1e-5, atol=1e-5))
+    _register_s1(OpSpec(_name, _float_ref(lambda x, f=_fn: np.asarray(f(x), dtype=np.float64)),
+                        _samples(_lo, _hi), dtypes=ALL, method=_name, grad_samples=_domain_grad_samples(_glo, _ghi),
+                        gradgrad=_name not in ("digamma", "lgamma", "erfinv"), rtol=1e-5, atol=1e-5))
 
-register(
+_register_s1(
     OpSpec("frac", _same_dtype(lambda x: x - np.trunc(x)), _samples(), dtypes=FLOATS, method="frac"),
     OpSpec("fix", _rounding(np.trunc), _samples(), dtypes=NUMERIC, method="fix"),
     OpSpec("sgn", _same_dtype(_sign), _samples(), dtypes=ALL, method="sgn"),

@@ -2,17 +2,21 @@
 zeta function (polygamma), the modified Bessel function i1, and the regularised incomplete gamma functions.
 
 Note [Special functions on NumPy]
-NumPy has no ufunc for these (``np.i0`` is the only one it ships) and scipy is not a dependency. Each function
-here is a vectorised form of the algorithm PyTorch's cpu kernel uses (aten/src/ATen/native/Math.h; most are
-derived from the Cephes Math Library by S. L. Moshier, 3-clause BSD, whose coefficients they use), so poles,
-infinities and NaNs come out as PyTorch's do: ``digamma(+-0) = -+inf``, ``lgamma`` of a pole is inf,
-``trigamma(-1)`` is the huge finite value ``pi^2 / sin(pi x)^2`` gives, ``polygamma(n >= 2, inf)`` is NaN.
-Two deviate where PyTorch's float64 results are only ~1e-9 accurate: ``trigamma`` sums its asymptotic series
-further, and ``erfinv`` corrects Giles' starting value by Newton steps on ``log(erfc)`` in the tails (PyTorch:
-Newton steps on ``erf``). ``igamma`` / ``igammac`` use the series and continued fraction everywhere (PyTorch
-switches to Temme's uniform expansion where ``a`` is large and ``x`` near it): the same values, at the cost
-of more iterations there. The functions take float64 arrays and return float64 arrays; loops whose trip
-count depends on the value (recurrences, series, continued fractions) run on the elements still active.
+NumPy has no ufunc for these (``np.i0`` is the only one it ships; the i0 kernel uses it) and scipy is not a
+dependency. digamma, trigamma, zeta, i1 and igamma are vectorised forms of PyTorch's cpu algorithms
+(aten/src/ATen/native/Math.h, mostly after the Cephes Math Library by S. L. Moshier, 3-clause BSD, whose
+coefficients they use); lgamma, erf and erfc, for which PyTorch calls the C library, are Cephes' lgam and
+ndtr.c; erfinv starts from Giles' approximation. Poles, infinities and NaNs come out as PyTorch's do:
+``digamma(+-0) = -+inf``, ``lgamma`` of a pole is inf, ``trigamma(-1)`` is the huge finite value
+``pi^2 / sin(pi x)^2`` gives, ``polygamma(n >= 2, inf)`` and ``i1(inf)`` are NaN. Where PyTorch's float64
+results are far from float64 rounding, these go further: ``lgamma`` sums a series near its zeros at 1 and 2
+(Cephes' recurrence leaves an ulp of log 2 there), ``trigamma`` sums its asymptotic series further (PyTorch's:
+~1e-9), ``erfinv`` refines by Newton steps on ``log(erfc)`` in the tails (PyTorch: on ``erf``), ``erfc`` keeps
+its subnormal results. ``igamma`` / ``igammac`` use the series and the continued fraction everywhere (PyTorch
+switches to Temme's uniform expansion, ~1e-9 accurate, where ``a`` is large and ``x`` near it): more
+iterations there. The functions take float64 arrays and return float64 arrays (``in_float64`` wraps them for
+the kernels); loops whose trip count depends on the value (recurrences, series, continued fractions) run on
+the elements still active.
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ import math
 import numpy as np
 
 _errstate = np.errstate
-_F16 = np.dtype(np.float16)
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _MACHEP = 1.11022302462515654042e-16
@@ -587,7 +590,9 @@ def igamma(a: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def in_float64(fn):
-    """A kernel body computing ``fn`` in float64 and returning ``x``'s dtype."""
+    """A kernel body computing ``fn`` in float64 and returning ``x``'s dtype (beyond its range: inf)."""
     def compute(x):
-        return fn(x.astype(_F64, copy=False)).astype(x.dtype, copy=False)
+        r = fn(x.astype(_F64, copy=False))
+        with _errstate(over="ignore"):
+            return r.astype(x.dtype, copy=False)
     return compute

@@ -67,6 +67,7 @@ for _op, _fn in (("acos", np.arccos), ("asin", np.arcsin), ("atan", np.arctan), 
                  ("asinh", np.arcsinh), ("atanh", np.arctanh), ("sinh", np.sinh), ("cosh", np.cosh),
                  ("exp2", np.exp2), ("log10", np.log10)):
     cpu_kernel(_op, _FLOAT_X)(_ufunc_kernel(_fn, _op + "_cpu", quiet=True))
+cpu_kernel("frac", _FLOAT_X)(_ufunc_kernel(lambda x: x - np.trunc(x), "frac_cpu", quiet=True))  # inf: NaN
 # The special functions compute in float64 (Note [Special functions on NumPy] in kernels/cpu/special.py).
 for _op, _fn in (("erfc", special.erfc), ("erfinv", special.erfinv), ("lgamma", special.lgamma),
                  ("digamma", special.digamma), ("i0", np.i0), ("i1", special.i1)):
