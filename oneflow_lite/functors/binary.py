@@ -31,7 +31,7 @@ from oneflow_lite.functors.promotion import (
 )
 from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
-from oneflow_lite.functors.unary import write_result
+from oneflow_lite.functors.unary import inplace_source, write_result
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 _bool = dt.bool_
@@ -348,14 +348,14 @@ class HeavisideFunctor(Binary):
 @composite("Copysign")
 def copysign(x, other, inplace=False):
     """``|x|`` with the sign bit of ``other`` (so of its zeros and NaNs), in their floating common dtype."""
-    mag = F.abs(cast(x, floating(tensors_dtype(x, other))))
+    mag = F.abs(cast(inplace_source(x, inplace), floating(tensors_dtype(x, other))))
     r = F.where(F.signbit(other), F.neg(mag), mag)
     return write_result("copysign", r, x) if inplace else r
 
 
 @composite("ScalarCopysign")
 def scalar_copysign(x, other, inplace=False):
-    mag = F.abs(cast(x, floating(scalar_dtype(x._meta.dtype, other))))
+    mag = F.abs(cast(inplace_source(x, inplace), floating(scalar_dtype(x._meta.dtype, other))))
     r = F.neg(mag) if math.copysign(1.0, other) < 0 else mag
     return write_result("copysign", r, x) if inplace else r
 

@@ -310,6 +310,12 @@ class FrexpFunctor:
         return frexp_result(*dispatch(self.op, (x,)))
 
 
+def inplace_source(x, inplace):
+    """What an in-place composite computes from: a clone of ``x`` when autograd records through it (the ops
+    it calls save their inputs, which the final write into ``x`` would modify)."""
+    return F.clone(x) if inplace and x.requires_grad else x
+
+
 def write_result(name, result, x):
     """An in-place composite's end: ``result`` written into ``x``, which must hold its dtype and shape."""
     check_inplace_dtype(name, result._meta.dtype, x._meta.dtype)
@@ -320,7 +326,7 @@ def write_result(name, result, x):
 @composite("Sinc")
 def sinc(x, inplace=False):
     """``sin(pi x) / (pi x)``, 1 at 0; the zeros are replaced before dividing, so their gradient is 0."""
-    xf = cast(x, floating(x._meta.dtype))
+    xf = cast(inplace_source(x, inplace), floating(x._meta.dtype))
     zero = F.eq(xf, 0.0)
     px = F.mul(F.where(zero, 1.0, xf), math.pi)
     r = F.where(zero, 1.0, F.div(F.sin(px), px))
@@ -354,7 +360,7 @@ def mvlgamma(x, p, inplace=False):
     """The multivariate log-gamma function ``sum_i lgamma(x - i / 2) + p (p - 1) / 4 log(pi)``, i < p."""
     if p < 1:
         raise RuntimeError("mvlgamma: p has to be greater than or equal to 1")
-    xf = cast(x, floating(x._meta.dtype))
+    xf = cast(inplace_source(x, inplace), floating(x._meta.dtype))
     r = F.lgamma(xf)
     for i in range(1, p):
         r = F.add(r, F.lgamma(F.add(xf, -0.5 * i)))
