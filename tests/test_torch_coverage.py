@@ -144,6 +144,39 @@ MUST_HAVE["torch.Tensor"] += [
     "dim_order", "cuda", "to_dense", "storage", "untyped_storage", "const_data_ptr", "__dlpack__", "name", "volatile",
     "reinforce", "module_load", "as_subclass"]
 
+# [compat s1] elementwise math: inverse trig / hyperbolic and special functions, aliases, in-place forms,
+# binary math (hypot ... igamma, shifts), Tensor operators.
+MUST_HAVE["torch"] += [
+    "abs_", "absolute", "acos", "acos_", "acosh", "acosh_", "arccos", "arccos_", "arccosh", "arccosh_", "arcsin",
+    "arcsin_", "arcsinh", "arcsinh_", "arctan", "arctan_", "arctanh", "arctanh_", "asin", "asin_", "asinh", "asinh_",
+    "atan", "atan_", "atanh", "atanh_", "bitwise_left_shift", "bitwise_right_shift", "ceil_", "clamp_", "clamp_max",
+    "clamp_max_", "clamp_min", "clamp_min_", "clip_", "copysign", "cos_", "cosh", "cosh_", "deg2rad", "deg2rad_",
+    "digamma", "divide", "erf_", "erfc", "erfc_", "erfinv", "exp2", "exp2_", "exp_", "expm1_", "fill", "fill_", "fix",
+    "fix_", "float_power", "floor_", "fmax", "fmin", "frac", "frac_", "frexp", "gcd", "gcd_", "greater",
+    "greater_equal", "heaviside", "hypot", "i0", "i0_", "igamma", "igammac", "isneginf", "isposinf", "isreal", "lcm",
+    "lcm_", "ldexp", "ldexp_", "less", "less_equal", "lgamma", "log10", "log10_", "log1p_", "log2_", "log_",
+    "logaddexp", "logaddexp2", "logit", "logit_", "multiply", "mvlgamma", "nan_to_num_", "neg_", "negative",
+    "negative_", "nextafter", "not_equal", "polygamma", "positive", "rad2deg", "rad2deg_", "reciprocal_", "round_",
+    "rsqrt_", "rsub", "sgn", "sigmoid_", "signbit", "sin_", "sinc", "sinc_", "sinh", "sinh_", "sqrt_", "square_",
+    "subtract", "tan_", "tanh_", "true_divide", "trunc_", "xlogy", "xlogy_", "zero_"
+]
+MUST_HAVE["torch.Tensor"] += [
+    "__complex__", "__contains__", "__idiv__", "__ilshift__", "__irshift__", "__lshift__", "__pos__", "__reversed__",
+    "__rlshift__", "__rrshift__", "__rshift__", "absolute", "absolute_", "acos", "acos_", "acosh", "acosh_", "arccos",
+    "arccos_", "arccosh", "arccosh_", "arcsin", "arcsin_", "arcsinh", "arcsinh_", "arctan", "arctan_", "arctanh",
+    "arctanh_", "asin", "asin_", "asinh", "asinh_", "atan", "atan_", "atanh", "atanh_", "bitwise_left_shift",
+    "bitwise_left_shift_", "bitwise_right_shift", "bitwise_right_shift_", "clamp_max", "clamp_max_", "clamp_min",
+    "clamp_min_", "copysign", "copysign_", "cosh", "cosh_", "deg2rad", "deg2rad_", "digamma", "digamma_", "divide",
+    "divide_", "erfc", "erfc_", "erfinv", "erfinv_", "exp2", "exp2_", "exp_", "fix", "fix_", "float_power",
+    "float_power_", "fmax", "fmin", "frac", "frac_", "frexp", "gcd", "gcd_", "greater", "greater_", "greater_equal",
+    "greater_equal_", "heaviside", "heaviside_", "hypot", "hypot_", "i0", "i0_", "igamma", "igamma_", "igammac",
+    "igammac_", "isneginf", "isposinf", "isreal", "lcm", "lcm_", "ldexp", "ldexp_", "less", "less_", "less_equal",
+    "less_equal_", "lgamma", "lgamma_", "log10", "log10_", "logaddexp", "logaddexp2", "logit", "logit_", "multiply",
+    "multiply_", "mvlgamma", "mvlgamma_", "neg_", "negative", "negative_", "nextafter", "nextafter_", "not_equal",
+    "not_equal_", "polygamma", "polygamma_", "positive", "rad2deg", "rad2deg_", "sgn", "sgn_", "signbit", "sinc",
+    "sinc_", "sinh", "sinh_", "subtract", "subtract_", "true_divide", "true_divide_", "xlogy", "xlogy_"
+]
+
 # Left out on purpose, by name prefix or exact name, with the reason.
 NOT_PROVIDED = {
     "torch.nn": {"Lazy": "lazy modules (shapes inferred at the first call) are not provided",

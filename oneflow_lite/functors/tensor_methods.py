@@ -1,11 +1,12 @@
 """Tensor methods and operators, built from the functional API's functions.
 
-The methods, and the unary operators ``__neg__`` / ``__invert__`` / ``__abs__``, are
-the entries of the functional API declared with ``method(...)``
+The methods, and the unary operators ``__neg__`` / ``__invert__`` / ``__abs__`` / ``__pos__``,
+are the entries of the functional API declared with ``method(...)``
 (functors/functional_api.py); the binary operators are listed here, and
-``x.where(condition, y)`` (which takes ``x`` second) is written here, as are the Tensor-only methods that
-run ops: the in-place view ops (``t_``, ``squeeze_``, ``as_strided_``, ...), ``resize_`` / ``set_``,
-``unfold``, ``sum_to_size``, ``mT`` / ``H``, ``apply_`` / ``map_``, ``__contains__``, ``__reversed__``.
+``x.where(condition, y)`` / ``x.polygamma(n)`` (which take ``x`` second) are written here, as are the
+Tensor-only methods that run ops: the in-place view ops (``t_``, ``squeeze_``, ``as_strided_``, ...),
+``resize_`` / ``set_``, ``unfold``, ``sum_to_size``, ``mT`` / ``H``, ``apply_`` / ``map_``, ``__contains__``,
+``__reversed__``, ``__complex__``.
 
 ``x.relu()``, ``x + y``, ``x @ y``, ``x.sum(1)``, ... call the same
 functions as ``flow.relu`` and friends, so argument checking,
@@ -55,11 +56,14 @@ OPERATORS = {
     "__pow__": ("pow", False), "__rpow__": ("pow", True), "__mod__": ("remainder", False),
     "__rmod__": ("remainder", True), "__and__": ("bitwise_and", False), "__rand__": ("bitwise_and", True),
     "__or__": ("bitwise_or", False), "__ror__": ("bitwise_or", True), "__xor__": ("bitwise_xor", False),
-    "__rxor__": ("bitwise_xor", True),
+    "__rxor__": ("bitwise_xor", True), "__lshift__": ("bitwise_left_shift", False),
+    "__rlshift__": ("bitwise_left_shift", True), "__rshift__": ("bitwise_right_shift", False),
+    "__rrshift__": ("bitwise_right_shift", True),
 }
 INPLACE_OPERATORS = {"__iadd__": "add", "__isub__": "sub", "__imul__": "mul", "__itruediv__": "div",
-                     "__ifloordiv__": "floor_divide", "__ipow__": "pow", "__imod__": "remainder",
-                     "__iand__": "bitwise_and", "__ior__": "bitwise_or", "__ixor__": "bitwise_xor"}
+                     "__idiv__": "div", "__ifloordiv__": "floor_divide", "__ipow__": "pow", "__imod__": "remainder",
+                     "__iand__": "bitwise_and", "__ior__": "bitwise_or", "__ixor__": "bitwise_xor",
+                     "__ilshift__": "bitwise_left_shift", "__irshift__": "bitwise_right_shift"}
 
 
 def _method(fn):
@@ -110,6 +114,14 @@ def _inplace_operator(fn, name):
     return op
 
 
+def _attach_extras():
+    """Methods whose call differs from the functional one: ``x.where(c, y)`` is ``where(c, x, y)``,
+    ``x.polygamma(n)`` is ``polygamma(n, x)``."""
+    Tensor.where = lambda self, condition, y: F.where(condition, self, y)
+    Tensor.polygamma = lambda self, n: F.polygamma(n, self)
+    Tensor.polygamma_ = lambda self, n: F.polygamma(n, self, inplace=True)
+
+
 def _attach():
     for fname, entry in FUNCTIONAL_API.items():
         if isinstance(entry, Entry):  # method variants (functional_api.method)
@@ -122,7 +134,7 @@ def _attach():
         setattr(Tensor, name, _operator(getattr(F, fname), reflected, name))
     for name, fname in INPLACE_OPERATORS.items():
         setattr(Tensor, name, _inplace_operator(getattr(F, fname), name))
-    Tensor.where = lambda self, condition, y: F.where(condition, self, y)  # x.where(c, y) is where(c, x, y)
+    _attach_extras()
     Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise drop hashing
     # As torch.Tensor: NumPy scalars and arrays defer to the tensor's reflected operators, so
     # ``np.float32(2) * t`` is a Tensor, not an ndarray made through ``__array__``.
@@ -447,12 +459,13 @@ def as_subclass(self, cls):
 
 
 def __complex__(self):
+    """``complex(x)`` of a one-element tensor (a real value: complex dtypes are not provided)."""
     return complex(self.item())
 
 
 _TENSOR_ONLY = (squeeze_, unsqueeze_, t_, transpose_, swapaxes_, swapdims_, as_strided_, resize_, resize_as_,
-                resize, resize_as, set_, unfold, sum_to_size, new_empty_strided, apply_, map_, map2_, __contains__, __reversed__,
-                __complex__, as_subclass)
+                resize, resize_as, set_, unfold, sum_to_size, new_empty_strided, apply_, map_, map2_, __contains__,
+                __reversed__, __complex__, as_subclass)
 for _fn in _TENSOR_ONLY:
     setattr(Tensor, _fn.__name__, _fn)
 Tensor.mT = Tensor.mH = property(_matrix_transpose)
