@@ -195,10 +195,6 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "ldexp_": ["Tensor (Tensor input, Tensor other) => LdexpInplace"],
     "xlogy_": ["Tensor (Tensor input, Tensor other) => XlogyInplace",
                "Tensor (Tensor input, Scalar other) => XlogyInplace"],
-    "fill": ["Tensor (Tensor input, Scalar value) => Fill", "Tensor (Tensor input, Tensor value) => Fill"],
-    "fill_": ["Tensor (Tensor input, Scalar value) => FillInplace",
-              "Tensor (Tensor input, Tensor value) => FillInplace"],
-    "zero_": ["Tensor (Tensor input) => ZeroInplace"],
     # ---- end [compat s1]
     # ---- elementwise arithmetic (broadcasting, PyTorch type promotion)
     "add": method(

@@ -404,6 +404,3 @@ def inplace_functor_name(name):
 
 for _name, _keywords in INPLACE_FUNCTIONS.items():
     composite(inplace_functor_name(_name))(partial(_inplace_function, _name, _keywords))
-composite("Fill")(lambda x, value: F.clone(x).fill_(value))  # Tensor.fill_ / zero_: functors/indexing.py
-composite("FillInplace")(lambda x, value: x.fill_(value))
-composite("ZeroInplace")(lambda x: x.zero_())
