@@ -1,6 +1,6 @@
 """Functors of floor_divide, pow, maximum / minimum, fmod / remainder, atan2, the logical and
 bitwise ops, where, lerp, addcmul and addcdiv; hypot, logaddexp / logaddexp2, xlogy, fmax / fmin,
-nextafter, igamma / igammac, gcd / lcm, heaviside and the bit shifts (the ops of ops/binary_ext.py),
+nextafter, igamma / igammac, gcd / lcm, heaviside and the bit shifts (the ops of ops/binary.py),
 and the composites copysign, ldexp, float_power and rsub.
 
 They promote as functors/math.py does (its ``Binary`` / ``ScalarBinary`` bases).
@@ -312,7 +312,7 @@ class AddcdivFunctor(_AddcOp):
 
 
 # ---- [compat s1] hypot, logaddexp, xlogy, fmax / fmin, nextafter, igamma, gcd / lcm, heaviside, shifts,
-# copysign, ldexp, float_power, rsub (the ops of ops/binary_ext.py: promotion as above; kernels decide dtypes)
+# copysign, ldexp, float_power, rsub (the ops of ops/binary.py: promotion as above; kernels decide dtypes)
 for _functor, _name in (("Hypot", "hypot"), ("Logaddexp", "logaddexp"), ("Logaddexp2", "logaddexp2"),
                         ("Fmax", "fmax"), ("Fmin", "fmin"), ("Nextafter", "nextafter"), ("Igamma", "igamma"),
                         ("Igammac", "igammac"), ("Gcd", "gcd"), ("Lcm", "lcm"),

@@ -70,7 +70,7 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "clip": method("Tensor (Tensor input, Scalar min=None, Scalar max=None, *, Bool inplace=False) => Clamp",
              "Tensor (Tensor input, Tensor min=None, Tensor max=None, *, Bool inplace=False) => ClampTensor", inplace=True),
     # ---- [compat s1] more elementwise math: inverse trigonometric and hyperbolic functions, special
-    # functions, aliases (functors/unary.py, functors/binary.py; ops/binary_ext.py)
+    # functions, aliases (functors/unary.py, functors/binary.py; ops/binary.py)
     "acos": method("Tensor (Tensor input, *, Bool inplace=False) => Acos", inplace=True),
     "arccos": method("Tensor (Tensor input, *, Bool inplace=False) => Arccos", inplace=True),
     "asin": method("Tensor (Tensor input, *, Bool inplace=False) => Asin", inplace=True),

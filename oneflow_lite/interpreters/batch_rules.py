@@ -115,7 +115,7 @@ LOSS_GRADS = [op + suffix for op in LOSSES for suffix in ("_grad", "_target_grad
                                      "huber_loss_target_grad")]
 
 _register(elementwise, *UNARY, *SCALAR, *BINARY, *ACTIVATION_GRADS, *LOSSES, *LOSS_GRADS, inplace=True)
-# [compat s1] the elementwise ops of ops/unary.py and ops/binary_ext.py
+# [compat s1] the elementwise ops of ops/unary.py and ops/binary.py
 _register(elementwise, *_names("acos asin atan acosh asinh atanh sinh cosh erfc erfinv exp2 log10 lgamma digamma "
                                "polygamma i0 i1 frac signbit logit logit_grad frexp"),
           *["broadcast_" + op for op in _names("hypot logaddexp logaddexp2 xlogy fmax fmin nextafter igamma igammac "

@@ -4,7 +4,6 @@ from oneflow_lite.ops import activation  # noqa: F401
 from oneflow_lite.ops import math  # noqa: F401
 from oneflow_lite.ops import unary  # noqa: F401
 from oneflow_lite.ops import binary  # noqa: F401
-from oneflow_lite.ops import binary_ext  # noqa: F401
 from oneflow_lite.ops import shape  # noqa: F401
 from oneflow_lite.ops import linalg  # noqa: F401
 from oneflow_lite.ops import conversion  # noqa: F401

@@ -447,7 +447,7 @@ def _heaviside(a, b):
 
 
 def _shift(left):
-    """PyTorch's shifts of Python ints in the dtype's width (Note [Shift counts] in kernels/cpu/binary_ext.py)."""
+    """PyTorch's shifts of Python ints in the dtype's width (Note [Shift counts] in kernels/cpu/binary.py)."""
     def ref(x, y):
         d = _result(x, y)
         bits = d.itemsize * 8

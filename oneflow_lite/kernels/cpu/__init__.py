@@ -4,7 +4,6 @@ from oneflow_lite.kernels.cpu import activation  # noqa: F401
 from oneflow_lite.kernels.cpu import math  # noqa: F401
 from oneflow_lite.kernels.cpu import unary  # noqa: F401
 from oneflow_lite.kernels.cpu import binary  # noqa: F401
-from oneflow_lite.kernels.cpu import binary_ext  # noqa: F401
 from oneflow_lite.kernels.cpu import shape  # noqa: F401
 from oneflow_lite.kernels.cpu import linalg  # noqa: F401
 from oneflow_lite.kernels.cpu import conversion  # noqa: F401
