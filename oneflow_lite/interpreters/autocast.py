@@ -79,6 +79,29 @@ def _set_key(on: bool) -> None:
         set_included(included | AUTOCAST_KEY_SET if on else included & ~AUTOCAST_KEY_SET)
 
 
+def state_key():
+    """The thread's autocast state as a hashable value (None when autocast is off): a graph keys its captures on
+    it (Note [Graph signatures] in graph/graph.py), since the casts are recorded in the captured job."""
+    if not _tls.included & AUTOCAST_KEY_SET:
+        return None
+    return tuple(sorted((d, t.name) for d, t in _state.dtypes.items()))
+
+
+def suspend() -> tuple:
+    """Turn autocast off in this thread for every device type until ``resume(token)`` (nn.Graph's AMP runs
+    ``backward()`` outside autocast, as an eager training step does, Note [Graph AMP] in graph/amp.py)."""
+    st = _state
+    token = (st.dtypes, _tls.included & AUTOCAST_KEY_SET)
+    st.dtypes = {}
+    _set_key(False)
+    return token
+
+
+def resume(token: tuple) -> None:
+    _state.dtypes, key = token
+    _set_key(bool(key))
+
+
 def enabled_dtype(device_type: str):
     """The autocast dtype of ``device_type`` in this thread, or None when autocast is off for it."""
     return _state.dtypes.get(device_type)
