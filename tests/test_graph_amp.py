@@ -328,3 +328,47 @@ def test_digits_mlp_trains_in_a_graph_with_amp_and_a_grad_scaler():
     with flow.no_grad(), flow.autocast("cpu", dtype=F16):
         accuracy = (model(test.tensors[0]).argmax(dim=1) == test.tensors[1]).float().mean().item()
     assert accuracy >= 0.95, accuracy
+
+
+def test_a_saved_graph_with_a_grad_scaler_loads_and_continues_identically(tmp_path):
+    """The scale and the growth tracker are 0-d variables of the saved job (a 0-d variable loads as 0-d)."""
+    model = _mlp(4)
+    scaler = flow.amp.GradScaler("cpu", init_scale=256.0, growth_interval=1)
+    g = TrainGraph(model, flow.optim.SGD(model.parameters(), lr=0.1), scaler)
+    batches = _batches(3)
+    g(*batches[0])
+    g.save(tmp_path / "amp.npz")
+    loaded = flow.nn.Graph.load(tmp_path / "amp.npz")
+    assert loaded.variables()["System-GradScaler-Scale"].shape == ()
+    twin = copy.deepcopy(model)  # the loaded graph trains its own copy of the variables
+    for x, y in batches[1:]:
+        assert loaded(x, y).item() == g(x, y).item()
+    assert loaded.variables()["System-GradScaler-Scale"].item() == scaler.get_scale() == 2048.0
+    assert np.array_equal(loaded.variables()["model.0.weight"].numpy(), model[0].weight.numpy())
+    assert not _same(twin, model)
+
+
+def test_an_amp_inference_graph_exports_its_casts_to_onnx(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    model = _mlp(5)
+
+    class Infer(nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+            self.config.enable_amp(True)
+
+        def build(self, x):
+            return self.model(x)
+
+    g = Infer()
+    x = _batches(1)[0][0]
+    out = g(x)
+    assert out.dtype is F16
+    proto = g.export_onnx(tmp_path / "amp.onnx")
+    onnx.checker.check_model(proto)
+    assert [n.op_type for n in proto.graph.node].count("Cast") == 5
+    session = ort.InferenceSession(str(tmp_path / "amp.onnx"))
+    (got,) = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+    np.testing.assert_allclose(got.astype(np.float32), out.numpy().astype(np.float32), rtol=2e-3, atol=2e-3)

@@ -890,8 +890,8 @@ def _read_variables(path: str, files: dict, ir: JobIR, var_names) -> dict:
         if a.shape != tuple(m.shape) or a.dtype != m.np_dtype:
             raise _load_error(path, f"variable '{vname}' is declared {_meta_text(m)} but its value has shape "
                                     f"{a.shape} and dtype {a.dtype}")
-        variables[vname] = Tensor._make(np.ascontiguousarray(a), make_meta(a.shape, dtypes.from_numpy_dtype(a.dtype),
-                                                                          m.device))
+        a = np.ascontiguousarray(a).reshape(a.shape)  # ascontiguousarray makes a 0-d array 1-d
+        variables[vname] = Tensor._make(a, make_meta(a.shape, dtypes.from_numpy_dtype(a.dtype), m.device))
     return variables
 
 
