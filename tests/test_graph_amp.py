@@ -12,6 +12,7 @@ import pytest
 import oneflow_lite as flow
 import oneflow_lite.nn.functional as F
 from oneflow_lite import nn
+from oneflow_lite.autograd import engine
 from oneflow_lite.dispatch import tls
 from oneflow_lite.optim.optimizer import fused_updates
 from oneflow_lite.utils.data.datasets import digits
@@ -69,6 +70,7 @@ def _same(a, b) -> bool:
 
 # ---- enable_amp -----------------------------------------------------------------------------------------------------
 def test_enable_amp_captures_build_under_float16_autocast_by_default():
+    hooks = (len(engine._backward_entry_hooks), len(engine._backward_observers))
     model = _mlp()
     g = TrainGraph(model, flow.optim.SGD(model.parameters(), lr=0.1))
     assert g.config.amp_enabled and g.config.capture_options()["amp_dtype"] is F16  # OneFlow's default
@@ -83,6 +85,7 @@ def test_enable_amp_captures_build_under_float16_autocast_by_default():
     assert loss.item() == eager_loss.item() and _same(model, eager)
     assert all(p.dtype is flow.float32 for p in model.parameters())
     assert tls.included() == 0  # nothing left behind by the capture
+    assert (len(engine._backward_entry_hooks), len(engine._backward_observers)) == hooks  # the capture's are gone
 
 
 class Float32Head(nn.Module):

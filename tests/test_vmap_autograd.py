@@ -12,6 +12,7 @@ import pytest
 import oneflow_lite as flow
 import oneflow_lite.nn.functional as F
 from oneflow_lite import nn
+from oneflow_lite.autograd import engine
 from oneflow_lite.interpreters import batched as batched_interp
 
 B = 4
@@ -36,12 +37,14 @@ _MESSAGE = (r"backward\(\) called inside a functorch transform. This is not supp
 
 
 def test_backward_inside_vmap_raises_pytorchs_error():
+    hooks = len(engine._backward_entry_hooks)
     w = r(5).requires_grad_()
     with pytest.raises(RuntimeError, match=_MESSAGE + r" \(flow.vmap: use flow.func.grad"):
         flow.vmap(lambda v: (v * w).sum().backward())(r(B, 5))
     with pytest.raises(RuntimeError, match=_MESSAGE):
         flow.vmap(lambda v: flow.autograd.backward((v * w).sum()))(r(B, 5))
     assert w.grad is None and not batched_interp.active_levels()
+    assert len(engine._backward_entry_hooks) == hooks  # added by the outermost vmap call only, then removed
     (r(5) * w).sum().backward()  # outside vmap: as usual
     assert w.grad is not None
 

@@ -28,7 +28,8 @@ any other node. ``vmap(grad(f))`` is unchanged (its grads are taken inside the l
 Note [backward() inside vmap]
 ``loss.backward()`` inside a mapped function would accumulate a different gradient per sample into one
 ``.grad``: it raises PyTorch's error (a backward entry hook, Note [Backward entry hooks] in autograd/engine.py);
-``flow.func.grad`` / ``vjp`` / ``flow.autograd.grad`` are the per-sample forms.
+``flow.func.grad`` / ``vjp`` / ``flow.autograd.grad`` are the per-sample forms. The outermost vmap call of a
+thread adds the hook and removes it when it returns: a program without vmap pays nothing.
 """
 
 from __future__ import annotations
@@ -52,7 +53,12 @@ def _refuse_backward_inside_vmap(tensors, grads):
                            "the mapped function.)")
 
 
-add_backward_entry_hook(_refuse_backward_inside_vmap)
+def refusing_backward():
+    """The handle of the hook refusing ``backward()`` while this thread runs a vmap, for the outermost vmap
+    call of the thread to ``remove()`` when it returns (so a program without vmap pays nothing), else None."""
+    if _batched.active_levels():
+        return None  # an outer vmap of this thread has it
+    return add_backward_entry_hook(_refuse_backward_inside_vmap)
 
 
 # ---- mapped inputs ----------------------------------------------------------------------------------------

@@ -111,6 +111,7 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
     leaves, spec, dims, size = _mapped_inputs(func, in_dims, args)
     if chunk_size is not None and chunk_size < size:
         return _chunked(func, in_dims, out_dims, randomness, chunk_size, leaves, spec, dims, size, kwargs)
+    refusal = vmap_autograd.refusing_backward()  # Note [backward() inside vmap]
     level, token = _batched.enter_level(size, randomness)
     try:
         wrapped = [leaf if d is None else vmap_autograd.wrap_mapped_input(_move_to_front(leaf, d), level)
@@ -119,6 +120,8 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
         return _unwrap_outputs(out, out_dims, level, size, randomness)
     finally:
         _batched.leave_level(token)
+        if refusal is not None:
+            refusal.remove()
 
 
 def _move_to_front(t, d):
