@@ -69,6 +69,21 @@ def test_gradients_of_the_new_ops_are_bfloat16():
     np.testing.assert_allclose(lin.grad.float().numpy(), np.broadcast_to(_bf(b[:2].sum(0)), a.shape), rtol=2 ** -8)
 
 
+def test_layer_norm_computes_in_float32_and_rounds_once():
+    a, _, x, y = _pair((3, 6))
+    g, beta = _bf(np.linspace(0.5, 1.5, 6)), _bf(np.linspace(-1, 1, 6))
+    xhat = (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5)
+    gt, bt = flow.tensor(g).bfloat16(), flow.tensor(beta).bfloat16()
+    for weight, bias, expected in ((gt, bt, xhat * g + beta), (None, bt, xhat + beta), (gt, None, xhat * g),
+                                   (None, None, xhat)):
+        got = F.layer_norm(x, (6,), weight, bias)
+        assert got.dtype is BF16
+        np.testing.assert_allclose(got.float().numpy(), _bf(expected), rtol=2 ** -8, atol=2 ** -8)
+    w = x.clone().requires_grad_()
+    (F.layer_norm(w, (6,), gt, bt) * y).sum().backward()
+    assert w.grad.dtype is BF16
+
+
 def test_the_pinned_ops_now_have_a_bfloat16_kernel_beside_their_numpy_kernel():
     for op_type in ("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_less", "negative", "abs", "relu",
                     "relu_grad", "tanh", "matmul", "linear"):

@@ -6,8 +6,10 @@ bfloat16 is a storage dtype (Note [Storage dtypes] in framework/dtype.py). For e
 its bfloat16 inputs and rounds the floating results back to bfloat16 (integer and bool results, such as
 comparisons, stay as they are): PyTorch's cpu kernels also compute bfloat16 in float32, so sums and
 matmuls accumulate in float32. The float32 kernel is the one a float32 call would choose (the same
-predicates and priorities), found on first use per dtype signature. An op may have one optional input if
-it is its last (``linear``'s bias): the float32 kernel is chosen for the inputs the call gives. Ops not
+predicates and priorities), found on first use per dtype signature. An op may have optional inputs after
+its required ones (``linear``'s bias, ``layer_norm``'s gamma and beta): the float32 kernel is chosen with an
+op of as many inputs as the call gives, taken in order, which is exact when the kernels' predicates look at
+the required inputs only (as those of the listed ops do). Ops not
 listed find no bfloat16 kernel and raise OpKernelNotFoundError, unless a kernel of theirs accepts any dtype
 (``masked_fill``, ``pad``, ``cast`` and the shape ops move bfloat16 values as they are). The module is
 imported after every other cpu kernel module.
@@ -42,6 +44,8 @@ BFLOAT16_OPS = (
     "matmul", "linear",
     # reductions, softmax
     "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "softmax", "log_softmax", "argmax",
+    # normalisation
+    "layer_norm", "layer_norm_grad", "layer_norm_param_grad",
     # the gradients of the above, so bfloat16 tensors train
     "relu_grad", "gelu_grad", "sigmoid_grad", "tanh_grad", "silu_grad", "softmax_grad", "log_softmax_grad",
     "leaky_relu_grad", "elu_grad", "hardtanh_grad", "clip_by_scalar_grad",
@@ -87,7 +91,7 @@ class Float32Compute:
         self._kernels = {}  # (input dtypes, output dtypes) in float32 -> the float32 kernel
 
     def _selector(self, n_inputs):
-        """An op expr of the op with its first ``n_inputs`` inputs (a trailing optional input may be absent)."""
+        """An op expr of the op with its first ``n_inputs`` inputs (trailing optional inputs may be absent)."""
         expr = self._selectors.get(n_inputs)
         if expr is None:
             op_def = op_registry.find(self.op_type)
@@ -127,11 +131,10 @@ def _round_back(result, meta):
 def _register():
     for op_type in BFLOAT16_OPS:
         op_def = op_registry.find(op_type)
-        optional = [i for i, a in enumerate(op_def.inputs) if a.optional] if op_def is not None else []
-        if (op_def is None or any(a.variadic for a in op_def.inputs)
-                or optional not in ([], [len(op_def.inputs) - 1])):
+        flags = [a.optional for a in op_def.inputs] if op_def is not None else []
+        if op_def is None or any(a.variadic for a in op_def.inputs) or flags != sorted(flags):
             raise RuntimeError(f"bfloat16 kernels: op '{op_type}' is unknown, has variadic inputs or an optional "
-                               f"input that is not its only optional, last input")
+                               f"input before a required one")
         cpu_kernel(op_type, _ANY_BFLOAT16_INPUT, priority=10)(Float32Compute(op_type))
 
 
