@@ -153,12 +153,7 @@ def test_digits_mlp_trains_under_bfloat16_autocast():
 
 # ---- blocked by a shape check of another module -------------------------------------------------------------------
 # The infer functions of masked_fill (ops/index.py), pad (ops/shape.py) and clip_by_scalar (ops/unary.py) check a
-# scalar against ``np.finfo(dtype.np_dtype).max``, which NumPy cannot answer for ml_dtypes' bfloat16 (ValueError:
-# "data type ... not inexact"); ``flow.finfo(dtype).max`` (framework/dtype.py) can. Their kernels take bfloat16
-# (masked_fill and pad move values of any dtype; clip_by_scalar has a bfloat16 kernel). Strict: when the checks
-# are fixed these pass, and the markers must go.
-@pytest.mark.xfail(strict=True, raises=ValueError, reason="np.finfo(bfloat16) in the infer checks of masked_fill, "
-                   "pad and clip_by_scalar (ops/index.py, ops/shape.py, ops/unary.py)")
+# scalar against ``flow.finfo(dtype).max`` (NumPy's finfo cannot answer for ml_dtypes' bfloat16).
 @pytest.mark.parametrize("op", ["masked_fill", "pad", "clamp"])
 def test_ops_with_a_scalar_check_take_bfloat16(op):
     a, _, x, _ = _pair()

@@ -119,7 +119,7 @@ def _check_bound(ctx, d, which):
     conversion); inf and NaN are fine for floating dtypes."""
     if d.is_floating_point:
         v = ctx.attr("floating_" + which)
-        limit = float(np.finfo(d.np_dtype).max)
+        limit = float(dt.finfo(d).max)
         if -limit <= v <= limit or math.isnan(v) or math.isinf(v):
             return
     else:
