@@ -7,7 +7,8 @@ Each time is the median of 7 timings of a loop calibrated to last at least 0.2 s
 its baseline's are taken in back-to-back pairs and the ratio is the median of the pairs' ratios, so a change
 in the machine's load affects both alike, and NumPy runs on the very arrays the tensors hold. Before timing,
 every workload checks its result against NumPy once; a failed check marks the row and makes the exit status 1.
-glibc's malloc is told to keep freed memory (see ``keep_freed_memory``) for both sides.
+The process is a plain one: no allocator tuning (glibc's malloc returns large freed blocks to the system, so a
+step that allocates parameter-sized arrays pays their page faults at every call, as a user's process does).
 The table gives each workload's oneflow_lite figure, its baseline (NumPy in the same run unless the last
 column says otherwise), their ratio, the target and whether it holds. ``--only`` takes a workload id
 (``W1``) or a row name (``"W1 relu"``), case-insensitively, and may be repeated; ``--json`` also writes the
@@ -31,9 +32,8 @@ if __name__ == "__main__":
         os.environ[_var] = "1"
 
 import argparse
-import ctypes
-import ctypes.util
 import gc
+import importlib.util
 import json
 import pathlib
 import platform
@@ -49,25 +49,6 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))  # run f
 import oneflow_lite as flow  # noqa: E402
 
 F = flow.nn.functional
-
-
-def keep_freed_memory() -> bool:
-    """Tell glibc's malloc to keep freed memory for reuse instead of returning it to the system.
-
-    By default glibc gives the top of its heap back after large frees and serves big blocks with fresh
-    mmaps, so a step that frees and reallocates parameter-sized buffers page-faults them in again every
-    time (hundreds of faults per MLP step, in NumPy and oneflow_lite alike), which then dominates the
-    timings. Both sides run under the same allocator settings. Returns whether they could be set.
-    """
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return False
-    try:
-        mallopt = ctypes.CDLL(name).mallopt
-    except (OSError, AttributeError):
-        return False
-    m_trim_threshold, m_mmap_threshold = -1, -3
-    return bool(mallopt(m_trim_threshold, 1 << 30)) and bool(mallopt(m_mmap_threshold, 1 << 30))
 
 
 # ---- timing -----------------------------------------------------------------------------------------
@@ -510,6 +491,130 @@ def w6_backward(timer):
                baseline_is=f"forward per op of the same {CHAIN}-op chain, (4,) float32, no_grad")
 
 
+# ---- GPT: a nanoGPT train step against PyTorch eager ------------------------------------------------
+GPT_STEPS_CHECKED = 3
+
+
+def _import_torch():
+    """PyTorch with one intra-op and one inter-op thread (the BLAS variables are set above), or None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:  # already set, or parallel work already started: it stays as it was
+        pass
+    return torch
+
+
+_GPT_FIXTURES: dict = {}  # config -> GPTFixture, made once
+
+
+class GPTFixture:
+    """The GPT of benchmarks/gpt.py at one size (``gpt.CONFIGS``) under both frameworks, from the same initial
+    weights (PyTorch's, loaded into oneflow_lite through NumPy arrays) and the same batch (made once)."""
+
+    @classmethod
+    def get(cls, config: str):
+        if config not in _GPT_FIXTURES:
+            _GPT_FIXTURES[config] = cls(config)
+        return _GPT_FIXTURES[config]
+
+    def __init__(self, config: str):
+        self.torch = torch = _import_torch()
+        if torch is None:
+            return
+        spec = importlib.util.spec_from_file_location("_gpt_on_torch", pathlib.Path(__file__).with_name("gpt.py"))
+        gpt = self.gpt_torch = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(gpt)
+        self.gpt_flow = gpt.load("oneflow_lite")
+        self.cfg = gpt.CONFIGS[config]
+        torch.manual_seed(0)
+        self.init_model = self.gpt_torch.GPT(self.cfg)
+        self.init = {k: v.detach().numpy().copy() for k, v in self.init_model.state_dict().items()}
+        xa, ya = gpt.make_batch(self.cfg)
+        self.x_torch, self.y_torch = torch.from_numpy(xa), torch.from_numpy(ya)
+        self.x, self.y = flow.tensor(xa), flow.tensor(ya)
+
+    def torch_model(self):
+        """A PyTorch model with the initial weights, and its AdamW."""
+        model = self.gpt_torch.GPT(self.cfg)
+        model.load_state_dict({k: self.torch.from_numpy(v.copy()) for k, v in self.init.items()})
+        return model, model.configure_optimizer()
+
+    def flow_model(self):
+        """A oneflow_lite model with the initial weights, and its AdamW."""
+        model = self.gpt_flow.GPT(self.cfg)
+        model.load_state_dict({k: flow.tensor(v.copy()) for k, v in self.init.items()})
+        return model, model.configure_optimizer()
+
+    def torch_step(self, model, opt):
+        return lambda: self.gpt_torch.train_step(model, opt, self.x_torch, self.y_torch)
+
+    def flow_eager_step(self, model, opt):
+        return lambda: self.gpt_flow.train_step(model, opt, self.x, self.y)
+
+    def flow_graph_step(self, model, opt):
+        g = GPTTrainGraph(model, opt)
+        return lambda: g(self.x, self.y)
+
+    def check(self, make_step):
+        """The losses of the first steps of ``make_step(model, opt)`` on a fresh oneflow_lite model against
+        PyTorch's from the same weights and data (float32 tolerance)."""
+        torch_step, flow_step = self.torch_step(*self.torch_model()), make_step(*self.flow_model())
+        expected = np.array([torch_step().item() for _ in range(GPT_STEPS_CHECKED)], dtype=np.float32)
+        got = np.array([flow_step().item() for _ in range(GPT_STEPS_CHECKED)], dtype=np.float32)
+        np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-5)
+
+
+class GPTTrainGraph(flow.nn.Graph):
+    """A GPT train step as an nn.Graph: forward, ``loss.backward()`` and AdamW's step (``add_optimizer``)."""
+
+    def __init__(self, model, opt):
+        super().__init__()
+        self.model = model
+        self.add_optimizer(opt)
+
+    def build(self, x, y):
+        loss = self.model(x, y)
+        loss.backward()
+        return loss
+
+
+GPT_TARGETS = {("tiny", "eager"): 1.5, ("tiny", "graph"): 1.0, ("mid", "eager"): 1.3, ("mid", "graph"): 1.0}
+
+
+def _gpt_row(config: str, mode: str, timer) -> Row:
+    name = f"GPT-{config} {mode}"
+    fx = GPTFixture.get(config)
+    if fx.torch is None:
+        return Row(name, status="skipped: PyTorch is not installed (pip install 'oneflow-lite[bench]')")
+    make_step = fx.flow_eager_step if mode == "eager" else fx.flow_graph_step
+    fx.check(make_step)
+    times = timer.compare(make_step(*fx.flow_model()), fx.torch_step(*fx.torch_model()))
+    what = "ours as an nn.Graph (add_optimizer)" if mode == "graph" else "ours eager"
+    return Row(name, *times, limit=GPT_TARGETS[config, mode], checked=True,
+               baseline_is=f"PyTorch {fx.torch.__version__} eager step, 1 thread; {what}")
+
+
+def gpt_tiny_eager(timer):
+    return _gpt_row("tiny", "eager", timer)
+
+
+def gpt_tiny_graph(timer):
+    return _gpt_row("tiny", "graph", timer)
+
+
+def gpt_mid_eager(timer):
+    return _gpt_row("mid", "eager", timer)
+
+
+def gpt_mid_graph(timer):
+    return _gpt_row("mid", "graph", timer)
+
+
 # ---- checks and the run -----------------------------------------------------------------------------
 def check(result, expected, rtol=1e-6, atol=0.0, exact=False):
     """``result`` (a tensor) against the NumPy ``expected``: values, shape and dtype."""
@@ -529,20 +634,29 @@ WORKLOADS = [
     ("W3 large add", w3_large_add), ("W4 matmul", w4_matmul),
     ("W5 MLP step eager", w5_eager), ("W5 MLP step graph", w5_graph),
     ("W6 backward/node", w6_backward), ("W7 capture+compile", w7_capture_compile), ("W8 memory", w8_memory),
+    ("GPT-tiny eager", gpt_tiny_eager), ("GPT-tiny graph", gpt_tiny_graph),
+    ("GPT-mid eager", gpt_mid_eager), ("GPT-mid graph", gpt_mid_graph),
 ]
 
 
+def _ids(name: str) -> set:
+    """The names ``--only`` accepts for a row: the row's name, its id (``W1``, ``GPT-tiny``) and, for a
+    GPT row, ``GPT``."""
+    first = name.split()[0].lower()
+    return {name.lower(), first, first.split("-")[0]}
+
+
 def select(only) -> list:
-    """The workloads named by ``--only`` (ids like ``W1`` or row names), in table order."""
+    """The workloads named by ``--only`` (ids like ``W1`` or ``GPT-mid``, or row names), in table order."""
     if not only:
         return WORKLOADS
     wanted = {o.strip().lower() for o in only}
-    known = {n.lower() for n, _ in WORKLOADS} | {n.split()[0].lower() for n, _ in WORKLOADS}
+    known = set().union(*[_ids(n) for n, _ in WORKLOADS])
     unknown = sorted(wanted - known)
     if unknown:
         raise SystemExit(f"run.py: unknown workload(s) {', '.join(unknown)}; known: "
-                         f"{', '.join(n for n, _ in WORKLOADS)} (or an id such as W1)")
-    return [(n, fn) for n, fn in WORKLOADS if n.lower() in wanted or n.split()[0].lower() in wanted]
+                         f"{', '.join(n for n, _ in WORKLOADS)} (or an id such as W1, GPT-mid or GPT)")
+    return [(n, fn) for n, fn in WORKLOADS if _ids(n) & wanted]
 
 
 def run(workloads, timer) -> list:
@@ -563,7 +677,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON to PATH")
     args = parser.parse_args(argv)
     workloads = select(args.only)
-    allocator = "glibc malloc keeps freed memory" if keep_freed_memory() else "default allocator"
+    allocator = "default allocator, no tuning"
     timer = Timer(0.02, 3) if args.quick else Timer(0.2, 7)
     rows = run(workloads, timer)
     print(f"oneflow_lite benchmarks (median of {timer.repeats}, loops >= {timer.min_seconds} s, GC off while "

@@ -45,6 +45,10 @@ from oneflow_lite.functors.creation import (  # noqa: F401
 from oneflow_lite.functors.conversion import LEGACY_TYPES as _LEGACY_TYPES
 from oneflow_lite.functors.reduce import return_types  # noqa: F401  (named tuples of max, sort, topk)
 from oneflow_lite.functional import *  # noqa: F401,F403
+from oneflow_lite import linalg  # noqa: F401  (flow.linalg, torch.linalg)
+from oneflow_lite.functors.linalg import tensordot  # noqa: F401  (dims: an int, or two lists)
+from oneflow_lite.functors.shape import broadcast_shapes  # noqa: F401  (shapes, not tensors)
+from oneflow_lite.framework.storage import TypedStorage, UntypedStorage  # noqa: F401  (Tensor.untyped_storage())
 from oneflow_lite import autograd  # noqa: F401
 from oneflow_lite.autograd import engine as _autograd_engine  # noqa: F401  (registers Tensor.backward)
 from oneflow_lite.autograd import (  # noqa: F401
@@ -59,8 +63,14 @@ from oneflow_lite import func  # noqa: F401,E402  (function transforms: flow.fun
 from oneflow_lite.func import vmap  # noqa: F401,E402
 from oneflow_lite.compile import compile  # noqa: F401,E402
 from oneflow_lite import random  # noqa: F401,E402  (flow.random: seeds, rng state, fork_rng)
+from oneflow_lite.interpreters.python_mode import DispatchMode  # noqa: F401,E402  (Python dispatch modes)
+from oneflow_lite.utils import flop_counter as _flop_counter  # noqa: F401,E402  (flow.utils.flop_counter)
+from oneflow_lite import profiler  # noqa: F401,E402  (flow.profiler)
 from oneflow_lite import mock_torch  # noqa: F401,E402  (import torch as oneflow_lite)
 from oneflow_lite import library  # noqa: F401,E402  (flow.library: ops and devices defined from Python)
+from oneflow_lite import comm, env  # noqa: F401,E402  (flow.comm, flow.env: the processes of the job)
+from oneflow_lite.framework import sbp  # noqa: F401,E402  (flow.sbp.split(d), broadcast, partial_sum)
+from oneflow_lite.framework.placement import placement  # noqa: F401,E402
 
 _C = functional
 default_generator = _default_generator("cpu")  # torch.default_generator; callable with a device, as OneFlow's

@@ -32,10 +32,24 @@ from oneflow_lite.interpreters.op_interp_util import dispatch, redispatch
 
 _ids = itertools.count()
 
-# Functionality keys no fallback of the package serves yet: test fallbacks and "missing" checks use
-# them, so later interpreters registering at other keys do not change these tests.
-SPARE = [k for k in FUNCTIONALITY_KEYS if k not in DISPATCHER.fallbacks()]
-FALLBACK_KEY, FALLTHROUGH_KEY = SPARE[-1], SPARE[-2]
+# Two functionality keys for test fallbacks and "missing" checks: those no fallback of the package serves
+# first, then the highest. The package's fallbacks at them (interpreters registered at these keys) are set
+# aside while each test runs (fixture ``spare_keys``), so such interpreters do not change these tests.
+_SPARE = sorted(FUNCTIONALITY_KEYS, key=lambda k: (k not in DISPATCHER.fallbacks(), k))
+FALLBACK_KEY, FALLTHROUGH_KEY = _SPARE[-1], _SPARE[-2]
+
+
+@pytest.fixture(autouse=True)
+def spare_keys():
+    """No fallback at FALLBACK_KEY and FALLTHROUGH_KEY while a test runs; the package's are put back after."""
+    aside = {k: DISPATCHER.fallbacks().get(k, []) for k in (FALLBACK_KEY, FALLTHROUGH_KEY)}
+    for regs in aside.values():
+        for reg in reversed(regs):
+            reg.remove()
+    yield
+    for key, regs in aside.items():
+        for reg in regs:
+            DISPATCHER.register_fallback(key, reg.fn, location=reg.location)
 
 
 def _tensor(values, dtype=flow.float32, device="cpu"):
@@ -185,8 +199,8 @@ def test_dump_table_text(op):
     try:
         lines = dump_table(op).splitlines()
         by_key = {line.split(":")[0]: line for line in lines if not line.startswith(" ")}
-        assert list(by_key) == ["Meta", "CPU", "CUDA", "PrivateUse1", "Lazy", "Batched", "Python", "Autograd",
-                                "Autocast", "Profiler"]
+        assert list(by_key) == ["Meta", "CPU", "CUDA", "PrivateUse1", "Global", "Lazy", "Batched", "Python",
+                                "Autograd", "Autocast", "Profiler"]
         assert by_key["CPU"].startswith("CPU: h_explicit [from alias CompositeExplicitAutograd] registered at tests/")
         assert by_key["Autograd"].startswith("Autograd: h_autograd [kernel] registered at tests/test_dispatcher.py:")
         assert by_key["Python"].startswith("Python: fallthrough [fallthrough] registered at tests/test_dispatcher.py:")

@@ -109,3 +109,12 @@ def test_run_command_runs_an_unmodified_script(tmp_path):
     module, args, loss = r.stdout.strip().split("|")
     assert module == "oneflow_lite.framework.tensor" and args == "['--lr', '3']"
     assert 0.0 < float(loss) < 2.0
+
+
+def test_a_torch_module_imported_under_the_mock_stays_oneflow_lite_after_disable():
+    with flow.mock_torch.enable():
+        import torch
+    assert torch.nn.Linear is flow.nn.Linear and torch.optim.SGD is flow.optim.SGD  # submodules, after disable
+    with flow.mock_torch.enable():
+        import torch as again
+    assert again is torch  # one proxy per module

@@ -1,8 +1,8 @@
 """Every function the [ops] issue names is exposed, has an OpSpec in the op database, and every op
 type it runs has a cpu and a meta kernel (and a grad function when the function is differentiable).
 
-The op types a function runs are recorded with a handler at the Python dispatch key, included for
-the duration of the call: a TorchDispatchMode-like use of the dispatcher itself.
+The op types a function runs are recorded with a Python dispatch mode (``flow.DispatchMode``, the
+handler at the Python dispatch key) active for the duration of the call.
 """
 
 from __future__ import annotations
@@ -12,11 +12,8 @@ import pytest
 import oneflow_lite as flow
 import op_specs  # noqa: F401  (fills the registry)
 from oneflow_lite.autograd.grad_function import get_grad_function
-from oneflow_lite.dispatch.dispatch_key import DispatchKey, keys_below
 from oneflow_lite.dispatch.dispatcher import DISPATCHER
-from oneflow_lite.dispatch.tls import IncludeDispatchKeyGuard
 from oneflow_lite.framework.op_registry import find
-from oneflow_lite.interpreters.op_interp_util import redispatch
 from opinfo import REGISTRY, to_flow
 
 # The issue's lists, by section; each name is flow.<name> or flow.nn.functional.<name>.
@@ -66,23 +63,23 @@ def test_function_has_an_op_spec(name):
     assert name in _SPECS, f"{name} has no OpSpec in tests/op_specs/"
 
 
+class _RecordOpTypes(flow.DispatchMode):
+    def __init__(self):
+        self.seen = set()
+
+    def __flow_dispatch__(self, op, types, args, kwargs):
+        self.seen.add(op.name)
+        return op(*args, **kwargs)
+
+
 def _record_op_types(spec) -> set[str]:
-    seen = set()
-
-    def recorder(op_expr, ks, inputs, attrs, outputs):
-        seen.add(op_expr.op_type_name)
-        return redispatch(op_expr, ks & keys_below(DispatchKey.Python), inputs, attrs, outputs)
-
-    handle = DISPATCHER.register_fallback(DispatchKey.Python, recorder)
-    try:
-        for dtype in spec.dtypes:
-            for sample in spec.samples(dtype):
-                args, kwargs = to_flow(sample.args), to_flow(sample.kwargs)
-                with IncludeDispatchKeyGuard(DispatchKey.Python):
-                    spec.fn(*args, **kwargs)
-    finally:
-        handle.remove()
-    return seen
+    recorder = _RecordOpTypes()
+    for dtype in spec.dtypes:
+        for sample in spec.samples(dtype):
+            args, kwargs = to_flow(sample.args), to_flow(sample.kwargs)
+            with recorder:
+                spec.fn(*args, **kwargs)
+    return recorder.seen
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if n in _SPECS])

@@ -51,8 +51,9 @@ def test_char_gpt_trains_and_samples_with_both_attention_paths():
     for flash in (True, False):
         out = run_program("char_gpt", steps=30, flash=flash)
         _falls(out["losses"], 0.8)
-        assert len(out["sample"]) == 21 and set(out["sample"]) <= set(runpy.run_path(str(PROGRAMS / "common.py"))
-                                                                       ["TEXT"])
+        with flow.mock_torch.enable():  # common.py imports torch
+            text = runpy.run_path(str(PROGRAMS / "common.py"))["TEXT"]
+        assert len(out["sample"]) == 21 and set(out["sample"]) <= set(text)
 
 
 @pytest.mark.parametrize("rnn_type", ["LSTM", "GRU", "RNN_TANH"])

@@ -1,7 +1,7 @@
 """The ops of an eager training step (issue #7, workload W5): which ops one MLP step dispatches, and the
 grad formulas, kernels and optimizer op that keep that list short, against NumPy and hand-computed values.
 
-Ops are recorded with a handler at the Python dispatch key, included for the duration of the step (as in
+Ops are recorded with a Python dispatch mode active for the duration of the step (as in
 test_ops_coverage.py).
 """
 
@@ -12,34 +12,23 @@ import pytest
 
 import oneflow_lite as flow
 from oneflow_lite.autograd import gradcheck, gradgradcheck
-from oneflow_lite.dispatch.dispatch_key import DispatchKey, keys_below
-from oneflow_lite.dispatch.dispatcher import DISPATCHER
-from oneflow_lite.dispatch.tls import IncludeDispatchKeyGuard
 from oneflow_lite.framework.attr import AttrMap
 from oneflow_lite.framework.op_builder import OpBuilder
-from oneflow_lite.interpreters.op_interp_util import dispatch, redispatch
+from oneflow_lite.interpreters.op_interp_util import dispatch
 
 F = flow.nn.functional
 
 
-class _Recorder:
+class _Recorder(flow.DispatchMode):
     """The (op type, in place) of every op dispatched inside the ``with`` block."""
 
     def __enter__(self):
         self.ops = []
+        return super().__enter__()
 
-        def record(op_expr, ks, inputs, attrs, outputs):
-            self.ops.append((op_expr.op_type_name, outputs is not None))
-            return redispatch(op_expr, ks & keys_below(DispatchKey.Python), inputs, attrs, outputs)
-
-        self._handle = DISPATCHER.register_fallback(DispatchKey.Python, record)
-        self._guard = IncludeDispatchKeyGuard(DispatchKey.Python)
-        self._guard.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        self._guard.__exit__(*exc)
-        self._handle.remove()
+    def __flow_dispatch__(self, op, types, args, kwargs):
+        self.ops.append((op.name, "out" in kwargs))
+        return op(*args, **kwargs)
 
     @property
     def types(self):

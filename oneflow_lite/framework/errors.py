@@ -20,3 +20,8 @@ class RegistrationError(RuntimeError):
 class KernelContractError(RuntimeError):
     """A kernel returned outputs whose shape or dtype differ from what its op's inference promised: a bug in
     the kernel or the infer function, never in the caller's arguments."""
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra kernel met an input its algorithm cannot handle (a singular matrix, a matrix that
+    is not positive-definite): PyTorch's ``torch.linalg.LinAlgError``, raised by kernels on every device."""

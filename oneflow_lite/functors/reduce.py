@@ -14,19 +14,30 @@ it first); ``mean``, ``var``, ``std`` and ``norm`` need a floating input;
 
 ``max(input, dim)``, ``min(input, dim)``, ``sort`` and ``topk`` return named tuples
 ``(values, indices)``: ``flow.return_types.max`` and friends, as PyTorch's
-``torch.return_types``.
+``torch.return_types`` (so do median, mode, kthvalue, cummax, aminmax, histogram
+and the decompositions of functors/linalg.py).
+
+Statistics and searching: ``median`` / ``nanmedian`` / ``mode`` / ``kthvalue`` /
+``cummax`` / ``cummin`` / ``logcumsumexp`` (Note [Order statistics] in
+ops/reduce.py), ``quantile`` / ``nanquantile`` (a sort, then a gather and lerp),
+``nansum``, ``nanmean``, ``std_mean``, ``var_mean``, ``aminmax``, ``msort``,
+``histc``, ``histogram``, ``bincount``, ``searchsorted``, ``bucketize``, ``unique``,
+``unique_consecutive`` (value-dependent shapes: Note [Value-dependent shapes] in
+ops/index.py), ``trapezoid``, ``cumulative_trapezoid``.
 """
 
 from __future__ import annotations
 
+import builtins
 import collections
+import functools
 
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.op_builder import OpBuilder
-from oneflow_lite.framework.tensor import _wrap_dim
-from oneflow_lite.functors.promotion import TORCH_NAMES, cast, get_default_dtype
+from oneflow_lite.framework.tensor import Tensor, _wrap_dim
+from oneflow_lite.functors.promotion import TORCH_NAMES, cast, cast_into, common_dtype, get_default_dtype
 from oneflow_lite.functors.registry import composite, functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
@@ -35,21 +46,50 @@ _int64 = dt.int64
 _CACHE_SIZE = 1024
 
 
-def _named_tuple(name):
-    cls = collections.namedtuple(name, ("values", "indices"))
+def _named_tuple(name, fields=("values", "indices")):
+    cls = collections.namedtuple(name, fields)
     cls.__module__ = "oneflow_lite.return_types"
     cls.__qualname__ = name
-    cls.__repr__ = lambda self: f"oneflow_lite.return_types.{name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"oneflow_lite.return_types.{name}(\n{body})"
+    cls.__repr__ = __repr__
     return cls
 
 
 class return_types:
-    """Named tuples ``(values, indices)`` returned by ``max`` / ``min`` with a dim, ``sort`` and ``topk``."""
+    """Named tuples returned by functions with several results (PyTorch's ``torch.return_types``)."""
 
     max = _named_tuple("max")
     min = _named_tuple("min")
     sort = _named_tuple("sort")
     topk = _named_tuple("topk")
+    median = _named_tuple("median")
+    nanmedian = _named_tuple("nanmedian")
+    mode = _named_tuple("mode")
+    kthvalue = _named_tuple("kthvalue")
+    cummax = _named_tuple("cummax")
+    cummin = _named_tuple("cummin")
+    aminmax = _named_tuple("aminmax", ("min", "max"))
+    histogram = _named_tuple("histogram", ("hist", "bin_edges"))
+    slogdet = _named_tuple("slogdet", ("sign", "logabsdet"))
+    linalg_slogdet = _named_tuple("linalg_slogdet", ("sign", "logabsdet"))
+    qr = _named_tuple("qr", ("Q", "R"))
+    linalg_qr = _named_tuple("linalg_qr", ("Q", "R"))
+    svd = _named_tuple("svd", ("U", "S", "V"))
+    linalg_svd = _named_tuple("linalg_svd", ("U", "S", "Vh"))
+    linalg_eigh = _named_tuple("linalg_eigh", ("eigenvalues", "eigenvectors"))
+    triangular_solve = _named_tuple("triangular_solve", ("solution", "cloned_coefficient"))
+    lu_unpack = _named_tuple("lu_unpack", ("P", "L", "U"))
+    linalg_lu = _named_tuple("linalg_lu", ("P", "L", "U"))
+    linalg_lu_factor = _named_tuple("linalg_lu_factor", ("LU", "pivots"))
+    linalg_lu_factor_ex = _named_tuple("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+    linalg_inv_ex = _named_tuple("linalg_inv_ex", ("inverse", "info"))
+    linalg_cholesky_ex = _named_tuple("linalg_cholesky_ex", ("L", "info"))
+    linalg_solve_ex = _named_tuple("linalg_solve_ex", ("result", "info"))
+    linalg_lstsq = _named_tuple("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+    geqrf = _named_tuple("geqrf", ("a", "tau"))
 
 
 def reduce_dims(name: str, ndim: int, dim) -> tuple:
@@ -307,8 +347,8 @@ class NormFunctor:
     A number ``p`` is the vector norm over ``dim`` (every dim when None):
     ``sum(|x|^p)^(1/p)``, the max / min of ``|x|`` for inf / -inf, the count of
     non-zeros for 0. ``"fro"`` (and ``p=None``) is the 2-norm over at most two
-    dims. ``dtype`` casts the input first. The nuclear norm (``"nuc"``) is not
-    supported.
+    dims. ``dtype`` casts the input first. ``"nuc"`` is the nuclear norm (the sum of
+    the singular values) over two dims (a 2-D input when ``dim`` is None).
     """
 
     def __init__(self):
@@ -318,6 +358,8 @@ class NormFunctor:
     def __call__(self, x, p=None, dim=None, keepdim=False, dtype=None):
         if p is None or type(p) is str:
             p = self._string_order("fro" if p is None else p, dim)
+            if p == "nuc":
+                return self._nuclear(x, dim, keepdim, dtype)
         elif type(p) is bool:
             raise TypeError("norm(): p must be a number or one of 'fro', 'nuc', not bool")
         d = x._meta.dtype
@@ -333,13 +375,25 @@ class NormFunctor:
         return dispatch(self.op, (x,), _reduce_attrs(self._attrs, "norm", x._meta.ndim, dim, keepdim, extra))[0]
 
     @staticmethod
+    def _nuclear(x, dim, keepdim, dtype):
+        if dtype is not None:
+            x = cast(x, dtype)
+        if dim is None:
+            if x._meta.ndim != 2:
+                dims = " ".join(str(i) for i in range(x._meta.ndim))
+                raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dims} (the nuclear norm of a "
+                                   f"{x._meta.ndim}-D tensor needs dim)")
+            dim = (0, 1)
+        return F.nuclear_norm(x, dim, keepdim)
+
+    @staticmethod
     def _string_order(p, dim):
         if p == "fro":
             if dim is not None and len(dim) > 2:
                 raise RuntimeError(f"norm(): the 'fro' norm takes at most 2 dims, got dim={list(dim)}")
             return 2.0
         if p == "nuc":
-            raise NotImplementedError("norm(): the nuclear norm (p='nuc') is not supported")
+            return p
         raise RuntimeError(f"norm(): p must be a number, 'fro' or 'nuc', got {p!r}")
 
 
@@ -376,10 +430,11 @@ class _Scan:
         self.op = OpBuilder(self.name).input("x").output("y").build()
         self._attrs = {}
 
-    def __call__(self, x, dim, dtype=None):
-        x = cast(x, _accumulating_dtype(x, dtype))
-        d = _wrap_dim(dim, x._meta.ndim, self.name)
-        return dispatch(self.op, (x,), cached_attrs(self._attrs, ("dim",), (d,)))[0]
+    def __call__(self, x, dim, dtype=None, inplace=False):
+        src = cast(x, _accumulating_dtype(x, dtype) if not inplace or dtype is not None else x._meta.dtype)
+        d = _wrap_dim(dim, src._meta.ndim, self.name)
+        y = dispatch(self.op, (src,), cached_attrs(self._attrs, ("dim",), (d,)))[0]
+        return cast_into(y, x) if inplace else y
 
 
 @functor("Cumsum")
@@ -435,3 +490,500 @@ class TopKFunctor:
         attrs = cached_attrs(self._attrs, ("k", "dim", "largest", "sorted"), (k, d, largest, sorted))
         return return_types.topk(*dispatch(self.op, (x,), attrs))
 
+
+
+# ---- aminmax, nansum, nanmean, std_mean, var_mean -------------------------------------------------------
+@composite("Aminmax")
+def aminmax(x, dim=None, keepdim=False):
+    """``aminmax(input, *, dim=None, keepdim=False)``: named tuple (min, max) over ``dim`` (every dim when None)."""
+    shape = x._meta.shape
+    if dim is None:
+        empty = x._meta.numel == 0
+    else:
+        d = _wrap_dim(dim, len(shape), "aminmax")
+        empty = bool(shape) and shape[d] == 0
+    if empty:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                           "identity.")
+    dims = () if dim is None else (dim,)
+    return return_types.aminmax(F.amin(x, dims, keepdim), F.amax(x, dims, keepdim))
+
+
+def _without_nan(x):
+    """``x`` with its NaNs as 0 (x itself for non-floating dtypes)."""
+    if not x._meta.dtype.is_floating_point:
+        return x
+    return F.where(F.isnan(x), 0.0, x)
+
+
+@composite("Nansum")
+def nansum(x, dim=None, keepdim=False, dtype=None):
+    """``nansum(input, dim=None, keepdim=False, *, dtype=None)``: ``sum`` treating NaN as 0."""
+    return F.sum(_without_nan(x), dim, keepdim, dtype=dtype)
+
+
+@composite("Nanmean")
+def nanmean(x, dim=None, keepdim=False, dtype=None):
+    """``nanmean(input, dim=None, keepdim=False, *, dtype=None)``: the mean of the non-NaN elements."""
+    d = x._meta.dtype if dtype is None else dtype
+    if not d.is_floating_point:
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{TORCH_NAMES[d]}")
+    x = cast(x, d)
+    count = F.sum(F.logical_not(F.isnan(x)), dim, keepdim, dtype=d)
+    return F.div(F.sum(_without_nan(x), dim, keepdim), count)
+
+
+def _with_mean(name):
+    def fn(x, dim=None, unbiased=None, keepdim=False, correction=None):
+        spread = getattr(F, name)(x, dim, unbiased, keepdim, correction=correction)
+        return spread, F.mean(x, dim, keepdim)
+    fn.__name__ = fn.__qualname__ = name + "_mean"
+    fn.__doc__ = (f"``{name}_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None)``: the tuple "
+                  f"({name}, mean) over ``dim``.")
+    return fn
+
+
+std_mean = composite("StdMean")(_with_mean("std"))
+var_mean = composite("VarMean")(_with_mean("var"))
+composite("StdMeanUnbiased")(lambda x, unbiased: std_mean(x, None, unbiased))
+composite("VarMeanUnbiased")(lambda x, unbiased: var_mean(x, None, unbiased))
+
+
+# ---- median, nanmedian, mode, kthvalue, cummax, cummin, logcumsumexp (Note [Order statistics]) ------------
+class _Median:
+    """``median(input)``: the lower median of every element (NaN when there is one); ``nanmedian`` ignores
+    the NaNs."""
+
+    ignore_nan = False
+
+    def __init__(self):
+        self.op = _reduce_op("reduce_median")
+        self._attrs = {}
+
+    def __call__(self, x):
+        return dispatch(self.op, (x,), _reduce_attrs(self._attrs, "median", x._meta.ndim, None, False,
+                                                     (("ignore_nan", self.ignore_nan),)))[0]
+
+
+@functor("Median")
+class MedianFunctor(_Median):
+    pass
+
+
+@functor("NanMedian")
+class NanMedianFunctor(_Median):
+    ignore_nan = True
+
+
+class _AlongDim:
+    """``median(input, dim=-1, keepdim=False)`` and friends: named tuple (values, indices) along ``dim``."""
+
+    op_type = name = ""
+    result = None
+    extra = ()  # (attr name, value) pairs fixed per function
+
+    def __init__(self):
+        self.op = OpBuilder(self.op_type).input("input").output("values").output("indices").build()
+        self._attrs = {}
+
+    def run(self, x, dim, keepdim, more=()):
+        d = _wrap_dim(dim, x._meta.ndim, self.name)
+        names = ("dim", "keepdim") + tuple(n for n, _ in self.extra) + tuple(n for n, _ in more)
+        values = (d, keepdim) + tuple(v for _, v in self.extra) + tuple(v for _, v in more)
+        return self.result(*dispatch(self.op, (x,), cached_attrs(self._attrs, names, values)))
+
+    def __call__(self, x, dim=-1, keepdim=False):
+        return self.run(x, dim, keepdim)
+
+
+@functor("MedianDim")
+class MedianDimFunctor(_AlongDim):
+    op_type, name, result, extra = "median_dim", "median", return_types.median, (("ignore_nan", False),)
+
+
+@functor("NanMedianDim")
+class NanMedianDimFunctor(_AlongDim):
+    op_type, name, result, extra = "median_dim", "nanmedian", return_types.nanmedian, (("ignore_nan", True),)
+
+
+@functor("Mode")
+class ModeFunctor(_AlongDim):
+    op_type, name, result = "mode", "mode", return_types.mode
+
+
+@functor("Kthvalue")
+class KthvalueFunctor(_AlongDim):
+    """``kthvalue(input, k, dim=-1, keepdim=False)``: the k-th smallest element along ``dim`` (1-based)."""
+
+    op_type, name, result = "kthvalue", "kthvalue", return_types.kthvalue
+
+    def __call__(self, x, k, dim=-1, keepdim=False):
+        return self.run(x, dim, keepdim, (("k", k),))
+
+
+class _CumulativeExtreme:
+    """``cummax(input, dim)``: named tuple (values, indices) of the running max along ``dim``."""
+
+    name = ""
+    result = None
+
+    def __init__(self):
+        self.op = OpBuilder(self.name).input("x").output("values").output("indices").build()
+        self._attrs = {}
+
+    def __call__(self, x, dim):
+        d = _wrap_dim(dim, x._meta.ndim, self.name)
+        return self.result(*dispatch(self.op, (x,), cached_attrs(self._attrs, ("dim",), (d,))))
+
+
+@functor("Cummax")
+class CummaxFunctor(_CumulativeExtreme):
+    name, result = "cummax", return_types.cummax
+
+
+@functor("Cummin")
+class CumminFunctor(_CumulativeExtreme):
+    name, result = "cummin", return_types.cummin
+
+
+@functor("Logcumsumexp")
+class LogcumsumexpFunctor:
+    """``logcumsumexp(input, dim)``: ``log(cumsum(exp(input)))`` along ``dim``, computed stably."""
+
+    def __init__(self):
+        self.op = OpBuilder("logcumsumexp").input("x").output("y").build()
+        self._attrs = {}
+
+    def __call__(self, x, dim):
+        d = _wrap_dim(dim, x._meta.ndim, "logcumsumexp")
+        return dispatch(self.op, (x,), cached_attrs(self._attrs, ("dim",), (d,)))[0]
+
+
+@composite("Msort")
+def msort(x):
+    """``msort(input)``: ``sort(input, dim=0).values``."""
+    return F.sort(x, 0)[0]
+
+
+# ---- quantile, nanquantile --------------------------------------------------------------------------------
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_checks(name, x, q, interpolation):
+    d = x._meta.dtype
+    if d not in (dt.float32, dt.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if x._meta.numel == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
+                           f"got {interpolation}")
+    if q._meta.ndim > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if q._meta.dtype is not d:
+        raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+    if q._meta.device.device_type.has_storage:
+        values = q.numpy()
+        if values.size and not ((values >= 0).all() and (values <= 1).all()):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+
+
+def _quantile_ranks(sorted_x, q, ignore_nan):
+    """The (fractional) sorted position of each quantile in each row: ``q * (n - 1)`` with n the row's
+    size (its count of non-NaN values when ``ignore_nan``); the last position (a NaN) when a row holds NaN
+    (every value is NaN, with ``ignore_nan``)."""
+    n = sorted_x._meta.shape[-1]
+    d = sorted_x._meta.dtype
+    if ignore_nan:
+        valid = F.sum(F.logical_not(F.isnan(sorted_x)), -1, True, dtype=d)
+        ranks = F.mul(q, F.sub(valid, 1.0))
+        return F.where(F.eq(valid, 0.0), float(n - 1), ranks)
+    last_is_nan = F.isnan(F.narrow(sorted_x, -1, n - 1, 1))  # NaN sorts last
+    return F.where(last_is_nan, float(n - 1), F.mul(q, float(n - 1)))
+
+
+def _interpolate(sorted_x, ranks, interpolation):
+    if interpolation in ("lower", "higher", "nearest"):
+        fn = {"lower": F.floor, "higher": F.ceil, "nearest": F.round}[interpolation]
+        return F.gather(sorted_x, -1, F.cast(fn(ranks), _int64))
+    below, above = F.floor(ranks), F.ceil(ranks)
+    weight = F.full_like(ranks, 0.5) if interpolation == "midpoint" else F.sub(ranks, below)
+    low = F.gather(sorted_x, -1, F.cast(below, _int64))
+    high = F.gather(sorted_x, -1, F.cast(above, _int64))
+    return F.lerp(low, high, weight)
+
+
+def _quantile(name, ignore_nan, x, q, dim=None, keepdim=False, interpolation="linear"):
+    """Sort along ``dim`` (of the flattened input when None), pick or interpolate the sorted values at the
+    quantiles' ranks, put the quantiles' dim first (PyTorch's layout)."""
+    scalar = not isinstance(q, Tensor)
+    if scalar:
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+        q = F.full((1,), float(q), dtype=x._meta.dtype, device=x._meta.device)
+    _quantile_checks(name, x, q, interpolation)
+    shape = x._meta.shape
+    if dim is None:
+        rows, kept = F.reshape(x, (1, -1)), (1,) * len(shape)
+    else:
+        d = _wrap_dim(dim, len(shape), name)
+        order = [i for i in range(len(shape)) if i != d] + [d]
+        rows = F.permute(x, order) if shape else F.reshape(x, (1,))
+        kept = tuple(1 if i == d else s for i, s in enumerate(shape))
+    sorted_x = F.sort(rows, -1)[0]
+    lead = tuple(sorted_x._meta.shape[:-1])
+    ranks = _quantile_ranks(sorted_x, F.reshape(q, (1,) * len(lead) + (-1,)), ignore_nan)
+    out = _interpolate(sorted_x, F.expand(ranks, lead + (q._meta.numel,)), interpolation)
+    out = F.permute(out, [len(lead)] + list(range(len(lead))))  # quantiles first
+    if dim is None:
+        out = F.reshape(out, (-1,) + kept) if keepdim else F.reshape(out, (-1,))
+    elif keepdim:
+        out = F.reshape(out, (-1,) + kept)
+    return F.reshape(out, tuple(out._meta.shape[1:])) if scalar or q._meta.ndim == 0 else out
+
+
+composite("Quantile")(functools.partial(_quantile, "quantile", False))
+composite("NanQuantile")(functools.partial(_quantile, "nanquantile", True))
+
+
+# ---- histc, histogram, bincount, searchsorted, bucketize, unique -----------------------------------------
+def _check_has_data(name, t, what):
+    if not t._meta.device.device_type.has_storage:
+        raise RuntimeError(f"{name}: the output shape depends on the values of {what}, which a tensor on "
+                           f"'{t._meta.device}' does not hold")
+
+
+@functor("Histc")
+class HistcFunctor:
+    """``histc(input, bins=100, min=0, max=0)``: counts in ``bins`` equal bins over [min, max] (the data's range
+    when both are equal), in the input's floating dtype."""
+
+    def __init__(self):
+        self.op = OpBuilder("histc").input("input").output("out").build()
+        self._attrs = {}
+
+    def __call__(self, x, bins=100, min=0.0, max=0.0):
+        attrs = cached_attrs(self._attrs, ("bins", "min", "max"), (bins, float(min), float(max)))
+        return dispatch(self.op, (x,), attrs)[0]
+
+
+@functor("Histogram")
+class HistogramFunctor:
+    """``histogram(input, bins, *, range=None, weight=None, density=False)``: named tuple (hist, bin_edges);
+    ``bins`` is a count of equal bins (over ``range``, else the data's) or a 1-D tensor of edges."""
+
+    def __init__(self):
+        self.ops = {}
+        self._attrs = {}
+
+    def _op(self, with_bins, with_weight):
+        key = (with_bins, with_weight)
+        op = self.ops.get(key)
+        if op is None:
+            b = OpBuilder("histogram").input("input")
+            if with_bins:
+                b = b.input("bins")
+            if with_weight:
+                b = b.input("weight")
+            op = self.ops[key] = b.output("hist").output("bin_edges").build()
+        return op
+
+    def __call__(self, x, bins, range=None, weight=None, density=False):
+        edges = isinstance(bins, Tensor)
+        if range is not None and len(range) != 2:
+            raise RuntimeError(f"torch.histogram(): range should have 2 elements, got {len(range)}")
+        lo, hi = (0.0, 0.0) if range is None else range
+        attrs = cached_attrs(self._attrs, ("bin_count", "min", "max", "has_range", "density", "with_edges"),
+                             (1 if edges else bins, float(lo), float(hi), range is not None and not edges, density,
+                              edges))
+        inputs = (x,) + ((bins,) if edges else ()) + (() if weight is None else (weight,))
+        return return_types.histogram(*dispatch(self._op(edges, weight is not None), inputs, attrs))
+
+
+@functor("Bincount")
+class BincountFunctor:
+    """``bincount(input, weights=None, minlength=0)``: the count (or the weight sum) of each value of a 1-D
+    non-negative integer tensor, ``max(input) + 1`` long at least (``minlength``)."""
+
+    def __init__(self):
+        self.op = OpBuilder("bincount").input("input").output("out").build()
+        self.op_weights = OpBuilder("bincount").input("input").input("weights").output("out").build()
+        self._attrs = {}
+
+    def __call__(self, x, weights=None, minlength=0):
+        if minlength < 0:
+            raise RuntimeError("minlength should be >= 0")
+        m = x._meta
+        if m.ndim != 1 or m.dtype.is_floating_point or m.dtype is dt.bool_:
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+        _check_has_data("bincount", x, "input")
+        size = minlength
+        if m.numel:
+            if F.amin(x).item() < 0:
+                raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+            size = builtins.max(minlength, F.amax(x).item() + 1)
+        attrs = cached_attrs(self._attrs, ("size",), (size,))
+        if weights is None:
+            return dispatch(self.op, (x,), attrs)[0]
+        return dispatch(self.op_weights, (x, weights), attrs)[0]
+
+
+@functor("Searchsorted")
+class SearchsortedFunctor:
+    """``searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, sorter=None)``: the
+    index in the innermost dim of ``sorted_sequence`` where each value would be inserted to keep it sorted
+    (after equal elements with ``right`` / ``side='right'``); a number gives a 0-d result."""
+
+    def __init__(self):
+        self.op = OpBuilder("searchsorted").input("sorted_sequence").input("values").output("out").build()
+        self.op_sorter = (OpBuilder("searchsorted").input("sorted_sequence").input("values").input("sorter")
+                          .output("out").build())
+        self._attrs = {}
+
+    def __call__(self, seq, values, out_int32=False, right=False, side=None, sorter=None):
+        if side is not None:
+            if side not in ("left", "right"):
+                raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+            if right and side == "left":
+                raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of "
+                                   "left while right was True")
+            right = side == "right"
+        if not isinstance(values, Tensor):
+            values = F.full((), values, dtype=seq._meta.dtype, device=seq._meta.device)
+        d = common_dtype(seq, values)
+        attrs = cached_attrs(self._attrs, ("right", "out_int32"), (right, out_int32))
+        inputs = (cast(seq, d), cast(values, d))
+        if sorter is None:
+            return dispatch(self.op, inputs, attrs)[0]
+        return dispatch(self.op_sorter, inputs + (sorter,), attrs)[0]
+
+
+@composite("Bucketize")
+def bucketize(x, boundaries, out_int32=False, right=False):
+    """``bucketize(input, boundaries, *, out_int32=False, right=False)``: the bucket of each element of
+    ``input`` among the 1-D sorted ``boundaries``: ``searchsorted(boundaries, input)``."""
+    if boundaries._meta.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries._meta.ndim})")
+    return F.searchsorted(boundaries, x, out_int32=out_int32, right=right)
+
+
+class _Unique:
+    """``unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None)``: the sorted unique
+    elements (or slices along ``dim``), with the inverse indices and the counts when asked."""
+
+    consecutive = False
+    name = "unique"
+
+    def __init__(self):
+        self.count_op = OpBuilder("unique_count").input("input").output("out").build()
+        self.op = OpBuilder("unique").input("input").output("output").output("inverse").output("counts").build()
+        self._attrs = {}
+
+    def run(self, x, return_inverse, return_counts, dim):
+        _check_has_data(self.name, x, "input")
+        names = ("dim", "has_dim", "consecutive")
+        values = (0 if dim is None else dim, dim is not None, self.consecutive)
+        count = dispatch(self.count_op, (x,), cached_attrs(self._attrs, names, values))[0].item()
+        out, inverse, counts = dispatch(self.op, (x,), cached_attrs(self._attrs, names + ("count",),
+                                                                    values + (count,)))
+        if not (return_inverse or return_counts):
+            return out
+        return (out,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+
+    def __call__(self, x, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        return self.run(x, return_inverse, return_counts, dim)
+
+
+@functor("Unique")
+class UniqueFunctor(_Unique):
+    pass
+
+
+@functor("UniqueConsecutive")
+class UniqueConsecutiveFunctor(_Unique):
+    """``unique_consecutive(input, return_inverse=False, return_counts=False, dim=None)``: one element of each
+    run of equal consecutive elements (or slices along ``dim``)."""
+
+    consecutive = True
+    name = "unique_consecutive"
+
+    def __call__(self, x, return_inverse=False, return_counts=False, dim=None):
+        return self.run(x, return_inverse, return_counts, dim)
+
+
+@composite("Argwhere")
+def argwhere(x):
+    """``argwhere(input)``: the (n, ndim) int64 coordinates of the non-zero elements (``nonzero``)."""
+    return F.nonzero(x)
+
+
+# ---- trapezoid, cumulative_trapezoid ------------------------------------------------------------------
+def _trapezoid_parts(name, y, x, dx, dim):
+    """(the sum terms' halves ``(y[1:] + y[:-1]) / 2`` scaled by the spacing, the dim) of the trapezoid rule."""
+    ndim = y._meta.ndim
+    if ndim == 0:
+        raise IndexError(f"{name}: Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
+    d = _wrap_dim(dim, ndim, name)
+    if y._meta.dtype is dt.bool_:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    if not y._meta.dtype.is_floating_point:
+        y = cast(y, get_default_dtype())
+    n = y._meta.shape[d]
+    if n == 0:
+        return None, d
+    mids = F.mul(F.add(F.narrow(y, d, 1, n - 1), F.narrow(y, d, 0, n - 1)), 0.5)
+    if x is None:
+        return F.mul(mids, 1.0 if dx is None else dx), d
+    if x._meta.ndim == 1:
+        if x._meta.shape[0] != n:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        spacing = F.sub(F.narrow(x, 0, 1, n - 1), F.narrow(x, 0, 0, n - 1))
+        spacing = F.reshape(spacing, (n - 1,) + (1,) * (ndim - 1 - d))
+    else:
+        xd = _wrap_dim(dim, x._meta.ndim, name)
+        spacing = F.sub(F.narrow(x, xd, 1, n - 1), F.narrow(x, xd, 0, n - 1))
+    return F.mul(mids, spacing), d
+
+
+def _trapezoid(y, x, dx, dim):
+    parts, d = _trapezoid_parts("trapezoid", y, x, dx, dim)
+    if parts is None:
+        shape = tuple(s for i, s in enumerate(y._meta.shape) if i != d)
+        dtype = y._meta.dtype if y._meta.dtype.is_floating_point else get_default_dtype()
+        return F.zeros(shape, dtype=dtype, device=y._meta.device)
+    return F.sum(parts, d)
+
+
+def _cumulative_trapezoid(y, x, dx, dim):
+    parts, d = _trapezoid_parts("cumulative_trapezoid", y, x, dx, dim)
+    if parts is None:
+        dtype = y._meta.dtype if y._meta.dtype.is_floating_point else get_default_dtype()
+        return F.zeros(y._meta.shape, dtype=dtype, device=y._meta.device)
+    return F.cumsum(parts, d)
+
+
+@composite("Trapezoid")
+def trapezoid(y, x, dim=-1):
+    """``trapezoid(y, x, *, dim=-1)``: the trapezoid rule along ``dim`` at the points ``x`` (1-D, or shaped
+    like ``y``)."""
+    return _trapezoid(y, x, None, dim)
+
+
+@composite("TrapezoidDx")
+def trapezoid_dx(y, dx=None, dim=-1):
+    """``trapezoid(y, *, dx=None, dim=-1)``: the trapezoid rule along ``dim`` for points spaced ``dx`` (1)."""
+    return _trapezoid(y, None, dx, dim)
+
+
+@composite("CumulativeTrapezoid")
+def cumulative_trapezoid(y, x, dim=-1):
+    """``cumulative_trapezoid(y, x, *, dim=-1)``: the running trapezoid rule along ``dim`` (one element fewer
+    than ``y`` there)."""
+    return _cumulative_trapezoid(y, x, None, dim)
+
+
+@composite("CumulativeTrapezoidDx")
+def cumulative_trapezoid_dx(y, dx=None, dim=-1):
+    """``cumulative_trapezoid(y, *, dx=None, dim=-1)``: the running trapezoid rule for points spaced ``dx``."""
+    return _cumulative_trapezoid(y, None, dx, dim)

@@ -2,5 +2,7 @@
 passes, the executor, and save / load."""
 
 from oneflow_lite.graph.compiler import register_out_variant  # noqa: F401
-from oneflow_lite.graph.graph import FunctionGraph, Graph, GraphConfig, ModuleBlock  # noqa: F401
+from oneflow_lite.graph.config import GraphConfig  # noqa: F401
+from oneflow_lite.graph.graph import FunctionGraph, Graph  # noqa: F401
 from oneflow_lite.graph.ir import mark_stateful  # noqa: F401
+from oneflow_lite.graph.proxy import GraphModule, ModuleBlock  # noqa: F401

@@ -20,7 +20,8 @@ Note [Graph signatures]
 A graph caches one compiled plan per input signature: the nested structure of
 the arguments, each tensor's shape, dtype, device and requires_grad, the values
 of Python scalars among them (they are baked into the captured ops), and the
-``training`` flag of each module attribute. A call with a new signature captures
+``training`` flag of each module attribute, and the thread's autocast state (a call
+under ``flow.autocast`` records casts a call without it does not). A call with a new signature captures
 and compiles again (logged at INFO on ``oneflow_lite.graph``) and keeps the plan
 beside the earlier ones. Outputs never require grad: a graph is not differentiated
 from outside (call ``backward()`` inside ``build()``).
@@ -48,137 +49,43 @@ import re
 import threading
 import time
 import zipfile
+from contextlib import ExitStack
 from typing import ClassVar
 
 import numpy as np
 from google.protobuf.message import DecodeError
 
 from oneflow_lite._proto import job_pb2
+from oneflow_lite.dispatch.tls import ACTIVE as _KEYS_ACTIVE
 from oneflow_lite.framework import dtype as dtypes
 from oneflow_lite.framework import op_registry
-from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET, Tensor
+from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET, RemovableHandle, Tensor
 from oneflow_lite.framework.tensor_meta import make_meta
-from oneflow_lite.graph import io
+from oneflow_lite.graph import io, picture
+from oneflow_lite.graph import state as graph_state
+from oneflow_lite.graph.accumulation import join_outputs, split_inputs
+from oneflow_lite.graph.amp import SCALE_NAME, TRACKER_NAME, AmpCapture, check_scaler
+from oneflow_lite.graph.capture import GraphBuildCtx
 from oneflow_lite.graph.compiler import Plan, StalePlan
+from oneflow_lite.graph.config import GraphConfig
+from oneflow_lite.graph.debug import DebugOptions, emit, meta_repr
+from oneflow_lite.graph.global_plan import GlobalJobPlan, is_global_job
 from oneflow_lite.graph.ir import JobError, JobIR, is_free_eager_name
-from oneflow_lite.graph.passes import common_subexpression_elimination, constant_folding, dead_code_elimination
-from oneflow_lite.interpreters.lazy import JobBuildAndInferCtx, current_build_ctx, lazy_mode
+from oneflow_lite.graph.pipeline import checkpoint_segments, run_job_passes
+from oneflow_lite.graph.proxy import GraphModule, ModuleBlock  # noqa: F401  (re-exported)
+from oneflow_lite.interpreters.autocast import state_key as _autocast_state
+from oneflow_lite.interpreters.lazy import current_build_ctx, lazy_mode
 
 _log = logging.getLogger("oneflow_lite.graph")
+# Exporters by format: onnx/ (which imports graph/) registers "onnx" for Graph.export_onnx.
+EXPORTERS: dict = {}
 _FORMAT = "oneflow_lite.nn.Graph"
 _FORMAT_VERSION = 1
 
 
-class GraphConfig:
-    """Which compiler passes run: ``graph.config.enable_cse(False)`` and friends (all on by default).
-
-    Changing a pass drops the compiled plans; the next call recompiles the captured jobs."""
-
-    PASSES = ("cse", "constant_folding", "dce", "fusion", "memory_plan")
-
-    def __init__(self, on_change=None):
-        self._flags = dict.fromkeys(self.PASSES, True)
-        self._on_change = on_change
-
-    def _set(self, name, mode):
-        if not isinstance(mode, bool):
-            raise TypeError(f"GraphConfig.enable_{name}(): mode must be a bool, got {type(mode).__name__}")
-        if self._flags[name] != mode:
-            self._flags[name] = mode
-            if self._on_change is not None:
-                self._on_change()
-
-    def enable_cse(self, mode: bool = True) -> None:
-        """Common-subexpression elimination: merge ops of the same type, attrs and inputs."""
-        self._set("cse", mode)
-
-    def enable_constant_folding(self, mode: bool = True) -> None:
-        """Compute ops on constants (free eager tensors that are not parameters) at compile time."""
-        self._set("constant_folding", mode)
-
-    def enable_dce(self, mode: bool = True) -> None:
-        """Dead-code elimination: drop ops whose results reach no output and no variable update."""
-        self._set("dce", mode)
-
-    def enable_fusion(self, mode: bool = True) -> None:
-        """Run chains of elementwise ops in one buffer (NumPy ``out=``)."""
-        self._set("fusion", mode)
-
-    def enable_memory_plan(self, mode: bool = True) -> None:
-        """Free blobs after their last use and reuse buffers by liveness."""
-        self._set("memory_plan", mode)
-
-    def is_enabled(self, name: str) -> bool:
-        return self._flags[name]
-
-    def as_dict(self) -> dict:
-        return dict(self._flags)
-
-    def __repr__(self):
-        return "GraphConfig(" + ", ".join(f"{k}={v}" for k, v in self._flags.items()) + ")"
-
-
-# ---- module blocks --------------------------------------------------------------------------------
 def _is_module(value) -> bool:
     return (not isinstance(value, (type, Tensor)) and callable(getattr(value, "named_parameters", None))
             and callable(getattr(value, "named_buffers", None)) and callable(getattr(value, "named_children", None)))
-
-
-class ModuleBlock:
-    """A module inside a graph (OneFlow's proxy block, Note [Modules in a graph]): attribute reads go to
-    the module, submodules come back as blocks, and a call during capture opens the module's scope and
-    runs its ``forward`` with the block as ``self``."""
-
-    __slots__ = ("_children", "_origin", "_path")
-
-    def __init__(self, origin, path: str):
-        object.__setattr__(self, "_origin", origin)
-        object.__setattr__(self, "_path", path)
-        # _modules keeps a module registered under two names (named_children() drops the repeat)
-        modules = getattr(origin, "_modules", None)
-        children = modules.items() if isinstance(modules, dict) else origin.named_children()
-        object.__setattr__(self, "_children", {name: ModuleBlock(child, f"{path}.{name}")
-                                               for name, child in children if child is not None})
-
-    def __getattr__(self, name):
-        child = self._children.get(name)
-        if child is not None:
-            return child
-        attr = getattr(self._origin, name)
-        if getattr(attr, "__self__", None) is self._origin and hasattr(attr, "__func__"):
-            return attr.__func__.__get__(self)  # a method runs with the block as self
-        return attr
-
-    def __setattr__(self, name, value):
-        setattr(self._origin, name, value)
-
-    def __call__(self, *args, **kwargs):
-        ctx = current_build_ctx()
-        if ctx is None:
-            return self._origin(*args, **kwargs)
-        forward = getattr(type(self._origin), "forward", None)
-        if not callable(forward):
-            raise TypeError(f"module '{self._path}' ({type(self._origin).__name__}) has no forward() to call in a graph")
-        ctx.push_scope(self._path)
-        try:
-            return forward(self, *args, **kwargs)
-        finally:
-            ctx.pop_scope()
-
-    def __iter__(self):
-        return iter(self._children.values())
-
-    def __len__(self):
-        return len(self._children)
-
-    def __getitem__(self, index):
-        if isinstance(index, int):
-            keys = list(self._children)
-            return self._children[keys[index]]
-        return self._children[index]
-
-    def __repr__(self):
-        return f"(MODULE:{self._path}:{type(self._origin).__name__})"
 
 
 # ---- one compiled signature -----------------------------------------------------------------------
@@ -186,13 +93,17 @@ class _Entry:
     """The captured job of one input signature and its compiled plan."""
 
     __slots__ = (
+        "calls",
         "capture_seconds",
         "compile_seconds",
         "config",
+        "graph_modules",
         "in_metas",
         "in_spec",
         "ir",
         "job",
+        "locations",
+        "metas",
         "out_spec",
         "pass_reports",
         "plan",
@@ -213,18 +124,21 @@ class _Entry:
         self.pass_reports = []
         self.capture_seconds = 0.0
         self.compile_seconds = 0.0
+        self.calls = []  # ModuleCall of each module call of the capture (graph/capture.py)
+        self.graph_modules = {}  # module path -> GraphModule (its options, read at compile time)
+        self.locations = {}  # op name -> Python location (Note [Op locations] in graph/debug.py)
+        self.metas = {}  # blob name -> meta, of every blob of the capture
 
     def compile(self) -> None:
         config = self.config
         start = time.perf_counter()
         ir = JobIR.parse(self.job)
-        reports = []
-        if config.is_enabled("cse"):
-            reports.append(common_subexpression_elimination(ir))
-        if config.is_enabled("constant_folding"):
-            reports.append(constant_folding(ir, self.variables))
-        if config.is_enabled("dce"):
-            reports.append(dead_code_elimination(ir))
+        if is_global_job(self.variables, self.in_metas):  # Note [Graphs on global tensors]
+            self.ir, self.plan, self.pass_reports = ir, GlobalJobPlan(ir, self.variables, self.in_metas), []
+            self.compile_seconds = time.perf_counter() - start
+            return
+        reports = run_job_passes(ir, self.variables, config,
+                                 checkpoint_segments(self.job, self.calls, self.graph_modules))
         plan = Plan(ir, self.variables, config.is_enabled("fusion"), config.is_enabled("memory_plan"))
         self.ir, self.plan, self.pass_reports = ir, plan, reports
         self.compile_seconds = time.perf_counter() - start
@@ -238,6 +152,14 @@ class _Entry:
         return io.describe_call(*self.in_spec, self.in_metas)
 
     def run(self, tensors):
+        if _run_observers:  # Note [Graph run observers]
+            with ExitStack() as observed:
+                for observer in list(_run_observers.values()):
+                    observed.enter_context(observer(self))
+                return self._run(tensors)
+        return self._run(tensors)
+
+    def _run(self, tensors):
         try:
             arrays = self.plan.run(tensors)
         except StalePlan:
@@ -254,6 +176,24 @@ class _Entry:
                 t = made[id(a)] = Tensor._make(a, m)
             outs.append(t)
         return io.unflatten(self.out_spec, outs)
+
+
+# Note [Graph run observers]
+# Tools that watch compiled graph runs (the profiler records one event per run) add an observer: a callable
+# taking the run's ``_Entry`` (its plan and IR) and returning a context manager that wraps the run. A run
+# tests the list once; without observers that is all it pays.
+_run_observers: dict = {}  # handle id -> observer
+
+
+def add_run_observer(observer):
+    """Wrap every compiled graph run in ``observer(entry)`` until the returned handle's ``remove()``
+    (Note [Graph run observers])."""
+    if not callable(observer):
+        raise TypeError(f"add_run_observer(): observer must be a callable returning a context manager, got "
+                        f"{type(observer).__name__}")
+    handle = RemovableHandle(_run_observers)
+    _run_observers[handle.id] = observer
+    return handle
 
 
 def _identifier(text: str) -> str:
@@ -282,8 +222,11 @@ class Graph:
         object.__setattr__(self, "_fast", {})  # keys of calls with tensor arguments only -> entries
         object.__setattr__(self, "_last", None)
         object.__setattr__(self, "_lock", threading.RLock())
-        object.__setattr__(self, "config", GraphConfig(self._drop_plans))
+        object.__setattr__(self, "config", GraphConfig(self._drop_plans, self._drop_captures))
         object.__setattr__(self, "_optimizers", [])  # (optimizer, lr scheduler or None), see add_optimizer
+        object.__setattr__(self, "_graph_modules", {})  # module path -> GraphModule (graph/proxy.py)
+        object.__setattr__(self, "_debug", DebugOptions())  # graph.debug() (graph/debug.py)
+        object.__setattr__(self, "_grad_scaler", None)  # set_grad_scaler (graph/amp.py)
 
     @property
     def name(self) -> str:
@@ -315,16 +258,29 @@ class Graph:
                 if not isinstance(group["lr"], Tensor):
                     group["lr"] = _make_lr_tensor(group["lr"])
         self._optimizers.append((optimizer, lr_sch))
+        self.config._train(True)
+
+    def set_grad_scaler(self, grad_scaler) -> None:
+        """Loss scaling inside the job (OneFlow's ``nn.Graph.set_grad_scaler``): a ``flow.amp.GradScaler``
+        (dynamic: scale, unscale, inf / NaN check, step skipping, growth and backoff at every run, its state as
+        graph variables) or a ``flow.amp.StaticGradScaler`` (a constant factor); ``build()`` calls
+        ``loss.backward()`` without ``scale()``. A GradScaler made for 'cuda' (PyTorch's default device,
+        disabled eagerly here) is enabled: the graph scales on its own device. See Note [Graph AMP] in
+        graph/amp.py. The next call captures again."""
+        scaler = check_scaler(self._name, grad_scaler)
+        if scaler is not self._grad_scaler:
+            self.__dict__["_grad_scaler"] = scaler
+            self._drop_captures()
 
     # ---- attributes -----------------------------------------------------------------------------
     _RESERVED = frozenset(("_name", "_blocks", "_entries", "_fast", "_last", "_lock", "_path", "config",
-                           "_optimizers"))
+                           "_optimizers", "_graph_modules", "_debug", "_grad_scaler"))
 
     def __setattr__(self, name, value):
         if name in self._RESERVED:
             raise AttributeError(f"nn.Graph '{self._name}': attribute '{name}' is reserved")
         if _is_module(value):
-            self._blocks[name] = ModuleBlock(value, name)
+            self._blocks[name] = ModuleBlock(value, name, self._graph_modules, self._drop_plans)
             self.__dict__.pop(name, None)
         else:
             self._blocks.pop(name, None)
@@ -352,6 +308,11 @@ class Graph:
             for j, group in enumerate(optimizer.param_groups):
                 if isinstance(group["lr"], Tensor):
                     names.setdefault(id(group["lr"]), f"optimizer{i}_param_group{j}_lr")
+        scaler = self._grad_scaler
+        if scaler is not None and hasattr(scaler, "_state_tensors"):
+            scale, tracker = scaler._state_tensors()
+            names.setdefault(id(scale), SCALE_NAME)
+            names.setdefault(id(tracker), TRACKER_NAME)
         return names
 
     def _trainable_tensors(self) -> list:
@@ -365,11 +326,22 @@ class Graph:
             for entry in self._entries.values():
                 entry.ir = entry.plan = None
 
+    def _drop_captures(self):
+        """Forget every captured job: the next call captures again (a capture option changed)."""
+        with self._lock:
+            self._entries.clear()
+            self._fast.clear()
+            self.__dict__["_last"] = None
+
     # ---- calling --------------------------------------------------------------------------------
     _KEY_MASK = AUTOGRAD_KEY_SET | LAZY_KEY_SET  # key bits of an input in the signature (a lazy one never hits)
 
     def _flags(self) -> tuple:
-        return tuple([getattr(b._origin, "training", None) for b in self._blocks.values()])
+        """The modules' training flags and the thread's autocast state (Note [Graph signatures])."""
+        flags = [getattr(b._origin, "training", None) for b in self._blocks.values()]
+        # only when some thread has changed its key sets can this one be under autocast
+        flags.append(_autocast_state() if _KEYS_ACTIVE[0] else None)
+        return tuple(flags)
 
     def __call__(self, *args, **kwargs):
         """Run the graph; the first call of an input signature captures and compiles it."""
@@ -400,7 +372,7 @@ class Graph:
                 if entry is None:
                     entry = self._capture(args, kwargs, key, a_spec, k_spec, leaves)
                 if entry.plan is None:
-                    entry.compile()
+                    self._compile_entry(entry)
         if fast_key is not None:
             self._fast[fast_key] = entry
         self.__dict__["_last"] = entry
@@ -419,7 +391,7 @@ class Graph:
         mask = self._KEY_MASK
         return ((a_spec, k_spec), tuple([(t._meta, t._key_set & mask) for t in tensors]), self._flags())
 
-    def _capture(self, args, kwargs, key, a_spec, k_spec, leaves) -> _Entry:
+    def _capture(self, args, kwargs, key, a_spec, k_spec, leaves, store: bool = True) -> _Entry:
         if current_build_ctx() is not None:
             raise RuntimeError(f"nn.Graph '{self._name}' cannot be called inside the build() of nn.Graph "
                                f"'{current_build_ctx().graph_name}'")
@@ -429,25 +401,142 @@ class Graph:
             _log.info("nn.Graph '%s': new input signature %s; capturing and compiling it (%d signature(s) cached)",
                       self._name, io.describe_call(a_spec, k_spec, in_metas), len(self._entries) + 1)
         for attr, block in list(self._blocks.items()):  # submodules may have changed since assignment
-            self._blocks[attr] = ModuleBlock(block._origin, attr)
-        ctx = JobBuildAndInferCtx(self._name, self._state_names())
+            self._blocks[attr] = ModuleBlock(block._origin, attr, self._graph_modules, self._drop_plans)
+        ctx = GraphBuildCtx(self._name, self._state_names(), self._debug)
+        emit(self._debug, 0, f"{self._shallow_repr()} start building graph.")
         try:
             ctx.hide_grads(self._trainable_tensors())
             with lazy_mode(ctx):
-                lazy = [ctx.add_input(f"_{self._name}_input.{p}", t) for p, t in leaves]
-                outputs = self.build(*io.unflatten(a_spec, lazy), **io.unflatten(k_spec, lazy))
-                for optimizer, _ in self._optimizers:
-                    optimizer.step()
-                out_spec, out_leaves = io.flatten(outputs, "output", self._name)
-                for p, t in out_leaves:
-                    ctx.add_output(f"_{self._name}_output" + (f".{p}" if p else ""), t)
-                ctx.finish(train=ctx.trainable_written())
+                out_spec = self._build_into(ctx, a_spec, k_spec, leaves)
+        except Exception:
+            emit(self._debug, 0, f"[ERROR]{self._shallow_repr()} building graph got error.")
+            raise
         finally:
             ctx.restore_eager_state()
         entry = _Entry(ctx.job, (a_spec, k_spec), in_metas, out_spec, ctx.variables(), self.config)
+        entry.calls, entry.locations, entry.metas = ctx.calls, ctx.locations, ctx.metas
+        entry.graph_modules = self._graph_modules
         entry.capture_seconds = time.perf_counter() - start
-        self._entries[key] = entry
+        emit(self._debug, 0, lambda: f"{self._shallow_repr()} building graph Done! Cost time: "
+                                     f"{entry.capture_seconds:.2f}s.")
+        if store:
+            self._entries[key] = entry
         return entry
+
+    def _entry_for(self, args, kwargs, store: bool = True) -> _Entry:
+        """The captured job of a call's signature, captured without running when it is not cached (kept only
+        when ``store``): for the exporter (onnx/)."""
+        a_spec, leaves = io.flatten(args, "input", self._name)
+        k_spec, leaves = io.flatten(kwargs, "input", self._name, leaves)
+        key = self._key(a_spec, k_spec, [t for _, t in leaves])
+        entry = self._entries.get(key)
+        if entry is None:
+            io.check_eager_inputs(leaves, self._name)
+            with self._lock:
+                entry = self._capture(args, kwargs, key, a_spec, k_spec, leaves, store)
+        return entry
+
+    def _build_into(self, ctx, a_spec, k_spec, leaves):
+        """Capture ``build()`` (once per micro-batch, Note [Gradient accumulation]), the optimizer steps and
+        the outputs into ``ctx``; the output structure."""
+        debug = self._debug
+        lazy = [ctx.add_input(f"_{self._name}_input.{p}", t) for p, t in leaves]
+        for (p, _), t in zip(leaves, lazy):
+            emit(debug, 1, lambda p=p, t=t: f"(INPUT:_{self._name}_input.{p}:{meta_repr(t._meta)})")
+        options = self.config.capture_options()  # Note [Capture options] in graph/config.py
+        amp = self._amp_capture(options["amp_dtype"], leaves)
+        with amp.capturing(ctx):
+            n = options["grad_acc_steps"]
+            with amp.autocast():
+                if n > 1:
+                    outs = [self.build(*io.unflatten(a_spec, micro), **io.unflatten(k_spec, micro))
+                            for micro in split_inputs(self._name, leaves, lazy, n)]
+                    outputs = join_outputs(self._name, outs)
+                else:
+                    outputs = self.build(*io.unflatten(a_spec, lazy), **io.unflatten(k_spec, lazy))
+            amp.step(ctx, self._optimizers)
+        out_spec, out_leaves = io.flatten(outputs, "output", self._name)
+        for p, t in out_leaves:
+            name = f"_{self._name}_output" + (f".{p}" if p else "")
+            ctx.add_output(name, t)
+            emit(debug, 1, lambda name=name, t=t: f"(OUTPUT:{name}:{meta_repr(t._meta)})")
+        ctx.finish(train=ctx.trainable_written())
+        self._check_gradients_used(ctx)
+        return out_spec
+
+    def _amp_capture(self, dtype, leaves) -> AmpCapture:
+        """What the capture does for ``enable_amp`` and the grad scaler (Note [Graph AMP] in graph/amp.py)."""
+        scaler = self._grad_scaler
+        if scaler is not None and not self._optimizers:
+            raise RuntimeError(f"nn.Graph '{self._name}': set_grad_scaler() scales the loss of a training graph, but "
+                               f"no optimizer was added; add one with add_optimizer() in __init__")
+        devices = {t._meta.device.type for _, t in leaves}
+        for block in self._blocks.values():
+            devices.update(p._meta.device.type for _, p in block._origin.named_parameters())
+        return AmpCapture(dtype, scaler, tuple(sorted(devices or {"cpu"})))
+
+    # Note [Backward without an optimizer]
+    # OneFlow's graph refuses ``loss.backward()`` when no optimizer was added ("job has no TrainConf when
+    # adding loss logical blob name"): without an optimizer nothing would use the gradients. Here a build
+    # may use them itself (a hand-written update of the parameters, gradients returned as outputs), so the
+    # error is raised only when nothing does: backward() gave trainable variables gradients, none of which
+    # reaches an output or a variable update, and the graph has no optimizer.
+    def _check_gradients_used(self, ctx) -> None:
+        if self._optimizers:
+            return
+        unused = ctx.unused_gradients()
+        if unused:
+            names = ", ".join(f"'{v}' (gradient '{lbn}')" for v, lbn in unused[:4])
+            raise RuntimeError(f"nn.Graph '{self._name}': build() called backward(), but no optimizer was added "
+                               f"with add_optimizer() and the gradients of {names}"
+                               f"{' and more' if len(unused) > 4 else ''} reach no output and update no "
+                               f"parameter; add the optimizer in __init__ (self.add_optimizer(optimizer)), as "
+                               f"OneFlow requires, or use the gradients in build()")
+
+    def _shallow_repr(self) -> str:
+        return f"(GRAPH:{self._name}:{type(self).__name__})"
+
+    def _compile_entry(self, entry) -> None:
+        debug = self._debug
+        emit(debug, 0, f"{self._shallow_repr()} start building plan.")
+        entry.compile()
+        emit(debug, 1, lambda: f"{self._name} with operators:\n{self!r}")
+        emit(debug, 0, lambda: f"{self._shallow_repr()} building plan Done! Cost time: {entry.compile_seconds:.2f}s.")
+
+    # ---- state ----------------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """The graph's state: each module's ``state_dict()`` under its attribute name, and each added
+        optimizer's and LR scheduler's state (Note [Graph state dicts] in graph/state.py)."""
+        return graph_state.state_dict(self)
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True) -> None:
+        """Restore a ``state_dict()``: modules copied in place, optimizers and schedulers loaded (a captured
+        graph is then captured again at its next call, Note [Graph state dicts] in graph/state.py)."""
+        graph_state.load_state_dict(self, state_dict, strict)
+
+    @property
+    def training(self) -> bool:
+        """Whether the graph trains (has an optimizer), OneFlow's ``graph.training``."""
+        return self.config.training
+
+    @property
+    def is_compiled(self) -> bool:
+        """Whether the graph has been captured and compiled (for its last call's signature)."""
+        return self._last is not None and self._last.plan is not None
+
+    # ---- debugging ------------------------------------------------------------------------------
+    def debug(self, v_level: int = 0, *, ranks=None, max_py_stack_depth: int = 2, only_user_py_stack: bool = True,
+              op_repr_with_py_stack: bool = False) -> None:
+        """Print what the next capture and compilation do (OneFlow's ``nn.Graph.debug``, graph/debug.py):
+        ``v_level`` -1 nothing, 0 the stages, 1 also each module's inputs, parameters and outputs, 2 also every
+        op with its Python location (``max_py_stack_depth`` frames, of user code only when
+        ``only_user_py_stack``); ``op_repr_with_py_stack`` adds the locations to ``print(graph)``'s ops.
+        ``ranks``: the ranks that print (default 0; -1 all). Sets every module of the graph too."""
+        self._debug.set(v_level, ranks, max_py_stack_depth, only_user_py_stack, op_repr_with_py_stack,
+                        f"nn.Graph '{self._name}'")
+        for block in self._blocks.values():
+            block._graph_module.debug(v_level, ranks=ranks, max_py_stack_depth=max_py_stack_depth,
+                                      only_user_py_stack=only_user_py_stack, op_repr_with_py_stack=op_repr_with_py_stack)
 
     # ---- introspection --------------------------------------------------------------------------
     def _current(self) -> _Entry:
@@ -481,16 +570,44 @@ class Graph:
     def __repr__(self):
         lines = [(f"nn.Graph '{self._name}' ({type(self).__name__}): {len(self._entries)} captured input "
                   f"signature(s); {self.config!r}")]
-        for attr, block in self._blocks.items():
-            lines.append(f"  module {attr}: {type(block._origin).__name__}")
+        for block in self._blocks.values():
+            lines.extend(block.tree_lines(2))
         for entry in self._entries.values():
-            lines.extend(_describe_entry(entry, self.config))
+            lines.extend(_describe_entry(entry, self._debug.op_repr_with_py_stack))
         return "\n".join(lines)
 
     def to_dot(self) -> str:
-        """Graphviz DOT text of the job that runs for the last call's signature."""
+        """Graphviz DOT text of the job that runs for the last call's signature: ops with their output shapes,
+        edges with the blobs' metas, modules as clusters (graph/picture.py)."""
         entry = self._current()
-        return _to_dot(self._name, entry.ir)
+        classes = {}
+        stack = list(self._blocks.values())
+        while stack:
+            block = stack.pop()
+            classes[block._path] = type(block._origin).__name__
+            stack.extend(block._children.values())
+        return picture.to_dot(self._name, entry.ir, classes)
+
+    def render(self, path, format: str | None = None) -> str:
+        """Draw :meth:`to_dot` into ``path`` (SVG, PNG, PDF, ...: ``format``, else the path's suffix, else SVG)
+        with the ``graphviz`` package and Graphviz's ``dot``; says what to install when they are missing.
+        Returns the path written."""
+        return picture.render(self.to_dot(), path, format)
+
+    def export_onnx(self, path=None, **options):
+        """Export the job of the last call's signature to ONNX (``flow.onnx.export(self, <inputs of that
+        signature>, path, **options)``; the inputs' values do not matter); returns the ``onnx.ModelProto``."""
+        entry = self._last
+        if entry is None:
+            raise RuntimeError(f"nn.Graph '{self._name}'.export_onnx(): call the graph once (capturing it) before "
+                               f"exporting it")
+        export = EXPORTERS.get("onnx")
+        if export is None:
+            raise RuntimeError(f"nn.Graph '{self._name}'.export_onnx(): no ONNX exporter is registered (import "
+                               f"oneflow_lite.onnx)")
+        zeros = [Tensor._make(np.zeros(m.shape, m.np_dtype), m) for m in entry.in_metas]
+        args, kwargs = io.unflatten(entry.in_spec[0], zeros), io.unflatten(entry.in_spec[1], zeros)
+        return export(self, args, path, kwargs=kwargs, **options)
 
     # ---- persistence ----------------------------------------------------------------------------
     def save(self, path) -> None:
@@ -570,6 +687,9 @@ class _LoadedGraph(Graph):
         self._init(name)
         object.__setattr__(self, "_path", path)
 
+    def _flags(self) -> tuple:
+        return ()  # a saved job runs as it was saved, under autocast or not
+
     def _add(self, entry):
         self._entries[(entry.in_spec, tuple([(m, 0) for m in entry.in_metas]), ())] = entry
         self.__dict__["_last"] = entry
@@ -624,7 +744,7 @@ def _describe_op(conf, metas) -> str:
     return f"{conf.name}: {uc.op_type_name}({ins}) -> {outs}"
 
 
-def _describe_entry(entry: _Entry, config) -> list:
+def _describe_entry(entry: _Entry, with_locations: bool) -> list:
     if entry.plan is None:
         entry.compile()
     metas = entry.ir.metas
@@ -632,7 +752,10 @@ def _describe_entry(entry: _Entry, config) -> list:
               f"{entry.capture_seconds * 1e3:.2f} ms, compiled in {entry.compile_seconds * 1e3:.2f} ms")]
     sections = {}
     for conf in entry.job.net.op:
-        sections.setdefault(_section(conf), []).append(_describe_op(conf, metas))
+        text = _describe_op(conf, metas)
+        if with_locations and entry.locations.get(conf.name):
+            text += f"  location=({entry.locations[conf.name]})"
+        sections.setdefault(_section(conf), []).append(text)
     order = ["inputs"] + [s for s in sections if s not in ("inputs", "outputs", "in-place updates")]
     order += ["in-place updates", "outputs"]
     for s in order:
@@ -643,25 +766,6 @@ def _describe_entry(entry: _Entry, config) -> list:
     lines.extend(f"      {r}" for r in entry.reports)
     lines.append(f"    plan: {entry.plan.num_steps} kernel step(s) for {len(entry.ir.nodes)} op(s) after the passes")
     return lines
-
-
-def _dot_id(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _to_dot(name: str, ir: JobIR) -> str:
-    shapes = {"input": "ellipse", "output": "ellipse", "variable": "cylinder", "assign": "hexagon", "user": "box"}
-    lines = [f"digraph {_dot_id(name)} {{", "  rankdir=TB;", '  node [fontname="monospace"];']
-    producers = ir.producers()
-    for n in ir.nodes:
-        label = _dot_id(n.name)[:-1] + "\\n" + _dot_id(n.op_type)[1:]
-        lines.append(f"  {_dot_id(n.name)} [label={label}, shape={shapes[n.kind]}];")
-    for n in ir.nodes:
-        for lbn in n.inputs:
-            src = producers[lbn]
-            lines.append(f"  {_dot_id(src.name)} -> {_dot_id(n.name)} [label={_dot_id(_meta_text(ir.metas[lbn]))}];")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
 
 
 # ---- loading --------------------------------------------------------------------------------------
@@ -791,8 +895,8 @@ def _read_variables(path: str, files: dict, ir: JobIR, var_names) -> dict:
         if a.shape != tuple(m.shape) or a.dtype != m.np_dtype:
             raise _load_error(path, f"variable '{vname}' is declared {_meta_text(m)} but its value has shape "
                                     f"{a.shape} and dtype {a.dtype}")
-        variables[vname] = Tensor._make(np.ascontiguousarray(a), make_meta(a.shape, dtypes.from_numpy_dtype(a.dtype),
-                                                                          m.device))
+        a = np.ascontiguousarray(a).reshape(a.shape)  # ascontiguousarray makes a 0-d array 1-d
+        variables[vname] = Tensor._make(a, make_meta(a.shape, dtypes.from_numpy_dtype(a.dtype), m.device))
     return variables
 
 

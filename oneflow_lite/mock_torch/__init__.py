@@ -78,7 +78,7 @@ class _TorchModule(types.ModuleType):
                 raise AttributeError(f"module '{self.__name__}' has no attribute '{name}': {self.__name__}.{name} "
                                      f"is not provided by oneflow_lite") from None
         if isinstance(value, types.ModuleType) and value.__name__.startswith(_PACKAGE + "."):
-            return importlib.import_module(_torch_name(value.__name__))
+            return _proxy_of(value)
         return value
 
     def __setattr__(self, name, value):
@@ -92,6 +92,19 @@ class _TorchModule(types.ModuleType):
 
     def __repr__(self):
         return f"<module '{self.__name__}' (oneflow_lite's {self.__dict__['_real'].__name__})>"
+
+
+_proxies: dict[str, _TorchModule] = {}  # oneflow_lite module name -> its proxy (kept after disable())
+
+
+def _proxy_of(real: types.ModuleType) -> _TorchModule:
+    """The one proxy of ``real``: a ``torch`` module object a script imported keeps resolving to oneflow_lite
+    after ``disable()`` (only new imports of ``torch`` see PyTorch again)."""
+    proxy = _proxies.get(real.__name__)
+    if proxy is None:
+        with _lock:
+            proxy = _proxies.setdefault(real.__name__, _TorchModule(_torch_name(real.__name__), real))
+    return proxy
 
 
 def _submodule(real: types.ModuleType, name: str):
@@ -112,7 +125,7 @@ class _Loader(importlib.abc.Loader):
         self.real = real
 
     def create_module(self, spec):
-        return _TorchModule(spec.name, self.real)
+        return _proxy_of(self.real)
 
     def exec_module(self, module):
         pass

@@ -2,7 +2,7 @@
 (``nn/modules/``), containers, ``init``, ``utils`` (gradient clipping), ``functional`` and ``Graph``."""
 
 from oneflow_lite.graph import Graph  # noqa: F401  (flow.nn.Graph: static graphs, oneflow_lite/graph/)
-from oneflow_lite.nn import functional, init, parallel, utils  # noqa: F401
+from oneflow_lite.nn import functional, graph, init, parallel, utils  # noqa: F401
 from oneflow_lite.nn.module import Module  # noqa: F401
 from oneflow_lite.nn.modules import *
 from oneflow_lite.nn.parameter import Parameter  # noqa: F401

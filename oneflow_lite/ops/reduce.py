@@ -13,6 +13,10 @@ IndexError naming the function (there is no identity to return), and so is a
 -inf / inf / negative-order norm of an empty slice. Like every infer error, they
 are raised on meta tensors too.
 
+Order statistics (``reduce_median``, ``median_dim``, ``kthvalue``, ``mode``,
+``cummax`` / ``cummin``, ``logcumsumexp``) follow Note [Order statistics]; the
+histograms, ``bincount``, ``searchsorted`` and ``unique`` have no gradient.
+
 The backward ops (``select_along_dim`` / ``select_along_dim_grad``,
 ``reduce_prod_grad``, ``cumprod_grad``, ``vector_norm_grad``) exist for the
 gradient rows, which stand after the ops they differentiate.
@@ -44,10 +48,12 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
+
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.derivatives import derivative
-from oneflow_lite.framework.op_registry import register_user_op
+from oneflow_lite.framework.op_registry import Arg, register_user_op
 from oneflow_lite.ops.common import not_implemented_row, same_dtype, same_shape
 
 _BOOL = dt.bool_
@@ -459,3 +465,207 @@ for _op, _name in (("sort", "Sort"), ("topk", "TopK")):
 derivative("select_along_dim",
            x=lambda dy, index, x_meta, dim: F.select_along_dim_grad(dy, index, dim=dim, like_shape=tuple(x_meta.shape)))
 derivative("select_along_dim_grad", dy=lambda ddx, index, dim: F.select_along_dim(ddx, index, dim=dim))
+
+
+# ---- median, kthvalue, mode, cummax / cummin, logcumsumexp (Note [Order statistics]) --------------------
+# Note [Order statistics]
+# ``reduce_median`` is ``median()`` / ``nanmedian()`` over every dim: its grad is split evenly among the
+# elements equal to the result, as amax's (PyTorch's ``evenly_distribute_backward``). ``median_dim``,
+# ``kthvalue``, ``mode``, ``cummax`` and ``cummin`` select elements: their grad goes to the selected
+# indices (``select_along_dim_grad``), so double backward works. The order is the stable sort order
+# (NaN last): the lower median of n elements is the one at (n - 1) // 2, a slice holding NaN has the
+# median NaN at its first NaN (``ignore_nan`` drops the NaNs first); mode is the smallest of the most
+# frequent values, at its last index (as PyTorch's cpu kernel); cummax / cummin point at the last
+# element equal to the running extreme, and at the NaN once one is met.
+_PUBLIC.update({"median_dim": "median", "kthvalue": "kthvalue", "mode": "mode"})
+register_user_op("reduce_median", inputs=["input_tensor"], outputs=["output_tensor"],
+                 attrs={**_REDUCE_ATTRS, "ignore_nan": ("bool", False)},
+                 infer_shape=_reduce_shape, infer_dtype=same_dtype)
+derivative("reduce_median", name="Median", input_tensor=_evenly_split)
+
+
+def _kthvalue_shape(ctx):
+    shape = ctx.input_metas[0].shape
+    d = wrap_dim(ctx, ctx.attr("dim"), len(shape))
+    size = shape[d] if shape else 1
+    if not 1 <= ctx.attr("k") <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return _values_and_indices_shape(ctx)
+
+
+_ALONG = {"dim": ("int32", -1), "keepdim": ("bool", False)}
+register_user_op("median_dim", inputs=["input"], outputs=["values", "indices"],
+                 attrs={**_ALONG, "ignore_nan": ("bool", False)},
+                 infer_shape=_values_and_indices_shape, infer_dtype=_values_and_indices_dtype)
+register_user_op("mode", inputs=["input"], outputs=["values", "indices"], attrs=_ALONG,
+                 infer_shape=_values_and_indices_shape, infer_dtype=_values_and_indices_dtype)
+register_user_op("kthvalue", inputs=["input"], outputs=["values", "indices"], attrs={**_ALONG, "k": ("int64", 1)},
+                 infer_shape=_kthvalue_shape, infer_dtype=_values_and_indices_dtype)
+for _op, _name in (("median_dim", "Median"), ("mode", "Mode"), ("kthvalue", "Kthvalue")):
+    derivative(_op, name=_name, input=lambda dvalues, indices, input_meta, dim, keepdim:
+               _to_indices(dvalues, indices, input_meta, dim, keepdim))
+
+for _op in ("cummax", "cummin"):
+    register_user_op(_op, inputs=["x"], outputs=["values", "indices"], attrs={"dim": ("int32", 0)},
+                     infer_shape=_sort_shape, infer_dtype=_values_and_indices_dtype)
+    derivative(_op, x=lambda dvalues, indices, x_meta, dim: _to_indices(dvalues, indices, x_meta, dim, True))
+
+register_user_op("logcumsumexp", inputs=["x"], outputs=["y"], attrs={"dim": ("int32", 0)},
+                 infer_shape=_along_dim_shape, infer_dtype=same_dtype)
+
+
+def _logcumsumexp_grad(dy, x, y, dim):
+    """PyTorch's ``logcumsumexp_backward``: the reversed log-cumsum-exp of ``log|dy| - y``, split by the sign
+    of ``dy``, so every term stays in range. Log 0 is a very negative finite number (a quarter of the
+    dtype's lowest, so sums with it neither overflow nor, differentiated again, give -inf - -inf)."""
+    if not x._meta.ndim:
+        return dy
+    d = dim % x._meta.ndim
+    lowest = float(np.finfo(x._meta.dtype.np_dtype).min) / 4
+
+    def reversed_lcse(t):
+        return F.flip(F.logcumsumexp(F.flip(t, [d]), d), [d])
+    log_abs = F.log(F.abs(dy))
+    positive = F.where(F.gt(dy, 0), log_abs, lowest)
+    negative = F.where(F.lt(dy, 0), log_abs, lowest)
+    return F.sub(F.exp(F.add(reversed_lcse(F.sub(positive, y)), x)),
+                 F.exp(F.add(reversed_lcse(F.sub(negative, y)), x)))
+
+
+derivative("logcumsumexp", name="Logcumsumexp", x=_logcumsumexp_grad)
+
+
+# ---- histograms, bincount, searchsorted, unique (no gradient) ---------------------------------------------
+def _histc_shape(ctx):
+    bins = ctx.attr("bins")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if ctx.attr("min") > ctx.attr("max"):
+        raise RuntimeError("torch.histc: max must be larger than min")
+    return (bins,)
+
+
+register_user_op("histc", inputs=["input"], outputs=["out"],
+                 attrs={"bins": ("int64", 100), "min": ("double", 0.0), "max": ("double", 0.0)},
+                 infer_shape=_histc_shape, infer_dtype=same_dtype, no_grad=True)
+
+
+def _histogram_shape(ctx):
+    """``bins`` given as edges (a 1-D input) or as a count (``bin_count``), over ``[min, max]`` when
+    ``has_range`` (else the data's range)."""
+    if ctx.has_input("bins") != ctx.attr("with_edges"):
+        raise ctx.error("the with_edges attr must say whether the bins input is given")
+    if ctx.has_input("bins"):
+        edges = ctx.shape("bins")
+        if len(edges) != 1 or edges[0] < 1:
+            raise RuntimeError(f"torch.histogram(): bins tensor should have one dimension and at least 1 element, "
+                               f"but got {len(edges)} dimensions and shape {list(edges)}")
+        n = edges[0] - 1
+    else:
+        n = ctx.attr("bin_count")
+        if n <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {n} for dimension 0")
+    if ctx.attr("has_range") and ctx.attr("min") > ctx.attr("max"):
+        raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {ctx.attr('min')} max "
+                           f"{ctx.attr('max')} for dimension 0")
+    for name in ("bins", "weight"):
+        if ctx.has_input(name) and ctx.dtype(name) is not ctx.dtype("input"):
+            raise RuntimeError(f"torch.histogram(): input tensor and {name} tensor should have the same dtype, but "
+                               f"got input {ctx.dtype('input').name} and {name} {ctx.dtype(name).name}")
+    if ctx.has_input("weight") and tuple(ctx.shape("weight")) != tuple(ctx.shape("input")):
+        raise RuntimeError(f"torch.histogram(): if weight tensor is provided it should have the same shape as the "
+                           f"input tensor excluding its innermost dimension, but got input with shape "
+                           f"{list(ctx.shape('input'))} and weight with shape {list(ctx.shape('weight'))}")
+    return (n,), (n + 1,)
+
+
+register_user_op("histogram", inputs=["input", Arg("bins", optional=True), Arg("weight", optional=True)],
+                 outputs=["hist", "bin_edges"],
+                 attrs={"bin_count": ("int64", 100), "min": ("double", 0.0), "max": ("double", 0.0),
+                        "has_range": ("bool", False), "density": ("bool", False), "with_edges": ("bool", False)},
+                 infer_shape=_histogram_shape, infer_dtype=lambda ctx: (same_dtype(ctx), same_dtype(ctx)),
+                 no_grad=True)
+
+
+def _bincount_dtype(ctx):
+    """int64 counts; with weights their sum: float32 / float64 weights keep their dtype, others are double."""
+    if not ctx.has_input("weights"):
+        return _INT64
+    d = ctx.dtype("weights")
+    return d if d in (dt.float32, dt.float64) else dt.float64
+
+
+def _bincount_shape(ctx):
+    x = ctx.shape("input")
+    if len(x) != 1 or ctx.dtype("input").is_floating_point or ctx.dtype("input") is _BOOL:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if ctx.has_input("weights") and tuple(ctx.shape("weights")) != tuple(x):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    return (ctx.attr("size"),)
+
+
+register_user_op("bincount", inputs=["input", Arg("weights", optional=True)], outputs=["out"],
+                 attrs={"size": ("int64", 0)}, infer_shape=_bincount_shape, infer_dtype=_bincount_dtype,
+                 no_grad=True)
+
+
+def _searchsorted_shape(ctx):
+    seq, values = ctx.shape("sorted_sequence"), ctx.shape("values")
+    if len(seq) == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+                           "dimension")
+    if len(seq) != 1 and tuple(seq[:-1]) != tuple(values[:-1]):
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                           f"dimensions of boundaries tensor and input value tensor must match, but we got "
+                           f"boundaries tensor {list(seq)} and input value tensor {list(values)}")
+    if ctx.has_input("sorter"):
+        if tuple(ctx.shape("sorter")) != tuple(seq):
+            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got "
+                               f"boundary tensor {list(seq)}and got sorter tensor {list(ctx.shape('sorter'))}")
+        if ctx.dtype("sorter") is not _INT64:
+            raise RuntimeError("torch.searchsorted(): sorter must be a tensor of long dtype")
+    return values
+
+
+register_user_op("searchsorted", inputs=["sorted_sequence", "values", Arg("sorter", optional=True)],
+                 outputs=["out"], attrs={"right": ("bool", False), "out_int32": ("bool", False)},
+                 infer_shape=_searchsorted_shape,
+                 infer_dtype=lambda ctx: dt.int32 if ctx.attr("out_int32") else _INT64, no_grad=True)
+
+_UNIQUE_ATTRS = {"dim": ("int32", 0), "has_dim": ("bool", False), "consecutive": ("bool", False)}
+
+
+def _unique_dim(ctx):
+    """The dim ``unique`` works along (None: the flattened input)."""
+    if not ctx.attr("has_dim"):
+        return None
+    shape = ctx.input_metas[0].shape
+    if not shape:
+        raise IndexError(f"{ctx.op_type}: Dimension out of range (expected to be in range of [-1, 0], but got "
+                         f"{ctx.attr('dim')})")
+    return wrap_dim(ctx, ctx.attr("dim"), len(shape))
+
+
+def _unique_count_shape(ctx):
+    _unique_dim(ctx)
+    return ()
+
+
+register_user_op("unique_count", inputs=["input"], outputs=["out"], attrs=_UNIQUE_ATTRS,
+                 infer_shape=_unique_count_shape, infer_dtype=_int64, no_grad=True)
+
+
+def _unique_shape(ctx):
+    """(the unique values, the inverse indices, the counts) of ``count`` unique elements (or slices along
+    ``dim``); Note [Value-dependent shapes] in ops/index.py."""
+    shape = ctx.input_metas[0].shape
+    d = _unique_dim(ctx)
+    n = ctx.attr("count")
+    if d is None:
+        return (n,), tuple(shape), (n,)
+    return tuple(n if i == d else s for i, s in enumerate(shape)), (shape[d],), (n,)
+
+
+register_user_op("unique", inputs=["input"], outputs=["output", "inverse", "counts"],
+                 attrs={**_UNIQUE_ATTRS, "count": ("int64", 0)}, infer_shape=_unique_shape,
+                 infer_dtype=lambda ctx: (same_dtype(ctx), _INT64, _INT64), no_grad=True)

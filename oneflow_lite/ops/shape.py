@@ -5,16 +5,23 @@
 Dims in attrs may be negative where PyTorch allows it; the infer functions wrap them and raise
 PyTorch's errors (IndexError for a dim out of range). The functors normalise dims already, so
 these checks matter for other callers (graphs, tests, plug-ins).
+
+Each op's gradient rows follow it. The reshape-like ops reshape the grad back; the joining and
+splitting ops are each other's gradients: cat <-> split, stack <-> unbind (the engine gives a
+multi-output node zeros for the outputs that got no gradient).
 """
 
 from __future__ import annotations
 
 import math
+from functools import partial
 from math import prod
 
 import numpy as np
 
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.calls import F
+from oneflow_lite.framework.derivatives import derivative
 from oneflow_lite.framework.op_registry import Arg, register_user_op
 from oneflow_lite.ops.common import same_dtype
 
@@ -49,6 +56,14 @@ register_user_op("reshape", inputs=["in"], outputs=["out"], attrs={"shape": ("sh
                  infer_shape=_reshape_shape, infer_dtype=same_dtype)
 
 
+def _reshape_back(dout, in_meta):
+    """The grad of a reshape-like op: the output's grad reshaped to the input's shape."""
+    return F.reshape(dout, in_meta.shape)
+
+
+derivative("reshape", name="Reshape", in_=_reshape_back)
+
+
 def _transpose_shape(ctx):
     shape = ctx.input_metas[0].shape
     perm = ctx.attrs["perm"]
@@ -59,6 +74,17 @@ def _transpose_shape(ctx):
 
 register_user_op("transpose", inputs=["input"], outputs=["output"], attrs={"perm": ("list_int32", ())},
                  infer_shape=_transpose_shape, infer_dtype=same_dtype)
+
+
+def _transpose_grad(doutput, perm):
+    """The grad transposed back by the inverse permutation."""
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return F.ops.transpose(doutput, perm=tuple(inverse))
+
+
+derivative("transpose", name="Transpose", input=_transpose_grad)
 
 
 def _slice_shape(ctx):
@@ -80,6 +106,8 @@ register_user_op("slice", inputs=["x"], outputs=["y"],
                  attrs={"start": ("list_int64", ()), "stop": ("list_int64", ()),
                         "step": ("list_int64", ())},
                  infer_shape=_slice_shape, infer_dtype=same_dtype)
+derivative("slice", name="Slice", x=lambda dy, x_meta, start, stop, step:
+           F.ops.slice_grad(dy, like_shape=x_meta.shape, start=start, stop=stop, step=step))
 
 
 def _wrap(ctx, dim, ndim, what="dim"):
@@ -118,6 +146,7 @@ def _flatten_shape(ctx):
 register_user_op("flatten", inputs=["in"], outputs=["out"],
                  attrs={"start_dim": ("int32", 0), "end_dim": ("int32", -1)},
                  infer_shape=_flatten_shape, infer_dtype=same_dtype)
+derivative("flatten", name="Flatten", in_=_reshape_back)
 
 
 def _squeeze_shape(ctx):
@@ -129,6 +158,7 @@ def _squeeze_shape(ctx):
 
 register_user_op("squeeze", inputs=["in"], outputs=["out"], attrs={"axes": ("list_int32", ())},
                  infer_shape=_squeeze_shape, infer_dtype=same_dtype)
+derivative("squeeze", name="Squeeze", in_=_reshape_back)
 
 
 def _expand_dims_shape(ctx):
@@ -139,6 +169,7 @@ def _expand_dims_shape(ctx):
 
 register_user_op("expand_dims", inputs=["in"], outputs=["out"], attrs={"axis": ("int32", 0)},
                  infer_shape=_expand_dims_shape, infer_dtype=same_dtype)
+derivative("expand_dims", name="Unsqueeze", in_=_reshape_back)
 
 
 # ---- expand, repeat ----------------------------------------------------------------------------
@@ -175,6 +206,8 @@ def _expand_shape(ctx):
 
 register_user_op("expand", inputs=["in"], outputs=["out"], attrs={"expand_shape": ("shape", ())},
                  infer_shape=_expand_shape, infer_dtype=same_dtype)
+# Summed over the dims expand added or stretched.
+derivative("expand", name="Expand", in_=lambda dout, in_meta: F.reduce_to(dout, in_meta.shape))
 
 
 def _repeat_shape(ctx):
@@ -193,6 +226,18 @@ def _repeat_shape(ctx):
 
 register_user_op("repeat", inputs=["in"], outputs=["out"], attrs={"repeats": ("shape", ())},
                  infer_shape=_repeat_shape, infer_dtype=same_dtype)
+
+
+def _repeat_grad(dout, in_meta, repeats):
+    """dout of shape (r0 * s0, r1 * s1, ...) viewed as (r0, s0, r1, s1, ...) and summed over the r dims."""
+    shape = in_meta.shape
+    padded = (1,) * (len(repeats) - len(shape)) + tuple(shape)
+    split_shape = tuple(d for pair in zip(repeats, padded) for d in pair)
+    g = F.ops.reduce_sum(F.reshape(dout, split_shape), axis=tuple(range(0, 2 * len(repeats), 2)), keepdims=False)
+    return F.reshape(g, shape)
+
+
+derivative("repeat", name="Repeat", in_=_repeat_grad)
 
 
 # ---- cat, stack, split, unbind -----------------------------------------------------------------
@@ -233,6 +278,15 @@ register_user_op("cat", inputs=[Arg("in", variadic=True)], outputs=["out"], attr
                  infer_shape=_cat_shape, infer_dtype=_same_dtypes)
 
 
+def _cat_grad(dout, in_meta, axis, needs):
+    """The grad split back into the inputs' sizes along ``axis``."""
+    pieces = F.split_raw(dout, [m.shape[axis] for m in in_meta], axis)
+    return [g if need else None for g, need in zip(pieces, needs)]
+
+
+derivative("cat", name="Cat", in_=_cat_grad)
+
+
 def _stack_shape(ctx):
     metas = ctx.input_metas
     first = metas[0].shape
@@ -246,6 +300,8 @@ def _stack_shape(ctx):
 
 register_user_op("stack", inputs=[Arg("in", variadic=True)], outputs=["out"], attrs={"axis": ("int64", 0)},
                  infer_shape=_stack_shape, infer_dtype=_same_dtypes)
+derivative("stack", name="Stack",
+           in_=lambda dout, axis, needs: [g if need else None for g, need in zip(F.unbind_raw(dout, axis), needs)])
 
 
 def _split_shapes(ctx):
@@ -277,6 +333,7 @@ def _split_dtypes(ctx):
 register_user_op("split", inputs=["x"], outputs=[Arg("out", variadic=True)],
                  attrs={"axis": ("int64", 0), "sizes": ("list_int64", ())},
                  infer_shape=_split_shapes, infer_dtype=_split_dtypes)
+derivative("split", name="Split", x=lambda dout, axis: F.cat_raw(list(dout), axis))
 
 
 def _unbind_shapes(ctx):
@@ -295,6 +352,7 @@ def _unbind_dtypes(ctx):
 
 register_user_op("unbind", inputs=["x"], outputs=[Arg("out", variadic=True)], attrs={"axis": ("int64", 0)},
                  infer_shape=_unbind_shapes, infer_dtype=_unbind_dtypes)
+derivative("unbind", name="Unbind", x=lambda dout, axis: F.stack_raw(list(dout), axis))
 
 
 # ---- flip, roll, tril, triu ----------------------------------------------------------------------
@@ -306,6 +364,15 @@ def _flip_shape(ctx):
 
 register_user_op("flip", inputs=["x"], outputs=["y"], attrs={"dims": ("list_int32", ())},
                  infer_shape=_flip_shape, infer_dtype=same_dtype)
+
+
+def _self_adjoint(op_type, grads, attrs):
+    """The grad of a linear op that is its own adjoint (flip; tril and triu, which mask like the forward):
+    the op again, with the same attrs, on the output's grad."""
+    return getattr(F.ops, op_type)(grads[0], attrs=attrs)
+
+
+derivative("flip", name="Flip", x=partial(_self_adjoint, "flip"))
 
 
 def _roll_shape(ctx):
@@ -322,6 +389,9 @@ def _roll_shape(ctx):
 register_user_op("roll", inputs=["in"], outputs=["out"],
                  attrs={"shifts": ("list_int64", ()), "dims": ("list_int32", ())},
                  infer_shape=_roll_shape, infer_dtype=same_dtype)
+# Rolled back by the opposite shifts.
+derivative("roll", name="Roll",
+           in_=lambda dout, shifts, dims: F.ops.roll(dout, shifts=tuple(-s for s in shifts), dims=dims))
 
 
 def _triangle_shape(ctx):
@@ -331,9 +401,10 @@ def _triangle_shape(ctx):
     return shape
 
 
-for _op in ("tril", "triu"):
+for _op, _name in (("tril", "Tril"), ("triu", "Triu")):
     register_user_op(_op, inputs=["in"], outputs=["out"], attrs={"diagonal": ("int64", 0)},
                      infer_shape=_triangle_shape, infer_dtype=same_dtype)
+    derivative(_op, name=_name, in_=partial(_self_adjoint, _op))
 
 
 # ---- pad -----------------------------------------------------------------------------------------
@@ -386,7 +457,7 @@ def _check_fill_value(ctx, dtype):
     if dtype is dt.bool_:
         fits = True
     elif dtype.is_floating_point:
-        fits = not math.isfinite(value) or abs(value) <= float(np.finfo(dtype.np_dtype).max)
+        fits = not math.isfinite(value) or abs(value) <= float(dt.finfo(dtype).max)
     else:
         info = np.iinfo(dtype.np_dtype)
         fits = math.isfinite(value) and info.min <= math.trunc(value) <= info.max
@@ -422,6 +493,15 @@ register_user_op("pad_grad", inputs=["dy"], outputs=["dx"], attrs=_PAD_ATTRS, in
                  infer_dtype=same_dtype)
 
 
+def _pad_adjoint(adjoint, grads, mode, padding_before, padding_after):
+    """pad and pad_grad are each other's adjoints (Note [Pad modes]); ``value`` stays 0: the adjoint is linear."""
+    return getattr(F.ops, adjoint)(grads[0], mode=mode, padding_before=padding_before, padding_after=padding_after)
+
+
+derivative("pad", name="Pad", x=partial(_pad_adjoint, "pad_grad"))
+derivative("pad_grad", name="PadGrad", dy=partial(_pad_adjoint, "pad"))
+
+
 # ``slice_grad(dy)``: the gradient of ``slice``: a tensor of shape ``like_shape``, zero except where the
 # slice ``start:stop:step`` (per dim) took its elements from, which hold ``dy``. Its attrs are set per call.
 def _slice_grad_shape(ctx):
@@ -445,3 +525,166 @@ register_user_op("slice_grad", inputs=["dy"], outputs=["dx"],
                  attrs={"like_shape": ("shape", ()), "start": ("list_int64", ()), "stop": ("list_int64", ()),
                         "step": ("list_int64", ())},
                  infer_shape=_slice_grad_shape, infer_dtype=same_dtype)
+# slice_grad is linear in dy: its grad slices again.
+derivative("slice_grad", name="SliceGrad", dy=lambda ddx, start, stop, step:
+           F.ops.slice(ddx, start=start, stop=stop, step=step))
+
+
+# ---- strided views (as_strided, as_strided_scatter, Tensor.unfold) ------------------------------
+# Strided views: ``as_strided`` (a view with explicit strides over the input's storage), its scatter form
+# ``as_strided_scatter``, ``Tensor.unfold`` (``unfold_tensor``: sliding windows as a view), and their grad ops.
+#
+# Note [Strided ops and virtual storage]
+# ``as_strided`` reads the input's *storage* (Note [Storage of a tensor] in framework/storage.py), which a
+# meta or lazy tensor does not have, and which a gradient tensor does not share. So the ops carry the input's
+# geometry as attrs (``in_stride``, ``in_offset``: what ``stride()`` and ``storage_offset()`` said when the
+# functor ran), and everything but the eager forward view works on a *virtual* storage: a zero array as large
+# as both geometries need, the input placed in it by its geometry. ``strided_remap`` is the one linear map
+# the gradients need: place ``x`` by the ``src`` geometry (adding where elements share a position), read it
+# back by the ``dst`` geometry. Its transpose is the same op with the geometries swapped, so every gradient
+# here is differentiable again. Where the input overlaps itself in memory (an expanded tensor), each storage
+# position's gradient is shared evenly by the elements on it, as PyTorch does (the ``divide`` attrs).
+
+
+def check_geometry(error, size, stride, offset) -> None:
+    """PyTorch's checks of an ``as_strided`` geometry (raises ``error(message)``)."""
+    if len(size) != len(stride):
+        raise error("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise error(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if any(s < 0 for s in size):
+        raise error(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+    if offset < 0:
+        raise error(f"Tensor: invalid storage offset {offset}")
+
+
+def _as_strided_shape(ctx):
+    a = ctx.attrs
+    check_geometry(ctx.error, a["size"], a["stride"], a["storage_offset"])
+    if len(a["in_stride"]) != len(ctx.shape("input")):
+        raise ctx.error(f"in_stride {list(a['in_stride'])} does not match the input's shape "
+                        f"{list(ctx.shape('input'))}")
+    return tuple(a["size"])
+
+
+_GEOMETRY = {"size": ("list_int64", ()), "stride": ("list_int64", ()), "storage_offset": ("int64", 0),
+             "in_stride": ("list_int64", ()), "in_offset": ("int64", 0)}
+register_user_op("as_strided", inputs=["input"], outputs=["output"], attrs=_GEOMETRY,
+                 infer_shape=_as_strided_shape, infer_dtype=same_dtype)
+
+
+def _as_strided_input_grad(doutput, input_meta, size, stride, storage_offset, in_stride, in_offset):
+    """dx: dy placed by the output's geometry, read by the input's (shared evenly where the input overlaps)."""
+    return F.ops.strided_remap(doutput, like_shape=tuple(input_meta.shape), src_stride=stride,
+                               src_offset=storage_offset, dst_stride=in_stride, dst_offset=in_offset,
+                               divide_dst=True)
+
+
+derivative("as_strided", input=_as_strided_input_grad)
+
+
+def _remap_shape(ctx):
+    a = ctx.attrs
+    x = ctx.shape("x")
+    like = tuple(a["like_shape"])
+    check_geometry(ctx.error, x, a["src_stride"], a["src_offset"])
+    check_geometry(ctx.error, like, a["dst_stride"], a["dst_offset"])
+    return like
+
+
+register_user_op("strided_remap", inputs=["x"], outputs=["y"],
+                 attrs={"like_shape": ("shape", ()), "src_stride": ("list_int64", ()), "src_offset": ("int64", 0),
+                        "dst_stride": ("list_int64", ()), "dst_offset": ("int64", 0),
+                        "divide_src": ("bool", False), "divide_dst": ("bool", False)},
+                 infer_shape=_remap_shape, infer_dtype=same_dtype)
+
+
+def _remap_x_grad(dy, x_meta, src_stride, src_offset, dst_stride, dst_offset, divide_src, divide_dst):
+    """The transpose: the same op with the two geometries (and the divisions) swapped."""
+    return F.ops.strided_remap(dy, like_shape=tuple(x_meta.shape), src_stride=dst_stride, src_offset=dst_offset,
+                               dst_stride=src_stride, dst_offset=src_offset, divide_src=divide_dst,
+                               divide_dst=divide_src)
+
+
+derivative("strided_remap", x=_remap_x_grad)
+
+
+# ---- as_strided_scatter ----------------------------------------------------------------------------------
+def _as_strided_scatter_shape(ctx):
+    a = ctx.attrs
+    check_geometry(ctx.error, a["size"], a["stride"], a["storage_offset"])
+    src = tuple(ctx.shape("src"))
+    if src != tuple(a["size"]):
+        raise ctx.error(f"expected src to have a size equal to the slice of self. src size = {list(src)}, slice "
+                        f"size = {list(a['size'])}")
+    if ctx.dtype("src") is not ctx.dtype("input"):
+        raise ctx.error(f"expected src to have the dtype of self ({ctx.dtype('input').name}), got "
+                        f"{ctx.dtype('src').name}")
+    return ctx.shape("input")
+
+
+register_user_op("as_strided_scatter", inputs=["input", "src"], outputs=["output"], attrs=_GEOMETRY,
+                 infer_shape=_as_strided_scatter_shape, infer_dtype=same_dtype)
+
+
+def _scatter_input_grad(doutput, src_meta, attrs):
+    """dinput: dy, zeroed where src was written."""
+    return F.ops.as_strided_scatter(doutput, F.zeros_of(src_meta), attrs=attrs)
+
+
+def _scatter_src_grad(doutput, size, stride, storage_offset, in_stride, in_offset):
+    """dsrc: dy placed by the input's geometry, read where src was written."""
+    return F.ops.strided_remap(doutput, like_shape=tuple(size), src_stride=in_stride, src_offset=in_offset,
+                               dst_stride=stride, dst_offset=storage_offset)
+
+
+derivative("as_strided_scatter", input=_scatter_input_grad, src=_scatter_src_grad)
+
+
+# ---- Tensor.unfold ----------------------------------------------------------------------------------------
+def _windows(ctx, shape):
+    """(dim, size, step, number of windows) of ``unfold_tensor`` over an input of ``shape``."""
+    a = ctx.attrs
+    dim, size, step = a["dimension"], a["size"], a["step"]
+    length = shape[dim] if shape else 1
+    if not 0 <= dim < max(len(shape), 1):
+        raise ctx.error(f"dimension {dim} is out of range for a tensor of dimension {len(shape)}")
+    if size > length:
+        raise ctx.error(f"maximum size for tensor at dimension {dim} is {length} but size is {size}")
+    if step <= 0:
+        raise ctx.error(f"step is {step} but must be > 0")
+    if size < 0:
+        raise ctx.error(f"size is {size} but must be >= 0")
+    return dim, size, step, (length - size) // step + 1
+
+
+def _unfold_shape(ctx):
+    shape = tuple(ctx.shape("x"))
+    dim, size, _, n = _windows(ctx, shape)
+    if not shape:
+        return (size,)
+    return (*shape[:dim], n, *shape[dim + 1:], size)
+
+
+_UNFOLD_ATTRS = {"dimension": ("int32", 0), "size": ("int32", 1), "step": ("int32", 1)}
+register_user_op("unfold_tensor", inputs=["x"], outputs=["y"], attrs=_UNFOLD_ATTRS,
+                 infer_shape=_unfold_shape, infer_dtype=same_dtype)
+
+
+def _unfold_grad_shape(ctx):
+    like = tuple(ctx.attrs["like_shape"])
+    dim, size, _, n = _windows(ctx, like)
+    expected = (size,) if not like else (*like[:dim], n, *like[dim + 1:], size)
+    if tuple(ctx.shape("dy")) != expected:
+        raise ctx.error(f"dy must have shape {list(expected)}, got {list(ctx.shape('dy'))}")
+    return like
+
+
+register_user_op("unfold_tensor_grad", inputs=["dy"], outputs=["dx"],
+                 attrs={**_UNFOLD_ATTRS, "like_shape": ("shape", ())},
+                 infer_shape=_unfold_grad_shape, infer_dtype=same_dtype)
+# dx: each window's gradient added back where the window was; the grad op's own gradient unfolds again
+derivative("unfold_tensor", name="Unfold", x=lambda dy, x_meta, dimension, size, step: F.ops.unfold_tensor_grad(
+    dy, dimension=dimension, size=size, step=step, like_shape=tuple(x_meta.shape)))
+derivative("unfold_tensor_grad", dy=lambda ddx, dimension, size, step: F.ops.unfold_tensor(
+    ddx, dimension=dimension, size=size, step=step))

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 
+from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.functional import maximum
+from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.optim.optimizer import (
     Optimizer,
     check_at_least_zero,
@@ -18,7 +20,15 @@ from oneflow_lite.optim.optimizer import (
     eager_zeros_like,
     ema_,
     number,
+    update_exprs,
+    update_in_place,
+    use_fused_update,
 )
+
+_ADAM_UPDATE = update_exprs("adam_update", ("model", "model_diff", "m", "v", "max_v?", "step", "learning_rate?"))
+_ADAM_ATTRS = ("learning_rate_val", "scale", "l2", "beta1", "beta2", "epsilon", "weight_decay", "amsgrad",
+               "do_bias_correction")
+_adam_attrs: dict = {}
 
 
 class Adam(Optimizer):
@@ -33,7 +43,8 @@ class Adam(Optimizer):
         theta = theta - lr / (1 - beta1 ** t) * m / (sqrt(v) / sqrt(1 - beta2 ** t) + eps)
 
     State per parameter: ``step`` (a 0-d tensor), ``exp_avg`` (m), ``exp_avg_sq`` (v) and, with
-    amsgrad, ``max_exp_avg_sq``. ``lr`` is a number or a 0-d tensor; ``capturable=True`` keeps the
+    amsgrad, ``max_exp_avg_sq``. Each parameter is updated by one ``adam_update`` op (Note [Fused
+    update ops] in optimizer.py). ``lr`` is a number or a 0-d tensor; ``capturable=True`` keeps the
     step count and bias corrections in tensors, as during an nn.Graph capture (Note [Optimizer steps
     in a graph]). ``foreach`` is accepted for PyTorch compatibility; ``differentiable`` and ``fused``
     must stay off.
@@ -65,7 +76,46 @@ class Adam(Optimizer):
         """Perform one optimization step; ``closure`` re-evaluates the model and returns the loss."""
         return self._step(closure, self._update_group)
 
+    def _state_of(self, p, amsgrad: bool) -> dict:
+        """The state of ``p``, made at its first step (``max_exp_avg_sq`` also when amsgrad was turned on later)."""
+        state = self.state[p]
+        if not state:
+            state["step"] = eager_step_counter()
+            state["exp_avg"] = eager_zeros_like(p)
+            state["exp_avg_sq"] = eager_zeros_like(p)
+        if amsgrad and "max_exp_avg_sq" not in state:
+            state["max_exp_avg_sq"] = eager_zeros_like(p)
+        return state
+
     def _update_group(self, group: dict, tensor_mode: bool) -> None:
+        (beta1, beta2), eps, weight_decay = group["betas"], group["eps"], group["weight_decay"]
+        if use_fused_update(group, beta1, beta2, eps, weight_decay):
+            self._fused_update_group(group)
+        else:
+            self._unfused_update_group(group, tensor_mode)
+
+    def _fused_update_group(self, group: dict) -> None:
+        """Each parameter's step as one ``adam_update`` (Note [Fused update ops] in optimizer.py)."""
+        lr, (beta1, beta2), amsgrad = group["lr"], group["betas"], group["amsgrad"]
+        tensor_lr = isinstance(lr, Tensor)
+        wd = float(group["weight_decay"]) + 0.0  # + 0.0: -0.0 becomes 0.0, equal keys of the attrs cache
+        decoupled = self._decoupled_weight_decay
+        attrs = cached_attrs(_adam_attrs, _ADAM_ATTRS, (
+            0.0 if tensor_lr else float(lr) + 0.0, -1.0 if group["maximize"] else 1.0, 0.0 if decoupled else wd,
+            float(beta1) + 0.0, float(beta2) + 0.0, float(group["eps"]) + 0.0, wd if decoupled else 0.0, amsgrad, True))
+        expr, lr_input = _ADAM_UPDATE[amsgrad, tensor_lr], (lr,) if tensor_lr else ()
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            state = self._state_of(p, amsgrad)
+            step_t = state["step"]
+            step_t.add_(1)
+            max_v = (state["max_exp_avg_sq"],) if amsgrad else ()
+            update_in_place(expr, p, (grad, state["exp_avg"], state["exp_avg_sq"], *max_v, step_t, *lr_input), attrs)
+
+    def _unfused_update_group(self, group: dict, tensor_mode: bool) -> None:
+        """The reference step, op by op (Note [Fused update ops] in optimizer.py)."""
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
         tensor_mode = tensor_mode or group["capturable"]
@@ -77,13 +127,7 @@ class Adam(Optimizer):
                 continue
             if maximize:
                 grad = -grad
-            state = self.state[p]
-            if not state:
-                state["step"] = eager_step_counter()
-                state["exp_avg"] = eager_zeros_like(p)
-                state["exp_avg_sq"] = eager_zeros_like(p)
-            if amsgrad and "max_exp_avg_sq" not in state:  # also when amsgrad was turned on later
-                state["max_exp_avg_sq"] = eager_zeros_like(p)
+            state = self._state_of(p, amsgrad)
             step_t, exp_avg, exp_avg_sq = state["step"], state["exp_avg"], state["exp_avg_sq"]
             step_t.add_(1)
             if weight_decay != 0:

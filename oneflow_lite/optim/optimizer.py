@@ -33,22 +33,40 @@ inputs are all free eager tensors is folded into a constant, and the plan would 
 recompiled after every change. Whether momentum is on is decided in Python on the
 tensor's value (``value_of``). A step that must read a value into Python to decide
 what to do (LBFGS's line search) cannot be captured and raises.
+
+Note [Fused update ops]
+SGD (with momentum), Adam, AdamW and RMSprop update each parameter with one op, OneFlow's
+``momentum_update`` / ``adam_update`` / ``rmsprop_update`` (ops/model_update.py), eagerly and in a
+graph: the op writes the parameter in place and updates the state tensors it is given (Note [Update
+ops write their state]). A step is then two dispatches per parameter (the step count's ``add_`` and
+the update) instead of ten or more, and a few passes over memory with one scratch array instead of a
+new array per op. The step count and a tensor ``lr`` are inputs of the op, read when it runs, so the
+same op serves eager steps, ``capturable=True`` and captured steps. The unfused step, op by op, stays
+as the reference the fused kernels are tested against: it runs under ``fused_updates(False)``,
+whenever a hyperparameter the op takes as an attr is a tensor (a cycled ``momentum`` or ``betas[0]``
+in a capture, ``lift_scheduled``), and for parameters on other devices than cpu (an out-of-tree
+device's kernel fallback runs the cpu kernel on host copies of the arrays, so the state it writes
+in place would be lost).
 """
 
 from __future__ import annotations
 
+import contextlib
 import numbers
+import threading
 import warnings
 from collections import defaultdict
-from itertools import chain
+from itertools import chain, product
 
 from oneflow_lite.autograd.grad_mode import enable_grad, no_grad
 from oneflow_lite.dispatch.dispatch_key import DispatchKey
 from oneflow_lite.dispatch.tls import ExcludeDispatchKeyGuard
 from oneflow_lite.framework import dtype as dtypes
+from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.functional import full, full_like, zeros_like
 from oneflow_lite.interpreters.lazy import current_build_ctx
+from oneflow_lite.interpreters.op_interp_util import dispatch
 
 
 class _RequiredParameter:
@@ -59,6 +77,57 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
+
+
+# ---- fused update ops (Note [Fused update ops]) --------------------------------------------------------
+_fused = threading.local()
+
+
+def fused_updates_enabled() -> bool:
+    """Whether SGD with momentum, Adam, AdamW and RMSprop step with their fused update ops (the default)."""
+    return getattr(_fused, "enabled", True)
+
+
+@contextlib.contextmanager
+def fused_updates(enabled: bool):
+    """Within the block (this thread), the optimizers step with their fused update ops (``True``) or with the
+    unfused reference step, op by op (``False``); Note [Fused update ops]."""
+    if not isinstance(enabled, bool):
+        raise TypeError(f"fused_updates(): enabled must be a bool, not {type(enabled).__name__}")
+    previous = fused_updates_enabled()
+    _fused.enabled = enabled
+    try:
+        yield
+    finally:
+        _fused.enabled = previous
+
+
+def update_exprs(op_type: str, inputs: tuple) -> dict:
+    """The ``UserOpExpr`` of a fused update op (output ``out``) for each choice of its optional ``inputs`` (names
+    ending in ``?``), keyed by the tuple of those choices in order."""
+    optional = [name for name in inputs if name.endswith("?")]
+    exprs = {}
+    for key in product((False, True), repeat=len(optional)):
+        given = dict(zip(optional, key))
+        builder = OpBuilder(op_type)
+        for name in inputs:
+            if given.get(name, True):
+                builder.input(name.rstrip("?"))
+        exprs[key] = builder.output("out").build()
+    return exprs
+
+
+def use_fused_update(group: dict, *hyperparameters) -> bool:
+    """Whether ``group`` steps with its fused update op (Note [Fused update ops]): they are on, none of the
+    ``hyperparameters`` the op takes as attrs is a tensor, and every parameter is a local cpu tensor (the op
+    writes its state tensors as a side effect, which a global tensor's boxing would not see)."""
+    return (fused_updates_enabled() and not any(isinstance(v, Tensor) for v in hyperparameters)
+            and all(p.is_cpu and not p.is_global for p in group["params"]))
+
+
+def update_in_place(expr, p: Tensor, inputs: tuple, attrs) -> None:
+    """Run a fused update op on ``(p, *inputs)``, writing ``p`` in place (Note [Fused update ops])."""
+    dispatch(expr, (p, *inputs), attrs, (p,))
 
 
 # ---- helpers of the optimizers' steps ---------------------------------------------------------------
@@ -196,7 +265,8 @@ def check_unsupported(opt: str, group: dict) -> None:
     if "fused" in group:
         check_bool(opt, "fused", group["fused"], optional=True)
         if group["fused"]:
-            raise NotImplementedError(f"{opt}: fused=True is not supported (there are no fused optimizer kernels)")
+            raise NotImplementedError(f"{opt}: fused=True is not supported (PyTorch's fused kernels; SGD, Adam, AdamW "
+                                      f"and RMSprop update each parameter with one fused op already)")
 
 
 def _copy(value):

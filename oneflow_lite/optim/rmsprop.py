@@ -4,6 +4,7 @@ the centered variant and maximize)."""
 from __future__ import annotations
 
 from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.optim.optimizer import (
     Optimizer,
     check_bool,
@@ -14,8 +15,16 @@ from oneflow_lite.optim.optimizer import (
     eager_zeros_like,
     number,
     sub_scaled,
+    update_exprs,
+    update_in_place,
+    use_fused_update,
     value_of,
 )
+
+_RMSPROP_UPDATE = update_exprs("rmsprop_update", ("model", "model_diff", "mean_square", "mean_gradient?",
+                                                  "momentum_buffer?", "learning_rate?"))
+_RMSPROP_ATTRS = ("learning_rate_val", "scale", "l2", "decay_rate", "epsilon", "centered", "momentum")
+_rmsprop_attrs: dict = {}
 
 
 class RMSprop(Optimizer):
@@ -31,7 +40,8 @@ class RMSprop(Optimizer):
         theta = theta - lr * g / d                            (otherwise)
 
     State per parameter: ``step`` (a 0-d tensor), ``square_avg`` (v), ``momentum_buffer`` (b, with
-    momentum) and ``grad_avg`` (a, when centered). ``lr`` is a number or a 0-d tensor (Note [Optimizer
+    momentum) and ``grad_avg`` (a, when centered). Each parameter is updated by one ``rmsprop_update``
+    op (Note [Fused update ops] in optimizer.py). ``lr`` is a number or a 0-d tensor (Note [Optimizer
     steps in a graph]); ``foreach`` and ``capturable`` are accepted for PyTorch compatibility (no value
     here is read back into Python); ``differentiable`` must stay off.
     """
@@ -65,27 +75,35 @@ class RMSprop(Optimizer):
         """Perform one optimization step; ``closure`` re-evaluates the model and returns the loss."""
         return self._step(closure, self._update_group)
 
+    def _state_of(self, p, uses_momentum: bool, centered: bool) -> dict:
+        """The state of ``p``, made at its first step (the buffers also when turned on later); the step counted."""
+        state = self.state[p]
+        if not state:
+            state["step"] = eager_step_counter()
+            state["square_avg"] = eager_zeros_like(p)
+        if uses_momentum and "momentum_buffer" not in state:
+            state["momentum_buffer"] = eager_zeros_like(p)
+        if centered and "grad_avg" not in state:
+            state["grad_avg"] = eager_zeros_like(p)
+        state["step"].add_(1)
+        return state
+
     def _update_group(self, group: dict, tensor_mode: bool) -> None:
         lr, alpha, eps, weight_decay = group["lr"], group["alpha"], group["eps"], group["weight_decay"]
         momentum, centered, maximize = group["momentum"], group["centered"], group["maximize"]
         tensor_mode = tensor_mode or group["capturable"]
         lr, momentum = number(lr, tensor_mode), number(momentum, tensor_mode)
         uses_momentum = value_of(momentum) > 0
+        if use_fused_update(group, alpha, eps, weight_decay, momentum):
+            self._fused_update_group(group, lr, uses_momentum)
+            return
         for p in group["params"]:
             grad = p.grad
             if grad is None:
                 continue
             if maximize:
                 grad = -grad
-            state = self.state[p]
-            if not state:
-                state["step"] = eager_step_counter()
-                state["square_avg"] = eager_zeros_like(p)
-            if uses_momentum and "momentum_buffer" not in state:  # also when momentum was turned on later
-                state["momentum_buffer"] = eager_zeros_like(p)
-            if centered and "grad_avg" not in state:
-                state["grad_avg"] = eager_zeros_like(p)
-            state["step"].add_(1)
+            state = self._state_of(p, uses_momentum, centered)
             if weight_decay != 0:
                 grad = grad.add(p, alpha=weight_decay)
             square_avg = state["square_avg"]
@@ -105,3 +123,25 @@ class RMSprop(Optimizer):
                 p.sub_(grad.div(avg).mul_(lr))
             else:
                 p.addcdiv_(grad, avg, value=-lr)
+
+    def _fused_update_group(self, group: dict, lr, uses_momentum: bool) -> None:
+        """Each parameter's step as one ``rmsprop_update`` (Note [Fused update ops] in optimizer.py)."""
+        centered, tensor_lr = group["centered"], isinstance(lr, Tensor)
+        expr = _RMSPROP_UPDATE[centered, uses_momentum, tensor_lr]
+        attrs = cached_attrs(_rmsprop_attrs, _RMSPROP_ATTRS, (
+            0.0 if tensor_lr else float(lr) + 0.0, -1.0 if group["maximize"] else 1.0,
+            float(group["weight_decay"]) + 0.0, float(group["alpha"]) + 0.0, float(group["eps"]) + 0.0, centered,
+            float(group["momentum"]) + 0.0 if uses_momentum else 0.0))
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            state = self._state_of(p, uses_momentum, centered)
+            inputs = [grad, state["square_avg"]]
+            if centered:
+                inputs.append(state["grad_avg"])
+            if uses_momentum:
+                inputs.append(state["momentum_buffer"])
+            if tensor_lr:
+                inputs.append(lr)
+            update_in_place(expr, p, tuple(inputs), attrs)

@@ -15,6 +15,9 @@ from oneflow_lite.optim.optimizer import (
     check_unsupported,
     eager_zeros_like,
     number,
+    update_exprs,
+    update_in_place,
+    use_fused_update,
     value_of,
 )
 
@@ -22,6 +25,9 @@ _SGD_UPDATE = OpBuilder("sgd_update").input("model").input("model_diff").output(
 _SGD_UPDATE_LR = OpBuilder("sgd_update").input("model").input("model_diff").input("learning_rate").output("out").build()
 _SGD_ATTRS = ("learning_rate_val", "scale", "weight_decay")
 _sgd_attrs: dict = {}
+_MOMENTUM_UPDATE = update_exprs("momentum_update", ("model", "model_diff", "momentum", "learning_rate?"))
+_MOMENTUM_ATTRS = ("learning_rate_val", "scale", "l2", "beta", "dampening", "nesterov")
+_momentum_attrs: dict = {}
 
 
 def sgd_update(p: Tensor, grad: Tensor, lr, scale: float = 1.0, weight_decay=0.0) -> None:
@@ -48,8 +54,9 @@ class SGD(Optimizer):
         g = g + momentum * b if nesterov else b
         theta = theta - lr * g
 
-    Each parameter's update ``theta - lr * g`` is one in-place ``sgd_update`` op (with maximize and
-    weight decay folded in when there is no momentum), as OneFlow's eager SGD.
+    Each parameter's update is one in-place op, as OneFlow's eager SGD: ``sgd_update`` without momentum,
+    ``momentum_update`` with it (Note [Fused update ops] in optimizer.py), maximize and weight decay
+    folded in.
     ``lr`` is a number or a 0-d tensor (Note [Optimizer steps in a graph]). ``foreach`` is accepted
     for PyTorch compatibility (parameters are updated one at a time either way); ``differentiable``
     and ``fused`` must stay off.
@@ -93,6 +100,9 @@ class SGD(Optimizer):
                 "SGD: the first step of momentum with dampening != 0 cannot be captured in an nn.Graph (it sets "
                 "the buffer to the gradient, later steps damp it); take one eager step before capturing, or use "
                 "dampening=0")
+        if uses_momentum and use_fused_update(group, momentum, dampening, weight_decay):
+            self._momentum_updates(group, lr, momentum)
+            return
         for p in group["params"]:
             grad = p.grad
             if grad is None:
@@ -115,3 +125,25 @@ class SGD(Optimizer):
             if nesterov:
                 grad = grad + buf * momentum if isinstance(momentum, Tensor) else grad.add(buf, alpha=momentum)
             sgd_update(p, grad if nesterov else buf, lr)
+
+    def _momentum_updates(self, group: dict, lr, momentum) -> None:
+        """Each parameter's step as one ``momentum_update`` (Note [Fused update ops] in optimizer.py); a first step
+        sets the buffer to the gradient: a zero buffer updated without dampening."""
+        tensor_lr = isinstance(lr, Tensor)
+        expr, lr_input = _MOMENTUM_UPDATE[(tensor_lr,)], (lr,) if tensor_lr else ()
+        values = [0.0 if tensor_lr else float(lr) + 0.0, -1.0 if group["maximize"] else 1.0,
+                  float(group["weight_decay"]) + 0.0, float(momentum) + 0.0, float(group["dampening"]) + 0.0,
+                  group["nesterov"]]
+        attrs = cached_attrs(_momentum_attrs, _MOMENTUM_ATTRS, tuple(values))
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = eager_zeros_like(p)
+                first = cached_attrs(_momentum_attrs, _MOMENTUM_ATTRS, (*values[:4], 0.0, values[5]))
+                update_in_place(expr, p, (grad, buf, *lr_input), first)
+            else:
+                update_in_place(expr, p, (grad, buf, *lr_input), attrs)

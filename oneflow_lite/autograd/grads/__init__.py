@@ -1,5 +1,5 @@
-"""Grad functions of the built-in ops. Importing this package registers them."""
+"""The helpers gradient rows call through ``F`` (util.py: registered as F.<name> at import) and the grad
+functions that rows cannot express (the rows live with their ops in ops/). Importing this package registers
+them."""
 
-from oneflow_lite.autograd.grads import math, shape  # noqa: F401
-from oneflow_lite.autograd.grads import linalg, shape_ext  # noqa: F401
-from oneflow_lite.autograd.grads import binary  # noqa: F401
+from oneflow_lite.autograd.grads import linalg, util  # noqa: F401

@@ -9,6 +9,7 @@ the functional API's overload resolution (a few microseconds per call).
 from __future__ import annotations
 
 from oneflow_lite.framework.attr import AttrMap
+from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET
 from oneflow_lite.framework.calls import add_resolver, functional, register_call
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.op_registry import find, lookup
@@ -165,13 +166,11 @@ def expand_reduced(g, kept_shape, shape):
     return _expand(g, shape)
 
 
-def scalar_operand(attrs):
-    """The Python scalar of a ``scalar_*`` op (OneFlow's int_operand / float_operand attrs)."""
-    return attrs["float_operand"] if attrs["has_float_operand"] else attrs["int_operand"]
-
-
 def zeros_of(meta):
-    """Zeros with ``meta``'s shape, dtype and device (the gradient of a piecewise-constant op)."""
+    """Zeros with ``meta``'s shape, dtype and device (the gradient of a piecewise-constant op); a global
+    meta's placement and SBP."""
+    if meta.key_set & GLOBAL_KEY_SET:
+        return get_functor("GlobalFull")(meta.shape, 0, meta.dtype, meta.placement, meta.nd_sbp)
     return _zeros(tuple(meta.shape), meta.dtype, meta.device)
 
 
@@ -221,8 +220,58 @@ def add_scalar(a, s):
     return _scalar_add(a, s, 1, False)
 
 
-for _name, _fn in (("add_scalar", add_scalar), ("cast", cast), ("copy", copy), ("matmul", matmul),
-                   ("transpose", transpose), ("neg", neg)):
+for _name, _fn in (("add_scalar", add_scalar), ("cast", cast), ("copy", copy), ("neg", neg)):
     register_call(_name, _fn)
 for _name, _functor in (("sign", "Sign"), ("sin", "Sin"), ("cos", "Cos"), ("exp", "Exp"), ("isfinite", "IsFinite")):
     register_call(_name, get_functor(_functor).__call__)
+
+
+# ---- binary, math and shape families ------------------------------------------------------------------
+def _reshape_call(*args, **kwargs):
+    """``F.reshape``: the functor for a Tensor and a tuple shape (what the functional function hands it),
+    else the functional function."""
+    if len(args) == 2 and not kwargs and type(args[0]) is Tensor and isinstance(args[1], tuple):
+        return _reshape(args[0], tuple(args[1]))
+    return functional("reshape")(*args, **kwargs)
+
+
+def _transpose_call(*args, **kwargs):
+    """``F.transpose``: the functor for a Tensor and two int dims, else the functional function."""
+    if len(args) == 3 and not kwargs and type(args[0]) is Tensor and type(args[1]) is int and type(args[2]) is int:
+        return _transpose(*args)
+    return functional("transpose")(*args, **kwargs)
+
+
+_where = get_functor("Where")
+_where_scalar_x = get_functor("WhereScalarX")
+_where_scalar_y = get_functor("WhereScalarY")
+
+
+def _where_call(*args, **kwargs):
+    """``F.where``: the functor of the overload for a condition and two tensors, or a float and a tensor in
+    either order (the masks of many backward formulas), else the functional function."""
+    if len(args) == 3 and not kwargs and type(args[0]) is Tensor:
+        c, a, b = args
+        if type(b) is Tensor:
+            if type(a) is Tensor:
+                return _where(c, a, b)
+            if type(a) is float:
+                return _where_scalar_x(c, a, b)
+        elif type(a) is Tensor and type(b) is float:
+            return _where_scalar_y(c, a, b)
+    return functional("where")(*args, **kwargs)
+
+
+# Fast calls the rows of several families make (matmul's, the reshape-like ops', the masks of max / min, pow
+# and where; linalg's, reduce's).
+register_call("matmul", _tensor_pair_fast("matmul", matmul))
+register_call("reshape", _reshape_call)
+register_call("transpose", _transpose_call)
+register_call("where", _where_call)
+# The joining and splitting calls of the shape rows (cat <-> split, stack <-> unbind): the functors' unchecked
+# ``raw`` forms. A row hands them the axis its op ran with and tensors of one dtype, so the functional
+# functions' argument parsing, promotion and dim checks would be repeated work.
+register_call("cat_raw", get_functor("Cat").raw)
+register_call("stack_raw", get_functor("Stack").raw)
+register_call("split_raw", get_functor("SplitWithSizes").raw)
+register_call("unbind_raw", get_functor("Unbind").raw)

@@ -99,3 +99,194 @@ def sgd_update_cpu(ctx, model, diff, lr=None):
 
 
 sgd_update_cpu.write = _sgd_update_write  # Note [Kernels that write in place] in kernels/cpu/math.py
+
+
+# ---- adam_update, momentum_update, rmsprop_update ----------------------------------------------------
+# Note [Fused update kernels]
+# Each kernel is a few NumPy passes with ``out=`` over the parameter's memory and one scratch array: the
+# state inputs are updated in place (Note [Update ops write their state] in ops/model_update.py), the new
+# model goes into ``out`` (the parameter's own buffer in an optimizer step, eagerly and in a graph), written
+# last: in a graph ``out`` may be the buffer of ``model_diff`` (Note [Borrowed buffers] in graph/compiler.py). The
+# arithmetic is the optimizers' unfused step, op by op and in the same order (PyTorch's lerp for the first
+# moment, ``v * beta2 + (1 - beta2) * g * g`` for the second), so the state comes out bit for bit the same;
+# only the last step rounds differently (``m / denom * -step`` instead of ``-step * m / denom``). float16 is
+# computed in float32, state and model rounded once at the end.
+_divide = np.divide
+_maximum = np.maximum
+_sqrt = np.sqrt
+_copyto = np.copyto
+_errstate = np.errstate
+_ADAM_ATTRS = ("learning_rate_val", "scale", "l2", "beta1", "beta2", "epsilon", "weight_decay", "amsgrad",
+               "do_bias_correction")
+_MOMENTUM_ATTRS = ("learning_rate_val", "scale", "l2", "beta", "dampening", "nesterov")
+_RMSPROP_ATTRS = ("learning_rate_val", "scale", "l2", "decay_rate", "epsilon", "centered", "momentum")
+
+
+def _attr_values(cache: dict, attrs, names: tuple, state_count) -> tuple:
+    """The values of ``names`` in an attr map and the number of state inputs, read once per distinct map."""
+    values = cache.get(attrs)
+    if values is None:
+        if len(cache) >= _PARAMS_CACHE_SIZE:
+            cache.clear()
+        values = cache[attrs] = (*[attrs[n] for n in names], state_count(attrs))
+    return values
+
+
+def _grad(model, diff, scale, l2, dt):
+    """``scale * diff + l2 * model`` (``diff`` itself when that is all), added as the optimizers add them."""
+    if l2 == 0.0:
+        return diff if scale == 1.0 else _multiply(diff, dt(scale))
+    g = _multiply(model, dt(l2), out=_empty(model.shape, model.dtype))  # (out=: an array when 0-d)
+    if scale == 1.0:
+        _add(g, diff, out=g)
+    elif scale == -1.0:
+        _subtract(g, diff, out=g)
+    else:
+        _add(g, _multiply(diff, dt(scale)), out=g)
+    return g
+
+
+def _lerp_(start, end, weight: float, t, dt) -> None:
+    """``start = lerp(start, end, weight)`` in place, PyTorch's formula (scalar_lerp's), ``t`` as scratch."""
+    _subtract(end, start, out=t)
+    if abs(weight) < 0.5:
+        _multiply(t, dt(weight), out=t)
+        _add(start, t, out=start)
+    else:
+        _multiply(t, dt(1.0 - weight), out=t)
+        _subtract(end, t, out=start)
+
+
+def _decay_square_(avg, g, decay: float, t, dt) -> None:
+    """``avg = avg * decay + (1 - decay) * g * g`` in place (``mul_`` then ``addcmul_``), ``t`` as scratch."""
+    _multiply(avg, dt(decay), out=avg)
+    _multiply(g, dt(1.0 - decay), out=t)
+    _multiply(t, g, out=t)
+    _add(avg, t, out=avg)
+
+
+def _start_model(out, model, factor: float, dt) -> None:
+    """``out = model * factor`` (decoupled weight decay), or a copy of ``model`` when ``out`` is another array."""
+    if factor != 1.0:
+        _multiply(model, dt(factor), out=out)
+    elif out is not model:
+        _copyto(out, model)
+
+
+def _adam_step(params, out, model, diff, states, scalars) -> None:
+    lr, scale, l2, beta1, beta2, eps, weight_decay, amsgrad, bias_correction, _ = params
+    if len(scalars) > bias_correction:
+        lr = float(scalars[-1].reshape(()))
+    dt = model.dtype.type
+    m, v = states[0], states[-1] if amsgrad else states[1]
+    t = _empty(model.shape, model.dtype)
+    g = _grad(model, diff, scale, l2, dt)
+    _lerp_(m, g, 1.0 - beta1, t, dt)
+    _decay_square_(states[1], g, beta2, t, dt)
+    if amsgrad:
+        _maximum(v, states[1], out=v)
+    bc1 = bc2 = 1.0
+    if bias_correction:
+        step = float(scalars[0].reshape(()))
+        bc1, bc2 = 1.0 - beta1 ** step, 1.0 - beta2 ** step
+    _sqrt(v, out=t)
+    _divide(t, dt(bc2 ** 0.5), out=t)
+    _add(t, dt(eps), out=t)
+    _divide(m, t, out=t)
+    _multiply(t, dt(-(lr / bc1)), out=t)
+    _start_model(out, model, 1.0 - lr * weight_decay, dt)
+    _add(out, t, out=out)
+
+
+def _momentum_step(params, out, model, diff, states, scalars) -> None:
+    lr, scale, l2, beta, dampening, nesterov, _ = params
+    if scalars:
+        lr = float(scalars[0].reshape(()))
+    dt = model.dtype.type
+    (buf,) = states
+    t = _empty(model.shape, model.dtype)
+    g = _grad(model, diff, scale, l2, dt)
+    _multiply(buf, dt(beta), out=buf)
+    if dampening == 0.0:
+        _add(buf, g, out=buf)
+    else:
+        _add(buf, _multiply(g, dt(1.0 - dampening), out=t), out=buf)
+    update = buf
+    if nesterov:
+        update = _add(g, _multiply(buf, dt(beta), out=t), out=t)
+    _multiply(update, dt(lr), out=t)
+    _subtract(model, t, out=out)
+
+
+def _rmsprop_step(params, out, model, diff, states, scalars) -> None:
+    lr, scale, l2, alpha, eps, centered, momentum, _ = params
+    if scalars:
+        lr = float(scalars[0].reshape(()))
+    dt = model.dtype.type
+    t = _empty(model.shape, model.dtype)
+    g = _grad(model, diff, scale, l2, dt)
+    square_avg = states[0]
+    _decay_square_(square_avg, g, alpha, t, dt)
+    if centered:
+        grad_avg = states[1]
+        _lerp_(grad_avg, g, 1.0 - alpha, t, dt)
+        _multiply(grad_avg, dt(-1.0), out=t)
+        _multiply(t, grad_avg, out=t)
+        _sqrt(_add(square_avg, t, out=t), out=t)
+    else:
+        _sqrt(square_avg, out=t)
+    _add(t, dt(eps), out=t)
+    _divide(g, t, out=t)
+    _start_model(out, model, 1.0, dt)
+    if momentum > 0.0:
+        buf = states[-1]
+        _multiply(buf, dt(momentum), out=buf)
+        _add(buf, t, out=buf)
+        _multiply(buf, dt(-lr), out=t)
+    else:
+        _multiply(t, dt(-lr), out=t)
+    _add(out, t, out=out)
+
+
+def _register_update(op_type: str, step, names: tuple, state_count) -> None:
+    """The cpu kernel of a fused update op running ``step(params, out, model, diff, states, scalars)`` (Note [Fused
+    update kernels]; ``params``: the values of the attrs ``names`` and the number of state inputs, which follow
+    ``model`` and ``model_diff``), with its in-place form and its out-variant writer."""
+    cache: dict = {}
+
+    def write(ctx, out, model, diff, *rest):
+        params = _attr_values(cache, ctx.attrs, names, state_count)
+        k = params[-1]
+        states, scalars = rest[:k], rest[k:]
+        with _errstate(all="ignore"):
+            if model.dtype != _F16:
+                step(params, out, model, diff, states, scalars)
+                return
+            model32, states32 = model.astype(_F32), [s.astype(_F32) for s in states]
+            step(params, model32, model32, diff.astype(_F32), states32, scalars)
+        out[...] = model32
+        for s, s32 in zip(states, states32):
+            s[...] = s32
+
+    def kernel(ctx, model, diff, *rest):
+        out = _empty(model.shape, model.dtype)
+        write(ctx, out, model, diff, *rest)
+        return out
+
+    def out_variant(ctx, input_dtypes):
+        def writer(out, *arrays):
+            write(ctx, out, *arrays)
+        return writer
+
+    kernel.__name__ = kernel.__qualname__ = f"{op_type}_cpu"
+    out_variant.__name__ = out_variant.__qualname__ = f"{op_type}_out_variant"
+    kernel.write = write  # Note [Kernels that write in place] in kernels/cpu/math.py
+    cpu_kernel(op_type, dtype_in("model", *FLOATING_DTYPES), out_variant=out_variant)(kernel)
+
+
+# the state inputs, in ops/model_update.py's order: m, v (, max_v); momentum; mean_square (, mean_gradient)
+# (, momentum_buffer)
+_register_update("adam_update", _adam_step, _ADAM_ATTRS, lambda attrs: 3 if attrs["amsgrad"] else 2)
+_register_update("momentum_update", _momentum_step, _MOMENTUM_ATTRS, lambda attrs: 1)
+_register_update("rmsprop_update", _rmsprop_step, _RMSPROP_ATTRS,
+                 lambda attrs: 1 + bool(attrs["centered"]) + (attrs["momentum"] > 0))

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from oneflow_lite.dispatch.kernel_predicate import dtype_in
-from oneflow_lite.framework.dtype import ALL_DTYPES, FLOATING_DTYPES, NUMERIC_DTYPES
+from oneflow_lite.framework.dtype import ALL_DTYPES, FLOATING_DTYPES, INTEGRAL_DTYPES, NUMERIC_DTYPES
 from oneflow_lite.kernels.registration import cpu_kernel
 
 _errstate = np.errstate
@@ -369,3 +369,223 @@ def vector_norm_grad_cpu(ctx, dy, x, y):
             scaled = a * absx ** (p - 2) if p >= 2 else sign * absx ** (p - 1)
             dx = scaled * np.where(n == 0, zero_t, g / n ** (p - 1))
     return _out(dx, x.dtype)
+
+
+# ---- order statistics (Note [Order statistics] in ops/reduce.py) ---------------------------------------
+_NUMERIC_IN = dtype_in("input", *NUMERIC_DTYPES)
+
+
+def _pick_sorted(a, pos):
+    """(values, indices) of the element at sorted position ``pos`` (one per row) of each row of ``a``'s last
+    axis, in the stable sort order (NaN last)."""
+    idx = np.argsort(a, axis=-1, kind="stable")
+    chosen = np.take_along_axis(idx, np.asarray(pos)[..., None], axis=-1)
+    return np.take_along_axis(a, chosen, axis=-1)[..., 0], chosen[..., 0].astype(_I64)
+
+
+def _median_position(a, ignore_nan):
+    """The sorted position of the lower median of each row: the first NaN when a row holds one (unless
+    ``ignore_nan``, which takes the median of the rest)."""
+    n = a.shape[-1]
+    if a.dtype.kind != "f":
+        return np.full(a.shape[:-1], (n - 1) // 2, _I64)
+    valid = n - np.isnan(a).sum(axis=-1)
+    if ignore_nan:
+        return np.maximum(valid - 1, 0) // 2
+    return np.where(valid < n, valid, (n - 1) // 2)
+
+
+def _along_last(fn):
+    """A kernel ``(values, indices)`` along ``dim`` from ``fn(a, attrs)`` working on rows of the last axis."""
+    def kernel(ctx, x):
+        attrs = ctx.attrs
+        if x.ndim == 0:
+            return x.copy(), np.zeros((), _I64)
+        d = _dim(attrs["dim"], x.ndim)
+        values, indices = fn(np.moveaxis(x, d, -1), attrs)
+        if attrs["keepdim"]:
+            values, indices = np.expand_dims(values, d), np.expand_dims(indices, d)
+        return _out(values, x.dtype), _out(indices, _I64)
+    kernel.__name__ = kernel.__qualname__ = fn.__name__ + "_cpu"
+    return kernel
+
+
+def median_dim(a, attrs):
+    return _pick_sorted(a, _median_position(a, attrs["ignore_nan"]))
+
+
+def kthvalue(a, attrs):
+    return _pick_sorted(a, np.full(a.shape[:-1], attrs["k"] - 1, _I64))
+
+
+def mode(a, attrs):
+    """The smallest of the most frequent values of each row, and the last index holding it."""
+    n = a.shape[-1]
+    idx = np.argsort(a, axis=-1, kind="stable")
+    s = np.take_along_axis(a, idx, axis=-1)
+    same = s[..., 1:] == s[..., :-1]
+    if a.dtype.kind == "f":
+        same |= np.isnan(s[..., 1:]) & np.isnan(s[..., :-1])
+    edge = np.ones(a.shape[:-1] + (1,), bool)
+    pos = np.arange(n)
+    start = np.maximum.accumulate(np.where(np.concatenate([edge, ~same], -1), pos, 0), axis=-1)
+    end_marks = np.where(np.concatenate([~same, edge], -1), pos, n - 1)
+    end = np.flip(np.minimum.accumulate(np.flip(end_marks, -1), axis=-1), -1)
+    best = np.argmax(end - start, axis=-1)[..., None]
+    last = np.take_along_axis(end, best, axis=-1)
+    return np.take_along_axis(s, best, axis=-1)[..., 0], np.take_along_axis(idx, last, axis=-1)[..., 0]
+
+
+cpu_kernel("median_dim", _NUMERIC_IN)(_along_last(median_dim))
+cpu_kernel("kthvalue", _NUMERIC_IN)(_along_last(kthvalue))
+cpu_kernel("mode", dtype_in("input", *ALL_DTYPES))(_along_last(mode))
+
+
+@cpu_kernel("reduce_median", _NUMERIC)
+def reduce_median_cpu(ctx, x):
+    attrs = ctx.attrs
+    axes = tuple(sorted(_dim(a, x.ndim) for a in attrs["axis"])) if x.ndim else ()
+    moved = np.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim)))
+    rows = moved.reshape(moved.shape[:x.ndim - len(axes)] + (_count(x.shape, axes),))
+    if rows.shape[-1] == 0:
+        values = np.full(rows.shape[:-1], np.nan)
+    else:
+        values = _pick_sorted(rows, _median_position(rows, attrs["ignore_nan"]))[0]
+    if attrs["keepdims"]:
+        values = values.reshape(tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
+    return _out(values, x.dtype)
+
+
+def _cumulative_extreme(ufunc, name):
+    """cummax / cummin: the running extreme and the index of the last element equal to it (of the NaN,
+    once one is met: NaN propagates)."""
+    def kernel(ctx, x):
+        if x.ndim == 0:
+            return x.copy(), np.zeros((), _I64)
+        d = _dim(ctx.attrs["dim"], x.ndim)
+        values = ufunc.accumulate(x, axis=d)
+        hit = x == values
+        if x.dtype.kind == "f":
+            hit |= np.isnan(x)
+        shape = [1] * x.ndim
+        shape[d] = x.shape[d]
+        positions = np.where(hit, np.arange(x.shape[d]).reshape(shape), 0)
+        return values, _out(np.maximum.accumulate(positions, axis=d), _I64)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+cpu_kernel("cummax", dtype_in("x", *ALL_DTYPES))(_cumulative_extreme(np.maximum, "cummax_cpu"))
+cpu_kernel("cummin", dtype_in("x", *ALL_DTYPES))(_cumulative_extreme(np.minimum, "cummin_cpu"))
+
+
+@cpu_kernel("logcumsumexp", dtype_in("x", *FLOATING_DTYPES))
+def logcumsumexp_cpu(ctx, x):
+    if x.ndim == 0:
+        return x.copy()
+    with _errstate(all="ignore"):
+        return _out(np.logaddexp.accumulate(_acc(x), axis=_dim(ctx.attrs["dim"], x.ndim)), x.dtype)
+
+
+# ---- histograms, bincount, searchsorted, unique ------------------------------------------------------
+@cpu_kernel("histc", dtype_in("input", *FLOATING_DTYPES))
+def histc_cpu(ctx, x):
+    """PyTorch's linear binning: bin ``int((x - min) * bins / (max - min))`` in the input's dtype, the max
+    itself in the last bin, values outside ``[min, max]`` (and NaN) left out. ``min == max`` takes the
+    data's range (widened by 1 each side when that is a point too)."""
+    attrs = ctx.attrs
+    bins = attrs["bins"]
+    a = _acc(x).ravel()
+    lo, hi = attrs["min"], attrs["max"]
+    if lo == hi and a.size:
+        lo, hi = float(a.min()), float(a.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
+    lo_t, hi_t = a.dtype.type(lo), a.dtype.type(hi)
+    inside = a[(a >= lo_t) & (a <= hi_t)]
+    with _errstate(all="ignore"):
+        pos = ((inside - lo_t) * a.dtype.type(bins) / (hi_t - lo_t)).astype(_I64)
+    np.minimum(pos, bins - 1, out=pos)
+    return np.bincount(pos, minlength=bins).astype(x.dtype)
+
+
+@cpu_kernel("histogram", dtype_in("input", *FLOATING_DTYPES[1:]))  # PyTorch has no float16 histogram
+def histogram_cpu(ctx, x, *optional):
+    """NumPy's histogram (its edges for a bin count are computed in float64, then rounded). The optional
+    inputs are the edges (when ``with_edges``), then the weights."""
+    attrs = ctx.attrs
+    bins = optional[0] if attrs["with_edges"] else None
+    weight = optional[-1] if len(optional) > attrs["with_edges"] else None
+    edges = attrs["bin_count"] if bins is None else bins.astype(_F64)
+    value_range = (attrs["min"], attrs["max"]) if attrs["has_range"] and bins is None else None
+    a = x.astype(_F64).ravel()
+    w = None if weight is None else weight.astype(_F64).ravel()
+    if value_range is not None and not all(map(math.isfinite, value_range)):
+        raise ValueError(f"torch.histogram(): range of [{value_range[0]}, {value_range[1]}] is not finite")
+    with _errstate(all="ignore"):
+        hist, out_edges = np.histogram(a, bins=edges, range=value_range, weights=w, density=attrs["density"])
+    return hist.astype(x.dtype), out_edges.astype(x.dtype)
+
+
+@cpu_kernel("bincount", dtype_in("input", *INTEGRAL_DTYPES))
+def bincount_cpu(ctx, x, weights=None):
+    size = ctx.attrs["size"]
+    m = ctx.out_metas[0]
+    w = None if weights is None else weights.astype(_F64)
+    if x.size and (x.min() < 0 or x.max() >= size):
+        raise RuntimeError(f"bincount: the values of input must lie in [0, {size}) (the length given), got "
+                           f"[{x.min()}, {x.max()}]")
+    return np.bincount(x.astype(_I64), weights=w, minlength=size).astype(m.np_dtype)
+
+
+@cpu_kernel("searchsorted", dtype_in("sorted_sequence", *NUMERIC_DTYPES))
+def searchsorted_cpu(ctx, seq, values, sorter=None):
+    """One ``np.searchsorted`` per row of a batched sequence (its leading dims are the values')."""
+    side = "right" if ctx.attrs["right"] else "left"
+    if sorter is not None:
+        n = seq.shape[-1]
+        if sorter.size and (sorter.min() < 0 or sorter.max() >= n):
+            raise RuntimeError(f"torch.searchsorted(): sorter index out of range, expected values in [0, {n})")
+        seq = np.take_along_axis(seq, sorter, axis=-1)
+    if seq.ndim == 1:
+        out = np.searchsorted(seq, values, side=side)
+    else:
+        rows = seq.reshape(-1, seq.shape[-1])
+        vals = values.reshape(rows.shape[0], -1)
+        out = np.stack([np.searchsorted(s, v, side=side) for s, v in zip(rows, vals)]).reshape(values.shape)
+    return _out(out, ctx.out_metas[0].np_dtype)
+
+
+def _unique(x, attrs):
+    """(unique values or slices, inverse indices, counts): sorted, or of runs when ``consecutive``; NaNs
+    are all distinct, as in PyTorch."""
+    d = _dim(attrs["dim"], x.ndim) if attrs["has_dim"] else None
+    if not attrs["consecutive"]:
+        out, inverse, counts = np.unique(x.ravel() if d is None else x, return_inverse=True, return_counts=True,
+                                         axis=d, equal_nan=False)
+        return out, inverse.reshape(x.shape if d is None else (-1,)), counts
+    rows = x.reshape(-1, 1) if d is None else np.moveaxis(x, d, 0).reshape(x.shape[d], -1)
+    change = np.ones(rows.shape[0], bool)
+    change[1:] = np.any(rows[1:] != rows[:-1], axis=1)
+    inverse = np.cumsum(change) - 1
+    starts = np.flatnonzero(change)
+    counts = np.diff(np.append(starts, rows.shape[0]))
+    if d is None:
+        return x.ravel()[starts], inverse.reshape(x.shape), counts
+    return np.take(x, starts, axis=d), inverse, counts
+
+
+@cpu_kernel("unique_count", dtype_in("input", *ALL_DTYPES))
+def unique_count_cpu(ctx, x):
+    return np.array(_unique(x, ctx.attrs)[0].shape[ctx.attrs["dim"] if ctx.attrs["has_dim"] else 0], _I64)
+
+
+@cpu_kernel("unique", dtype_in("input", *ALL_DTYPES))
+def unique_cpu(ctx, x):
+    out, inverse, counts = _unique(x, ctx.attrs)
+    if counts.shape[0] != ctx.attrs["count"]:
+        raise RuntimeError(f"unique: the input has {counts.shape[0]} unique elements, but the op was built for "
+                           f"{ctx.attrs['count']} (Note [Value-dependent shapes])")
+    return out, _out(inverse, _I64), _out(counts, _I64)
