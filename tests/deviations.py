@@ -45,6 +45,24 @@ def _on_meta(call: Call) -> bool:
     return any(t.device == "meta" for t in _tensors(call)) or "meta" in [*call.args, *call.kwargs.values()]
 
 
+def _floats(call: Call):
+    for t in _tensors(call):
+        if t.dtype.is_floating_point and t.source is not None:
+            yield np.asarray(t.source, np.float64)
+
+
+def _has_nan(call: Call) -> bool:
+    return any(np.isnan(a).any() for a in _floats(call))
+
+
+def _has_extreme(call: Call) -> bool:
+    """A finite value whose square (or p-th power) leaves float32's range: above 1e15 or below 1e-15 in size."""
+    def extreme(a):
+        m = np.abs(a[np.isfinite(a)])
+        return bool(((m > 1e15) | ((m > 0) & (m < 1e-15))).any())
+    return any(extreme(a) for a in _floats(call))
+
+
 @dataclass(frozen=True)
 class Deviation:
     id: str
@@ -133,9 +151,9 @@ KNOWN: list[Deviation] = [
               "gelu(inf) is inf (x * Phi(x) -> x); PyTorch's CPU kernel gives NaN (PyTorch is wrong)",
               names=("gelu",), pattern=r"infinity differs|NaN placement differs"),
     Deviation("layer-norm-overflow", ("value", "grad"),
-              "layer_norm of float32 rows whose squared deviations overflow: the variance is taken again in "
-              "float64, giving the right values; PyTorch gives NaN (PyTorch is wrong)",
-              names=("layer_norm",), pattern=r"NaN placement differs"),
+              "layer_norm / group_norm of float32 rows whose squared deviations overflow: the variance is taken "
+              "again in float64, giving the right values; PyTorch gives NaN (PyTorch is wrong)",
+              names=("layer_norm", "group_norm"), pattern=r"NaN placement differs"),
     Deviation("nan-hyperparameters", ("value", "grad", "silent acceptance"),
               "an activation or loss given NaN as its own parameter (elu's alpha, a margin, an eps): the "
               "result is NaN here, PyTorch's kernels take one branch or the other",
@@ -151,12 +169,20 @@ KNOWN: list[Deviation] = [
               "reported, belongs to ops/reduce.py)",
               names=("all", "any", "logsumexp", "amax", "amin", "mean", "sum", "std", "var", "norm"),
               pattern=r"output 0|doesn't match the broadcast shape"),
-    Deviation("std-norm-overflow", ("value", "grad"),
-              "float32 std of values above about 1e19 and norm with a large p overflow to inf; PyTorch "
-              "accumulates in float64 / scales by the maximum (open: reported, belongs to kernels/cpu/reduce.py)",
-              names=("std", "var", "norm", "pairwise_distance", "pdist", "normalize", "cosine_similarity",
-                     "triplet_margin_loss", "rms_norm"),
-              pattern=r"infinity differs|NaN placement differs|differ"),
+    Deviation("norm-overflow-in-torch", ("value", "grad"),
+              "norms of huge (or, for a negative order, tiny) values: oneflow_lite scales by the largest (smallest) "
+              "|x| and gets the finite norm; PyTorch's float32 kernel overflows to inf (0) and its gradient to NaN "
+              "or 0, except for one-element inputs (PyTorch is wrong)",
+              names=("norm", "pairwise_distance", "pdist", "cdist", "normalize", "cosine_similarity", "dist",
+                     "triplet_margin_loss", "triplet_margin_with_distance_loss", "renorm", "lp_pool1d", "lp_pool2d",
+                     "lp_pool3d", "clip_grad_norm_", "cosine_embedding_loss"),
+              pattern=r"infinity differs|NaN placement differs|differ", when=lambda call: _has_extreme(call)),
+    Deviation("relu-gradient-at-nan", ("grad",),
+              "relu's gradient at a NaN input is 0 here (relu_grad keeps dy where y > 0, OneFlow's rule, asserted "
+              "by tests/test_train_step_ops.py::test_relu_grad_is_dy_where_y_is_positive_else_plus_zero); "
+              "PyTorch's threshold_backward passes dy (its mask is y <= 0). lp_pool, built on relu, inherits it",
+              names=("relu", "relu_", "lp_pool1d", "lp_pool2d", "lp_pool3d"), pattern=r"NaN placement differs",
+              when=lambda call: _has_nan(call)),
     Deviation("nan-gradients-of-reductions", ("grad",),
               "amax / amin of a tensor holding NaN: the gradient goes to the NaN element here, PyTorch spreads "
               "NaN over every element; cumprod's gradient divides by the input: NaN through -inf / inf / 0, "

@@ -517,6 +517,7 @@ def _names_an_op(name: str, exc) -> bool:
     message = str(exc).lower()
     candidates = {name, name.rstrip("_"), *(s.functor_name for s in FUNCTIONS[name])}
     candidates |= _op_names_in_traceback(exc)
+    candidates |= {c.replace("_", ".", 1) for c in candidates}  # linalg_matrix_norm is linalg.matrix_norm
     for c in candidates:
         c = c.lower()
         if len(c) >= 3 and c in message:

@@ -1325,7 +1325,7 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     if compute_mode not in _COMPUTE_MODES:
-        raise RuntimeError(f"{compute_mode} is not a valid value for compute_mode")
+        raise RuntimeError(f"cdist: {compute_mode} is not a valid value for compute_mode")
     diff = F.sub(F.unsqueeze(x1, -2), F.unsqueeze(x2, -3))
     return F.norm(diff, p, -1)
 

@@ -2,7 +2,15 @@
 
 Note [Reduction accumulation]
 float16 inputs accumulate in float32 and round once at the end, as PyTorch's
-cpu kernels do (``acc_type``). Empty reductions follow IEEE without NumPy's
+cpu kernels do (``acc_type``). Variances and standard deviations of float16
+and float32 take their two passes in float64 (PyTorch's Welford loop runs in
+double on cpu), so a float32 ``std([1e30, 1, 2])`` is 5.77e29, not inf. Norms
+of an order other than 0, 1 and +-inf are taken of ``|x| / m`` and scaled back
+by ``m`` (the largest ``|x|`` for a positive order, the smallest for a
+negative one), so neither ``|x| ** p`` nor its sum overflows or underflows
+where the norm itself is finite: ``norm(4.379, p=100)`` is 4.379, the
+2-norm of ``[1e30, 1e30]`` is 1.41e30 (PyTorch gives inf for both, except for
+one-element inputs). Empty reductions follow IEEE without NumPy's
 warnings, as PyTorch is silent: a mean or variance of nothing is nan (0 / 0),
 a logsumexp of nothing is -inf (log 0), a sum 0 and a product 1.
 
@@ -116,9 +124,10 @@ def reduce_logsumexp_cpu(ctx, x):
 
 
 def _var(x, attrs):
-    """Sum of squared deviations over ``max(0, N - correction)`` (nan or inf when that is 0, as in PyTorch)."""
+    """Sum of squared deviations over ``max(0, N - correction)`` (nan or inf when that is 0, as in PyTorch),
+    in float64 (Note [Reduction accumulation])."""
     axes = attrs["axis"]
-    a = _acc(x)
+    a = x.astype(_F64) if x.dtype != _F64 else x
     n = _count(x.shape, axes)
     with _errstate(all="ignore"):
         dev = a - np.sum(a, axis=axes, keepdims=True) / n
@@ -141,9 +150,7 @@ def vector_norm_cpu(ctx, x):
     axes, keep, p = attrs["axis"], attrs["keepdims"], attrs["ord"]
     a = _acc(x)
     with _errstate(all="ignore"):
-        if p == 2:
-            r = np.sqrt(np.sum(a * a, axis=axes, keepdims=keep))
-        elif p == 1:
+        if p == 1:
             r = np.sum(np.abs(a), axis=axes, keepdims=keep)
         elif p == 0:
             r = np.sum(a != 0, axis=axes, keepdims=keep, dtype=a.dtype)
@@ -152,8 +159,21 @@ def vector_norm_cpu(ctx, x):
         elif p == -math.inf:
             r = np.min(np.abs(a), axis=axes, keepdims=keep)
         else:
-            r = np.sum(np.abs(a) ** p, axis=axes, keepdims=keep) ** (1.0 / p)
+            r = _scaled_norm(np.abs(a), axes, keep, p)
     return _out(r, x.dtype)
+
+
+def _scaled_norm(absx, axes, keep, p):
+    """``sum(|x| ** p) ** (1 / p)`` as ``m * sum((|x| / m) ** p) ** (1 / p)`` (Note [Reduction accumulation]);
+    ``m`` where it is 0 or infinite (the norm is then ``m``, or NaN with a NaN in the slice)."""
+    if not absx.size:  # an empty slice: 0 (a negative order refuses it in inference)
+        return np.sum(absx, axis=axes, keepdims=keep)
+    m = (np.max if p > 0 else np.min)(absx, axis=axes, keepdims=True)
+    plain = (m == 0) | np.isinf(m)
+    scale = np.where(plain, absx.dtype.type(1), m)
+    r = m * np.sum((absx / scale) ** p, axis=axes, keepdims=True) ** (1.0 / p)
+    r = np.where(plain & ~np.isnan(r), m, r)
+    return r if keep else np.squeeze(r, axis=axes)
 
 
 # ---- along one dim ------------------------------------------------------------------------------
@@ -347,8 +367,8 @@ def cumprod_grad_cpu(ctx, dy, x):
 @cpu_kernel("vector_norm_grad", dtype_in("dy", *FLOATING_DTYPES))
 def vector_norm_grad_cpu(ctx, dy, x, y):
     """PyTorch's ``norm_backward``: 0 for p = 0; for p = +-inf ``dy * sign(x)`` split evenly among the
-    elements with ``|x| == y`` (or NaN); otherwise ``dy * sign(x) |x|^(p-1) / y^(p-1)``, 0 where y is 0
-    (and, for p < 1, where x is 0)."""
+    elements with ``|x| == y`` (none when y is NaN); otherwise ``dy * sign(x) (|x| / y)^(p-1)``, 0 where
+    y is 0 and where x is 0."""
     attrs = ctx.attrs
     p = attrs["ord"]
     axes = attrs["axis"]
@@ -360,14 +380,12 @@ def vector_norm_grad_cpu(ctx, dy, x, y):
         absx = np.abs(a)
         sign = np.sign(a)
         if math.isinf(p):
-            mask = (absx == n) | np.isnan(absx)
-            dx = sign * (g / np.sum(mask, axis=axes, keepdims=True, dtype=a.dtype)) * mask
-        elif p < 1:
-            scaled = np.where(a == 0, zero_t, sign * absx ** (p - 1))
-            dx = scaled * g * n ** (1 - p)
-        else:
-            scaled = a * absx ** (p - 2) if p >= 2 else sign * absx ** (p - 1)
-            dx = scaled * np.where(n == 0, zero_t, g / n ** (p - 1))
+            mask = absx == n  # none where y is NaN: a zero gradient, as PyTorch's
+            count = np.maximum(np.sum(mask, axis=axes, keepdims=True, dtype=a.dtype), a.dtype.type(1))
+            dx = np.where(mask, sign * (g / count), zero_t)
+        else:  # dy * sign(x) * (|x| / y) ** (p - 1): no power of x or y alone, which would overflow
+            scaled = sign * np.where(a == 0, zero_t, (absx / n) ** (p - 1))
+            dx = np.where(n == 0, zero_t, g * scaled)
     return _out(dx, x.dtype)
 
 

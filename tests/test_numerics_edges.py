@@ -1,0 +1,197 @@
+"""[numerics] Right values at the edges, against hand-computed values (no PyTorch needed).
+
+One test per class of the issue: NaN and Inf stay in their own windows, reductions that do not overflow,
+NaN rules of the ops that clamp or order, requires_grad through type promotion, no silent copies, size
+checks before allocation, PyTorch's argument checks.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import oneflow_lite as flow
+from oneflow_lite.interpreters.eager_local import set_allocation_limit
+
+nan, inf = math.nan, math.inf
+F = flow.nn.functional
+
+
+def _same(got, expected, atol=0.0):
+    np.testing.assert_allclose(np.asarray(got.numpy(), np.float64), np.asarray(expected, np.float64),
+                               rtol=1e-5, atol=atol, equal_nan=True)
+
+
+# ---- NaN and Inf stay in their own windows ------------------------------------------------------------------
+@pytest.mark.parametrize("special", [nan, inf, -inf])
+def test_adaptive_avg_pool_and_area_keep_a_special_value_in_its_window(special):
+    x = flow.tensor([[[special, 1.0, 2.0, 3.0]]])
+    for y in (F.adaptive_avg_pool1d(x, 2), F.interpolate(x, size=2, mode="area")):
+        _same(y, [[[special, 2.5]]])
+    x2 = flow.tensor([[[[special, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]]])
+    _same(F.adaptive_avg_pool2d(x2, (1, 2)), [[[[special, 4.5]]]])
+    x3 = flow.tensor(np.arange(8, dtype=np.float32).reshape(1, 1, 2, 2, 2))
+    x3[0, 0, 0, 0, 0] = special
+    _same(F.adaptive_avg_pool3d(x3, (2, 1, 1)), [[[[[special]], [[5.5]]]]])
+
+
+def test_a_nan_in_one_window_leaves_the_gradient_of_the_others_finite():
+    x = flow.tensor([[[nan, 1.0, 2.0, 3.0]]], requires_grad=True)
+    F.adaptive_avg_pool1d(x, 2).sum().backward()
+    _same(x.grad, [[[0.5, 0.5, 0.5, 0.5]]])
+
+
+def test_softmax_and_logsumexp_with_infinities():
+    _same(flow.logsumexp(flow.tensor([inf, 1.0]), 0), inf)
+    _same(flow.logsumexp(flow.tensor([-inf, -inf]), 0), -inf)
+    _same(flow.logsumexp(flow.tensor([1e30, 1e30]), 0), 1e30)
+    _same(flow.log_softmax(flow.tensor([-inf, 1.0]), 0), [-inf, 0.0])
+    _same(flow.softmax(flow.tensor([-inf, 0.0, 0.0]), 0), [0.0, 0.5, 0.5])
+    _same(flow.softmax(flow.tensor([[nan, 0.0], [0.0, 0.0]]), 1), [[nan, nan], [0.5, 0.5]])  # row by row
+
+
+# ---- reductions that do not overflow ------------------------------------------------------------------------
+def test_std_of_huge_float32_values_is_finite():
+    x = np.array([1e30, 1.0, 2.0])
+    expected = math.sqrt(((x - x.mean()) ** 2).sum() / 2)  # 5.7735e29
+    _same(flow.std(flow.tensor(x, dtype=flow.float32)), expected)
+    y = flow.tensor(x, dtype=flow.float32, requires_grad=True)
+    flow.std(y).backward()
+    _same(y.grad, (x - x.mean()) / (2 * expected))
+    _same(flow.var(flow.tensor([1e19, -1e19])), 2e38)  # the squares overflow float32, the variance does not
+
+
+def test_float16_reductions_accumulate_in_float32():
+    assert flow.sum(flow.ones(5000, dtype=flow.float16)).item() == 5000  # float16 steps by 4 above 4096
+    assert flow.mean(flow.full((100000,), 1000.0, dtype=flow.float16)).item() == 1000
+    _same(flow.var(flow.tensor([100.0, -100.0, 0.0], dtype=flow.float16)), 10000.0)
+    assert flow.cumsum(flow.ones(5000, dtype=flow.float16), 0)[-1].item() == 5000
+
+
+def test_integer_sums_accumulate_in_int64():
+    s = flow.sum(flow.full((1000,), 100, dtype=flow.int8))
+    assert s.dtype == flow.int64 and s.item() == 100000
+
+
+@pytest.mark.parametrize("p", [3.0, 100.0, 0.5, -2.0])
+def test_norms_scale_instead_of_overflowing(p):
+    for values in ([4.379], [4.379, 1.0], [1e30, 1e30, 3e29], [1e-30, 2e-30]):
+        x = np.array(values, np.float64)
+        m = np.abs(x).max() if p > 0 else np.abs(x).min()
+        expected = m * ((np.abs(x) / m) ** p).sum() ** (1 / p)
+        t = flow.tensor(x, dtype=flow.float32, requires_grad=True)
+        y = flow.linalg.vector_norm(t, p)
+        _same(y, expected)
+        y.backward()
+        _same(t.grad, np.sign(x) * (np.abs(x) / expected) ** (p - 1), atol=1e-37)  # float32's range
+
+
+def test_the_2_norm_of_huge_values_and_its_gradient():
+    t = flow.tensor([3e30, 4e30], requires_grad=True)
+    y = flow.linalg.vector_norm(t)
+    _same(y, 5e30)
+    y.backward()
+    _same(t.grad, [0.6, 0.8])
+    _same(F.normalize(flow.tensor([[3e30, 4e30]]), dim=1), [[0.6, 0.8]])
+
+
+def test_inf_norm_of_a_slice_holding_nan():
+    t = flow.tensor([[nan, 1.0, -2.0], [1.0, 3.0, -3.0]], requires_grad=True)
+    y = flow.linalg.vector_norm(t, inf, dim=1)
+    _same(y, [nan, 3.0])
+    y.sum().backward()
+    _same(t.grad, [[0.0, 0.0, 0.0], [0.0, 0.5, -0.5]])  # PyTorch's: no element equals the NaN norm
+
+
+def test_layer_norm_of_a_row_whose_squares_overflow():
+    x = np.array([1e30, 1.0, 2.0, 3.0, 4.0])
+    expected = (x - x.mean()) / np.sqrt(((x - x.mean()) ** 2).mean() + 1e-5)
+    _same(F.layer_norm(flow.tensor(x, dtype=flow.float32), (5,)), expected)
+
+
+# ---- NaN rules of clamping and ordering ---------------------------------------------------------------------
+def test_clip_with_a_nan_bound_has_gradient_zero():
+    x = flow.tensor([1.0, -2.0], requires_grad=True)
+    y = flow.clip(x, max=nan)
+    _same(y, [nan, nan])
+    y.sum().backward()
+    _same(x.grad, [0.0, 0.0])
+
+
+def test_maximum_minimum_propagate_nan_fmax_fmin_ignore_it():
+    a, b = flow.tensor([nan, 1.0, nan]), flow.tensor([2.0, nan, nan])
+    _same(flow.maximum(a, b), [nan, nan, nan])
+    _same(flow.minimum(a, b), [nan, nan, nan])
+    _same(flow.fmax(a, b), [2.0, 1.0, nan])
+    _same(flow.fmin(a, b), [2.0, 1.0, nan])
+
+
+def test_nan_orders_above_every_number():
+    x = flow.tensor([3.0, nan, -inf, 1.0])
+    values, indices = flow.sort(x)
+    _same(values, [-inf, 1.0, 3.0, nan])
+    assert indices.tolist() == [2, 3, 0, 1]
+    _same(flow.sort(x, descending=True)[0], [nan, 3.0, 1.0, -inf])
+    assert flow.argmax(x).item() == 1 and flow.argmin(x).item() == 1  # NaN wins both, as in PyTorch
+    _same(flow.max(x), nan)
+    _same(flow.topk(x, 2)[0], [nan, 3.0])
+
+
+# ---- requires_grad through type promotion -------------------------------------------------------------------
+def test_promotion_keeps_requires_grad():
+    ints = flow.ones(3, dtype=flow.int64)
+    leaf = flow.zeros(0, requires_grad=True)
+    out = flow.cat([ints, leaf])
+    assert out.requires_grad and out.dtype == flow.float32 and out.tolist() == [1.0, 1.0, 1.0]
+    out.sum().backward()
+    assert tuple(leaf.grad.shape) == (0,)
+    w = flow.ones(3, requires_grad=True)
+    for y in (ints + w, ints * w, flow.where(ints > 0, ints, w), flow.stack([ints, w])):
+        assert y.requires_grad and y.dtype == flow.float32
+
+
+# ---- no silent copies ---------------------------------------------------------------------------------------
+def test_view_of_a_transposed_tensor_raises_and_points_to_reshape():
+    t = flow.ones(3, 4).T
+    with pytest.raises(RuntimeError, match=r"view size is not compatible .* Use \.reshape"):
+        t.view(12)
+    assert tuple(t.reshape(12).shape) == (12,)
+
+
+def test_a_view_that_strides_can_express_shares_memory():
+    base = flow.zeros(4, 6)
+    v = base[:, ::2].view(4, 3, 1)  # a sliced, non-contiguous tensor whose new shape needs no copy
+    v.fill_(1.0)
+    assert base.numpy()[:, ::2].sum() == 12 and base.numpy()[:, 1::2].sum() == 0
+    t = flow.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1)
+    w = t.view(4, 6)  # dims 0 and 1 of the permuted tensor merge (stride 12 = 3 * 4)
+    w.mul_(0)
+    assert t.numpy().sum() == 0
+
+
+# ---- size checks before allocation --------------------------------------------------------------------------
+def test_a_huge_request_names_the_op_the_shape_and_the_bytes():
+    with pytest.raises(MemoryError, match=r"constant: .*shape \(1000000, 1000000\).*4000000000000 bytes"):
+        flow.zeros(10**6, 10**6)
+    previous = set_allocation_limit(1 << 20)
+    try:
+        with pytest.raises(MemoryError, match=r"expand: .*\(1024, 1024\) and dtype float32: 4194304 bytes"):
+            flow.ones(1, 1024).expand(1024, 1024).contiguous()
+    finally:
+        set_allocation_limit(previous)
+
+
+# ---- PyTorch's argument checks ------------------------------------------------------------------------------
+@pytest.mark.parametrize("call, error", [
+    (lambda: flow.tensor(1.0).size(0), IndexError),
+    (lambda: flow.unflatten(flow.tensor(1.0), 0, (1,)), IndexError),
+    (lambda: F.pad(flow.ones(1, 1, 3), (3, 3), mode="reflect"), RuntimeError),
+    (lambda: F.max_pool1d(flow.ones(1, 1, 3), 5), RuntimeError),
+    (lambda: flow.arange(0, 5, 0.5, dtype=flow.int64), RuntimeError),
+    (lambda: flow.masked_fill(flow.ones(3, dtype=flow.int8), flow.tensor([True, False, True]), 1000), RuntimeError),
+    (lambda: F.group_norm(flow.ones(1, 2, 1), 2), ValueError),
+    (lambda: flow.pow(flow.tensor([2]), -1), RuntimeError),
+])
+def test_checks_pytorch_makes(call, error):
+    with pytest.raises(error, match=r"^(size|unflatten|pad|max_pool1d|arange|masked_fill|group_norm|pow)"):
+        call()
