@@ -5,6 +5,9 @@ See tests/opinfo.py for what a spec holds.
 
 from __future__ import annotations
 
+import os
+
+import attrs
 import numpy as np
 import pytest
 
@@ -150,3 +153,60 @@ def test_gradcheck(name):
         assert flow.autograd.gradcheck(fn, tuple(args[i] for i in idx))
         if spec.gradgrad:
             assert flow.autograd.gradgradcheck(fn, tuple(args[i] for i in idx))
+
+
+# ---- special values for every spec ([numerics]) ---------------------------------------------------------------
+# Every spec is also run on NaN, +-Inf, +-0, huge and tiny (denormal) inputs against its own reference: each
+# floating array of a sample gets these values, cycled (so each lands at several positions), and the result
+# must equal the reference's, NaN for NaN and infinity for infinity; an op may also refuse the values when its
+# reference does (both raise). Specs whose reference cannot speak for special values say why in
+# SPECIAL_VALUES_SKIPPED.
+# Not yet in CI: a first run found specs whose value on special inputs differs from their reference (each to be
+# fixed or its reference corrected, then listed here or not); FLOW_SPECIAL_VALUES=1 runs it.
+SPECIAL_VALUES_IN_CI = os.environ.get("FLOW_SPECIAL_VALUES") == "1"
+SPECIAL_VALUES = np.array([np.nan, 1.0, np.inf, -2.5, -np.inf, 0.5, 0.0, 3.0, -0.0, 1e30, -1e30, 1e-40, -1.5])
+SPECIAL_VALUES_SKIPPED: dict[str, str] = {}
+
+
+def _with_special_values(value, offset):
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
+        values = np.roll(SPECIAL_VALUES, -offset)
+        with np.errstate(over="ignore", under="ignore"):
+            return np.resize(values, value.shape).astype(value.dtype)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_with_special_values(v, offset + i) for i, v in enumerate(value))
+    return value
+
+
+def _special_cases():
+    for spec in REGISTRY:
+        if spec.random or spec.name in SPECIAL_VALUES_SKIPPED:
+            continue
+        for d in (flow.float32, flow.float64):
+            if d in spec.dtypes:
+                yield pytest.param(spec.name, d, id=f"{spec.name}-{d.name}")
+
+
+def _outcome(fn):
+    try:
+        with np.errstate(all="ignore"):
+            return fn(), None
+    except Exception as exc:  # noqa: BLE001 - which one does not matter: both sides must agree to refuse
+        return None, exc
+
+
+@pytest.mark.skipif(not SPECIAL_VALUES_IN_CI, reason="triage pending: FLOW_SPECIAL_VALUES=1 runs it")
+@pytest.mark.parametrize("name, dtype", list(_special_cases()))
+def test_special_values_match_reference(name, dtype):
+    spec = _BY_NAME[name]
+    samples = [s for s in spec.samples(dtype) if any(
+        isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.size for a in s.args)][:3]
+    for k, sample in enumerate(samples):
+        args, kwargs = _with_special_values(sample.args, k), sample.kwargs
+        expected, ref_exc = _outcome(lambda: spec.ref(*args, **kwargs))
+        got, exc = _outcome(lambda: spec.fn(*to_flow(args), **to_flow(kwargs)))
+        if ref_exc is not None and exc is not None:
+            continue
+        assert exc is None, f"{name}: the reference computes, the op raises {exc!r} on {args}"
+        assert ref_exc is None, f"{name}: the op computes, the reference raises {ref_exc!r} on {args}"
+        _compare(spec, dtype, got, expected, attrs.evolve(sample, args=args, name="special values"))
