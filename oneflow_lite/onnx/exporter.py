@@ -188,13 +188,14 @@ class ExportContext:
         if key is not None and key in self._cache:
             return self._cache[key]
         name = self.fresh(hint)
-        self.initializers.append(self.onnx.numpy_helper.from_array(np.ascontiguousarray(a), name))
+        self.add_initializer(name, a)
         if key is not None:
             self._cache[key] = name
         return name
 
     def add_initializer(self, name: str, array) -> None:
-        self.initializers.append(self.onnx.numpy_helper.from_array(np.ascontiguousarray(array), name))
+        array = np.asarray(array)  # (np.ascontiguousarray would make a 0-d array 1-d)
+        self.initializers.append(self.onnx.numpy_helper.from_array(np.require(array, requirements="C"), name))
 
     # ---- symbolic ints (Note [Dynamic axes]) -----------------------------------------------------
     def symbol(self, k: int) -> str:
