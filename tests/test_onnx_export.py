@@ -211,7 +211,8 @@ SINGLE_OPS = {
                    F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True),
                    F.interpolate(x, size=(7, 4), mode="bilinear"),
                    F.interpolate(x, size=(9, 13), mode="bilinear", align_corners=True),
-                   F.interpolate(x, scale_factor=1.7, mode="bilinear"), F.interpolate(x, scale_factor=0.6, mode="bilinear"),
+                   F.interpolate(x, scale_factor=1.7, mode="bilinear"),
+                   F.interpolate(x, scale_factor=0.6, mode="bilinear"),
                    F.interpolate(x, scale_factor=(1.3, 2), mode="bicubic"),
                    F.interpolate(x, size=(8, 8), mode="bicubic", align_corners=True)), _img5),
     "interpolate_linear_trilinear": (
@@ -239,6 +240,31 @@ SINGLE_OPS = {
                                       F.fold(F.unfold(x, 2), (5, 6), 2), F.max_unpool2d(*F.max_pool2d(x, 2, 2,
                                                                                           return_indices=True), 2)),
                            _img5),
+    "elementwise_losses": (
+        lambda a, b: (F.mse_loss(a, b), F.l1_loss(a, b, reduction="none"), F.smooth_l1_loss(a, b, beta=0.5),
+                      F.smooth_l1_loss(a, b, beta=0.0), F.huber_loss(a, b, delta=0.3, reduction="sum"),
+                      F.kl_div(a.log_softmax(1), b.softmax(1), reduction="batchmean"),
+                      F.kl_div(a, b, log_target=True, reduction="none"),
+                      F.binary_cross_entropy(a.sigmoid(), b.sigmoid()),
+                      F.binary_cross_entropy_with_logits(a, b.sigmoid(), pos_weight=b.abs()),
+                      F.binary_cross_entropy_with_logits(a, b.sigmoid())), (flow.randn(3, 5), flow.randn(3, 5))),
+    "class_losses": (lambda x, t, w: (F.cross_entropy(x, t, label_smoothing=0.1),
+                                      F.cross_entropy(x, t, w, label_smoothing=0.2, reduction="sum"),
+                                      F.cross_entropy(x, t, w, label_smoothing=0.3),
+                                      F.cross_entropy(x, t, label_smoothing=0.1, reduction="none"),
+                                      F.cross_entropy(x, t, w),
+                                      F.cross_entropy(x[0], t[0], label_smoothing=0.1),
+                                      F.cross_entropy(x[0], t[0], label_smoothing=0.1, reduction="none"),
+                                      F.nll_loss(x, t, w, reduction="none"), F.nll_loss(x[1], t[1])),
+                     (flow.randn(4, 5), flow.tensor([1, 0, 4, -100]), flow.rand(5) + 0.2)),
+    "class_losses_2d": (lambda x, t: (F.cross_entropy(x, t, label_smoothing=0.1), F.nll_loss(x, t),
+                                      F.cross_entropy(x, t, label_smoothing=0.1, reduction="none")),
+                        (flow.randn(2, 3, 4, 4), flow.tensor(np.random.default_rng(0).integers(0, 3, (2, 4, 4))))),
+    "scatter_gather_cumprod": (lambda x, i, j: (x.scatter_add(1, i[:, :2], x[:, :3] * 2), x.scatter(0, j, x),
+                                                x.scatter_add(1, i, x), x.gather(1, i), flow.cumprod(x, 1),
+                                                flow.cumprod(x, 0)),
+                               (flow.randn(3, 4), flow.tensor([[0, 1, 1, 3], [2, 2, 0, 1], [3, 3, 3, 0]]),
+                                flow.tensor([[2, 0, 1, 1]]))),
 }
 SPATIAL = ("pad", "pad_1d_3d", "interpolate_nearest", "interpolate_bilinear_bicubic", "interpolate_linear_trilinear",
            "group_and_instance_norm", "norm_layers", "topk_sort_argsort", "cumsum", "adaptive_pools",
@@ -337,6 +363,9 @@ def test_unsupported_ops_and_bad_arguments_are_named():
 
     with pytest.raises(flow.onnx.UnsupportedOperatorError, match=r"captures different ops when a dynamic axis changes"):
         flow.onnx.export(branchy, flow.randn(2, 3), input_names=["x"], dynamic_axes={"x": [0]})
+    with pytest.raises(flow.onnx.UnsupportedOperatorError, match=r"op 'dim_scatter_add-0' \(dim_scatter_add\) needs "
+                                                                 r"ScatterElements' reduction, from opset_version 16"):
+        flow.onnx.export(lambda x, i: x.scatter_add(0, i, x), (flow.randn(3), flow.tensor([0, 0, 1])), opset_version=13)
     assert "linear" in flow.onnx.supported_ops() and "conv_data_grad" in flow.onnx.supported_ops()
     with pytest.raises(RuntimeError, match=r"export_onnx\(\): call the graph once"):
         flow.nn.Graph.trace(lambda x: x).export_onnx()
