@@ -1250,6 +1250,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
 # ---- embedding_bag and max_norm ------------------------------------------------------------------------------
 def _host_values(name, t):
     """The values of an integer tensor as a NumPy array (the bags' layout is read from the data)."""
+    if t.is_lazy:  # names the blob and the graph capturing it
+        raise t._array.read_error(f"{name} (which lays out the bags by the index values)")
     if not _has_storage(t):
         raise RuntimeError(f"{name}: the indices and offsets are read from the data, which a tensor on "
                            f"'{t._meta.device}' does not hold")
