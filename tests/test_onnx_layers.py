@@ -277,3 +277,48 @@ def test_nn_layer_that_cannot_be_exported_says_why(name):
     error, match = NOT_EXPORTABLE[name][2:4]
     with pytest.raises(error, match=match):
         flow.onnx.export(model, args)
+
+
+# the axis made dynamic: dim 0 (the batch, or the time of a sequence-first RNN, unrolled when captured: see below)
+BATCH_AXIS = {"GRU": 1, "RNN": 1}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_nn_layer_exports_with_a_dynamic_batch(name):
+    """Each layer exported with the batch axis of every input dynamic, run on a batch three times larger."""
+    model, args = _build(name, LAYERS)
+    axis = BATCH_AXIS.get(name, 0)
+    names = [f"in{i}" for i in range(len(args))]
+    proto = flow.onnx.export(model, args, input_names=names, dynamic_axes={n: {axis: "batch"} for n in names})
+    bigger = [flow.tensor(np.concatenate([a.numpy()] * 3, axis)) for a in args]
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = session.run(None, {n: a.numpy() for n, a in zip(names, bigger)})
+    expected = _leaves(model(*bigger))
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e.numpy(), rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+def test_a_sequence_first_rnn_with_a_dynamic_time_axis_says_why_not():
+    model, args = _build("GRU", LAYERS)
+    with pytest.raises(flow.onnx.UnsupportedOperatorError, match=r"captures different ops when a dynamic axis changes"):
+        flow.onnx.export(model, args, input_names=["x"], dynamic_axes={"x": {0: "time"}})
+
+
+def test_a_number_that_varies_with_a_dynamic_axis_is_computed_or_named():
+    """A mean's divisor (the element count) follows the batch; a number not affine in it raises naming the op."""
+    proto = flow.onnx.export(nn.MSELoss(), pair(), input_names=["a", "b"],
+                             dynamic_axes={"a": {0: "batch"}, "b": {0: "batch"}})
+    a, b = r(7, 5), r(7, 5)
+    (got,) = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"a": a.numpy(), "b": b.numpy()})
+    np.testing.assert_allclose(got, ((a.numpy() - b.numpy()) ** 2).mean(), rtol=1e-6)
+    with pytest.raises(flow.onnx.UnsupportedOperatorError, match=r"the number operand of op 'scalar_mul-\d+' "
+                                                                 r"\(scalar_mul\) varies with the dynamic axes as no "
+                                                                 r"integer affine form"):
+        flow.onnx.export(lambda x: x * (1 / x.shape[0]), r(4, 3), input_names=["x"], dynamic_axes={"x": [0]})
+    with pytest.raises(flow.onnx.UnsupportedOperatorError,
+                       match=r"attr 'threshold_val' of op 'threshold-\d+' \(threshold\) varies with the dynamic axes "
+                             r"\(4\.0 for the example inputs, 5\.0 with an axis longer\)"):
+        flow.onnx.export(lambda x: F.threshold(x, float(x.shape[0]), 0.0), r(4, 3), input_names=["x"],
+                         dynamic_axes={"x": [0]})

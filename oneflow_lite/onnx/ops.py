@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from oneflow_lite.onnx.exporter import ExportContext, UnsupportedOperatorError
+from oneflow_lite.onnx.exporter import Affine, ExportContext, UnsupportedOperatorError
 
 CONVERTERS: dict = {}
 
@@ -112,13 +112,28 @@ def _scalar(ctx, node, ins):
     compute = out_dt if out_dt != np.bool_ else (in_dt if np.issubdtype(in_dt, np.floating) or
                                                  isinstance(value, int) else np.float64)
     x = ins[0] if in_dt == compute else ctx.make("Cast", ins, to=ctx.onnx_dtype(compute))
-    s = ctx.const(value, compute)
+    s = _operand(ctx, node, "float_operand" if a["has_float_operand"] else "int_operand", value, compute)
     args = [s, x] if "reverse" in node.op_type else [x, s]
     attrs = {"fmod": int(np.issubdtype(compute, np.floating))} if node.op_type == "scalar_fmod" else {}
     if node.op_type == "scalar_logical_not_equal":
         ctx.make("Not", [ctx.make("Equal", args)], [_out(node)])
     else:
         ctx.make(_SCALAR[node.op_type], args, [_out(node)], **attrs)
+
+
+def _operand(ctx, node, name, value, dtype):
+    """The number as a constant, or computed from the inputs' shapes when it varies with the dynamic axes (a
+    mean's divisor)."""
+    form = ctx.captures.attr(node.name, name)
+    if form.static:
+        return ctx.const(value, dtype)
+    numbers = [form.const, *form.coefs]
+    if form.const is None or not all(float(c).is_integer() for c in numbers):
+        raise UnsupportedOperatorError(f"flow.onnx.export: the number operand of op '{node.name}' ({node.op_type}) "
+                                       f"varies with the dynamic axes as no integer affine form of them; export with "
+                                       f"fewer dynamic axes")
+    ints = ctx.ints([Affine(int(form.const), [int(c) for c in form.coefs])], f"the operand of '{node.name}'")
+    return ctx.make("Reshape", [ctx.make("Cast", [ints], to=ctx.onnx_dtype(dtype)), ctx.const([], np.int64)])
 
 
 @converter("where")
