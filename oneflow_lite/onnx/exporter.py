@@ -18,7 +18,8 @@ symbols ``s_k`` (checked against the last capture). A converter asks for a shape
 a constant when it does not vary, or an ONNX tensor computing it from the inputs' runtime shapes. A value
 not affine in the symbols (``B * T`` with two symbols) is exported as ``-1`` when it is the only varying
 entry of a reshape's target, and raises otherwise; so does a job whose ops differ between the captures
-(Python control flow on a shape).
+(Python control flow on a shape), and a number attr that varies though its converter took it as a constant
+(``Captures.check_constant_attrs``; a scalar op's operand, such as a mean's divisor, is read as a form).
 """
 
 from __future__ import annotations
