@@ -14,12 +14,20 @@ on its own pieces: a variable's piece is its global tensor's local array, a user
 (redispatched below the Global key, with the signature's local attrs and per-call ``finish``), a boxing
 step runs the collective, an assign writes the variable's piece, and the outputs are global tensors. The
 compiler's other passes (fusion, memory plan, CSE, constant folding) are not applied to global jobs.
+
+Note [The parallel view of a job]
+The job of a graph on global tensors (``graph.job``) records, as OneFlow's does, each op's placement
+(``Job.placement``: groups of op names sharing a ``ParallelConf`` of ranks and hierarchy) and SBP signature
+(``Job.job_parallel_view_conf``: op name -> the nd-SBP of each of its blobs, named in the op: a user op's
+``<arg>_<index>``, an input or variable op's ``out``, an output op's ``in``). ``print(graph)`` shows this view
+read back from the proto, and the plan's boxing steps.
 """
 
 from __future__ import annotations
 
 import threading
 
+from oneflow_lite._proto import job_pb2
 from oneflow_lite.framework import sbp as S
 from oneflow_lite.framework.generator import using_generator
 from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET, make_global_meta
@@ -37,6 +45,62 @@ def is_global_job(variables: dict, in_metas) -> bool:
         t._key_set & GLOBAL_KEY_SET for t in variables.values())
 
 
+def _blob_names(conf, side: str = "input") -> list:
+    """A user op's blob names ``<arg>_<index>``, inputs or outputs, in the order of its conf."""
+    uc = conf.user_conf
+    order, blobs = (uc.input_order, uc.input) if side == "input" else (uc.output_order, uc.output)
+    return [f"{arg}_{i}" for arg in order for i in range(len(blobs[arg].s))]
+
+
+def _box_text(step) -> str:
+    return f"box {step[1]} {S.format_nd_sbp(step[3].nd_sbp)} -> {S.format_nd_sbp(step[4])}"
+
+
+def _sbp_proto(s, out) -> None:
+    if s.kind == "S":
+        out.split_parallel.axis = s.dim
+    elif s.kind == "B":
+        out.broadcast_parallel.SetInParent()
+    else:
+        out.partial_sum_parallel.SetInParent()
+
+
+def _sbp_text(nd_sbp_proto) -> str:
+    parts = []
+    for p in nd_sbp_proto.sbp_parallel:
+        kind = p.WhichOneof("parallel_type")
+        parts.append(f"S({p.split_parallel.axis})" if kind == "split_parallel" else
+                     "B" if kind == "broadcast_parallel" else "P")
+    return "(" + ", ".join(parts) + ")"
+
+
+def _conf_blob_names(conf) -> list:
+    """The blob names of an op conf in order (Note [The parallel view of a job])."""
+    kind = conf.WhichOneof("op_type")
+    if kind == "user_conf":
+        return _blob_names(conf) + _blob_names(conf, "output")
+    return ["in", "out"] if kind == "output_conf" else ["out"]
+
+
+def describe_parallel_view(job: job_pb2.Job) -> list:
+    """One line per op of ``job`` with a recorded SBP signature and placement, read from the proto."""
+    ranks = {}
+    for group in job.placement.placement_group:
+        conf = group.parallel_conf
+        where = f"{conf.device_tag} ranks {list(conf.ranks)}" + (
+            f" as {list(conf.hierarchy.dim)}" if len(conf.hierarchy.dim) > 1 else "")
+        for name in group.op_set.op_name:
+            ranks[name] = where
+    view = job.job_parallel_view_conf.op_name2nd_sbp_signature_conf
+    lines = []
+    for conf in job.net.op:
+        if conf.name in view:
+            bns = view[conf.name].bn_in_op2nd_sbp
+            sig = ", ".join(f"{bn}: {_sbp_text(bns[bn])}" for bn in _conf_blob_names(conf) if bn in bns)
+            lines.append(f"{conf.name}: {sig} on {ranks.get(conf.name, '?')}")
+    return lines
+
+
 class GlobalJobPlan:
     """The plan of one input signature of a graph on global tensors (Note [Graphs on global tensors]);
     ``run(inputs)`` returns this rank's pieces of the outputs, ``out_metas`` their global metas."""
@@ -46,6 +110,7 @@ class GlobalJobPlan:
         self.variables = variables
         self.reports = []
         self.signatures = {}  # op name -> its SBP signature (the job's parallel view)
+        self.parallel = {}  # op name -> (placement, {blob name in the op: nd-SBP}) (Note [The parallel view of a job])
         self.steps = []
         self.out_metas = []
         self._lock = threading.Lock()
@@ -67,10 +132,12 @@ class GlobalJobPlan:
         if kind == "input":
             self._metas[node.outputs[0]] = self._global(next(inputs), f"input '{node.name}'")
             self.steps.append(("input", node.outputs[0]))
+            self._record(node, self._metas[node.outputs[0]], ("out",))
         elif kind == "variable":
             t = self.variables[node.name]
             self._metas[node.outputs[0]] = self._global(t._meta, f"variable '{node.name}'")
             self.steps.append(("variable", node.outputs[0], t))
+            self._record(node, self._metas[node.outputs[0]], ("out",))
         elif kind == "user":
             self._add_user(node)
         elif kind == "assign":
@@ -78,9 +145,16 @@ class GlobalJobPlan:
             value = self._box_to(value, self._metas[ref].nd_sbp)
             self.steps.append(("assign", ref, value))
             self._metas[node.outputs[0]] = self._metas[ref]
+            self._record(node, self._metas[ref], _blob_names(node.conf))
         else:  # output
             self.steps.append(("output", node.inputs[0]))
             self.out_metas.append(self._metas[node.inputs[0]])
+            self._record(node, self._metas[node.inputs[0]], ("in", "out"))
+
+    def _record(self, node, meta, names) -> None:
+        """The op's placement and the same nd-SBP for each of its blobs ``names`` (interface ops, assigns)."""
+        if meta.key_set & GLOBAL_KEY_SET:
+            self.parallel[node.name] = (meta.placement, {n: meta.nd_sbp for n in names})
 
     def _global(self, meta, what):
         if meta.key_set & GLOBAL_KEY_SET or meta.ndim == 0:
@@ -92,6 +166,8 @@ class GlobalJobPlan:
         if not node.inputs:  # a source op: broadcast on the graph's placement
             plan = plan_source(node.expr, self._placement(node))
             self.signatures[node.name] = repr(plan)
+            self.parallel[node.name] = (plan.placement, dict(zip(_blob_names(node.conf, "output"),
+                                                                 [m.nd_sbp for m in plan.out_metas])))
             self.steps.append(("op", node, plan, []))
             self._metas[node.outputs[0]] = plan.out_metas[0]
             return
@@ -103,6 +179,9 @@ class GlobalJobPlan:
         plan = plan_call(node.expr, [self._metas[lbn] for lbn in node.inputs], None)
         ins = [self._box_to(lbn, nd) for lbn, nd in zip(node.inputs, plan.in_nd_sbps)]
         self.signatures[node.name] = repr(plan)
+        bns = _blob_names(node.conf) + _blob_names(node.conf, "output")
+        self.parallel[node.name] = (plan.placement, dict(zip(bns, list(plan.in_nd_sbps) +
+                                                             [m.nd_sbp for m in plan.out_metas])))
         self.steps.append(("op", node, plan, ins))
         for lbn, m in zip(node.outputs, plan.out_metas):
             self._metas[lbn] = m
@@ -128,6 +207,30 @@ class GlobalJobPlan:
             self.boxing_steps += 1
         return boxed
 
+    def annotate(self, job: job_pb2.Job) -> job_pb2.Job:
+        """Record each op's placement and SBP signature in ``job`` (Note [The parallel view of a job])."""
+        groups = {}
+        view = job.job_parallel_view_conf.op_name2nd_sbp_signature_conf
+        for name, (placement, bns) in self.parallel.items():
+            group = groups.get(placement)
+            if group is None:
+                group = groups[placement] = job.placement.placement_group.add()
+                conf = group.parallel_conf
+                conf.device_tag = placement.type
+                conf.ranks.extend(placement.rank_list)
+                conf.hierarchy.dim.extend(placement.hierarchy)
+            group.op_set.op_name.append(name)
+            signature = view[name]
+            for bn, nd in bns.items():
+                for s in nd:
+                    _sbp_proto(s, signature.bn_in_op2nd_sbp[bn].sbp_parallel.add())
+        return job
+
+    @property
+    def boxing_lines(self) -> list:
+        """One line per boxing step of the plan."""
+        return [_box_text(step) for step in self.steps if step[0] == "box"]
+
     @property
     def num_steps(self) -> int:
         """The kernel and boxing steps of a run."""
@@ -141,7 +244,7 @@ class GlobalJobPlan:
             if step[0] == "op":
                 lines.append(f"{step[1].name}: {self.signatures[step[1].name]}")
             elif step[0] == "box":
-                lines.append(f"box {step[1]} {S.format_nd_sbp(step[3].nd_sbp)} -> {S.format_nd_sbp(step[4])}")
+                lines.append(_box_text(step))
             else:
                 lines.append(f"{step[0]} {step[1]}")
         return "\n".join(lines)

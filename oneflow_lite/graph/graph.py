@@ -69,7 +69,7 @@ from oneflow_lite.graph.capture import GraphBuildCtx
 from oneflow_lite.graph.compiler import Plan, StalePlan
 from oneflow_lite.graph.config import GraphConfig
 from oneflow_lite.graph.debug import DebugOptions, emit, meta_repr
-from oneflow_lite.graph.global_plan import GlobalJobPlan, is_global_job
+from oneflow_lite.graph.global_plan import GlobalJobPlan, describe_parallel_view, is_global_job
 from oneflow_lite.graph.ir import JobError, JobIR, is_free_eager_name
 from oneflow_lite.graph.pipeline import checkpoint_segments, run_job_passes
 from oneflow_lite.graph.proxy import GraphModule, ModuleBlock  # noqa: F401  (re-exported)
@@ -549,8 +549,11 @@ class Graph:
 
     @property
     def job(self) -> job_pb2.Job:
-        """The ``Job`` proto that runs for the last call's signature (after the passes)."""
-        return self._current().ir.to_job()
+        """The ``Job`` proto that runs for the last call's signature (after the passes); on global tensors with
+        each op's placement and SBP signature (Note [The parallel view of a job])."""
+        entry = self._current()
+        job = entry.ir.to_job()
+        return entry.plan.annotate(job) if isinstance(entry.plan, GlobalJobPlan) else job
 
     @property
     def captured_job(self) -> job_pb2.Job:
@@ -762,6 +765,10 @@ def _describe_entry(entry: _Entry, with_locations: bool) -> list:
         if s in sections:
             lines.append(f"    {s}:")
             lines.extend(f"      {text}" for text in sections[s])
+    if isinstance(entry.plan, GlobalJobPlan):  # Note [The parallel view of a job]
+        lines.append("    parallel view (placement and SBP signature of each op):")
+        lines.extend(f"      {text}" for text in describe_parallel_view(entry.plan.annotate(entry.ir.to_job())))
+        lines.extend(f"      {text}" for text in entry.plan.boxing_lines)
     lines.append("    passes:")
     lines.extend(f"      {r}" for r in entry.reports)
     lines.append(f"    plan: {entry.plan.num_steps} kernel step(s) for {len(entry.ir.nodes)} op(s) after the passes")
