@@ -629,8 +629,7 @@ class _GlobalUnpickler(_Unpickler):
             if max(int(r) for r in np.ravel(ranks)) >= world().size:
                 raise ValueError(ranks)
             placement = Placement(kind, ranks)
-            nd = tuple(sbp_mod.split(int(s[2:-1])) if s.startswith("S(") else
-                       {"B": sbp_mod.broadcast, "P": sbp_mod.partial_sum}[s] for s in sbps)
+            nd = tuple(sbp_mod.parse_short(s) for s in sbps)
             return placement, sbp_mod.as_nd_sbp(nd, placement.ndim, "flow.load")
         except (TypeError, ValueError, KeyError, IndexError):  # a local tensor, or a layout this job cannot hold
             return source, (sbp_mod.broadcast,)

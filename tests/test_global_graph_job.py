@@ -20,7 +20,8 @@ def _sbp_text(nd):
     out = []
     for s in nd.sbp_parallel:
         kind = s.WhichOneof("parallel_type")
-        out.append(f"S({s.split_parallel.axis})" if kind == "split_parallel" else kind[0].upper())
+        out.append(f"S({s.split_parallel.axis})" if kind == "split_parallel" else
+                   {"broadcast_parallel": "B", "partial_sum_parallel": "P", "partial_max_parallel": "P(max)"}[kind])
     return tuple(out)
 
 
@@ -98,6 +99,19 @@ def tensor_parallel_job_and_its_boxing_steps():
     assert view[soft]["in_0"] != ("P",) and view[soft]["in_0"] != ("S(0)",)  # a softmax over dim 0 needs the dim
     text = repr(graph)
     assert f"box {second}/out_0 (P) -> " in text  # P must be boxed before the softmax
+
+
+@case
+def a_max_over_the_split_dim_is_recorded_as_partial_max():
+    p = flow.placement.all("cpu")
+    x = np.random.default_rng(4).standard_normal((6, 3)).astype(np.float32)
+    graph = _Call(lambda m, t: t.amax(0))
+    got = graph(flow.tensor(x, placement=p, sbp=S(0)))
+    np.testing.assert_array_equal(got.numpy(), x.max(0))
+    (mx,) = _op(graph.job, "reduce_max")
+    view, _ = _view(graph.job)
+    assert sorted(view[mx].values()) == [("P(max)",), ("S(0)",)]
+    assert "(P(max))" in repr(graph)
 
 
 @case

@@ -61,6 +61,8 @@ def _sbp_proto(s, out) -> None:
         out.split_parallel.axis = s.dim
     elif s.kind == "B":
         out.broadcast_parallel.SetInParent()
+    elif s.kind == "M":
+        out.partial_max_parallel.SetInParent()
     else:
         out.partial_sum_parallel.SetInParent()
 
@@ -70,7 +72,7 @@ def _sbp_text(nd_sbp_proto) -> str:
     for p in nd_sbp_proto.sbp_parallel:
         kind = p.WhichOneof("parallel_type")
         parts.append(f"S({p.split_parallel.axis})" if kind == "split_parallel" else
-                     "B" if kind == "broadcast_parallel" else "P")
+                     {"broadcast_parallel": "B", "partial_max_parallel": "P(max)"}.get(kind, "P"))
     return "(" + ", ".join(parts) + ")"
 
 
@@ -285,11 +287,12 @@ class GlobalJobPlan:
         _, node, plan, ins = step
         local = [_make(arrays[lbn], lm) for lbn, lm in zip(ins, plan.in_local_metas)]
         ks = plan.placement.device.key_set
+        kernel_in = local if plan.prepare is None else plan.prepare(plan, local)
         if plan.random:
-            with using_generator(shared_generator(None, plan.placement)):
-                res = redispatch(node.expr, ks, local, plan.attrs)
+            with using_generator(shared_generator(None, plan.placement, plan.stream)):
+                res = redispatch(node.expr, ks, kernel_in, plan.attrs)
         else:
-            res = redispatch(node.expr, ks, local, plan.attrs)
+            res = redispatch(node.expr, ks, kernel_in, plan.attrs)
         if plan.finish is not None:
             plan.finish(plan, local, res)
         for lbn, t in zip(node.outputs, res):
