@@ -21,16 +21,28 @@ The job of a graph on global tensors (``graph.job``) records, as OneFlow's does,
 (``Job.job_parallel_view_conf``: op name -> the nd-SBP of each of its blobs, named in the op: a user op's
 ``<arg>_<index>``, an input or variable op's ``out``, an output op's ``in``). ``print(graph)`` shows this view
 read back from the proto, and the plan's boxing steps.
+
+Note [Saved graphs on global tensors]
+``graph.save(path)`` of a graph on global tensors is called by every rank: each variable's logical value is
+gathered to rank 0, which writes the job with its parallel view (Note [The parallel view of a job]) and
+those values. ``nn.Graph.load(path)``, called by every rank (each reads the file), makes each variable a
+global tensor with its recorded placement and SBP (every rank keeps its piece of the value it read) and
+expects inputs with the recorded placements and SBPs.
 """
 
 from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 from oneflow_lite._proto import job_pb2
 from oneflow_lite.framework import sbp as S
 from oneflow_lite.framework.generator import using_generator
 from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET, make_global_meta
+from oneflow_lite.framework.placement import placement as Placement
+from oneflow_lite.framework.world import world
+from oneflow_lite.functors.global_cast import from_logical
 from oneflow_lite.framework.tensor import Tensor, version_counter
 from oneflow_lite.interpreters.boxing import box_same_placement
 from oneflow_lite.interpreters.eager_global import plan_call, plan_source, shared_generator
@@ -67,13 +79,18 @@ def _sbp_proto(s, out) -> None:
         out.partial_sum_parallel.SetInParent()
 
 
-def _sbp_text(nd_sbp_proto) -> str:
-    parts = []
+def _nd_sbp_of(nd_sbp_proto) -> tuple:
+    """The nd-SBP an ``NdSbp`` proto records."""
+    out = []
     for p in nd_sbp_proto.sbp_parallel:
         kind = p.WhichOneof("parallel_type")
-        parts.append(f"S({p.split_parallel.axis})" if kind == "split_parallel" else
-                     {"broadcast_parallel": "B", "partial_max_parallel": "P(max)"}.get(kind, "P"))
-    return "(" + ", ".join(parts) + ")"
+        out.append(S.split(p.split_parallel.axis) if kind == "split_parallel" else
+                   {"broadcast_parallel": S.broadcast, "partial_max_parallel": S.partial_max}.get(kind, S.partial_sum))
+    return tuple(out)
+
+
+def _sbp_text(nd_sbp_proto) -> str:
+    return S.format_nd_sbp(_nd_sbp_of(nd_sbp_proto))
 
 
 def _conf_blob_names(conf) -> list:
@@ -101,6 +118,42 @@ def describe_parallel_view(job: job_pb2.Job) -> list:
             sig = ", ".join(f"{bn}: {_sbp_text(bns[bn])}" for bn in _conf_blob_names(conf) if bn in bns)
             lines.append(f"{conf.name}: {sig} on {ranks.get(conf.name, '?')}")
     return lines
+
+
+def gather_variables(variables: dict):
+    """Variable name -> its logical value on rank 0, None on the other ranks (Note [Saved graphs on global
+    tensors]); every rank calls it."""
+    values = {}
+    for name in sorted(variables):
+        t = variables[name]
+        if t._key_set & GLOBAL_KEY_SET:
+            t = t.detach().to_global(Placement(t._meta.placement.type, [0]), S.broadcast)
+        values[name] = t._array
+    return values if world().rank == 0 else None
+
+
+def _parallel_view(job) -> tuple:
+    """Op name -> placement, and op name -> the nd-SBP of its ``out`` blob, from the job's parallel view."""
+    places = {}
+    for group in job.placement.placement_group:
+        conf = group.parallel_conf
+        p = Placement(conf.device_tag, np.reshape(list(conf.ranks), tuple(conf.hierarchy.dim)).tolist())
+        places.update((name, p) for name in group.op_set.op_name)
+    nd = {}
+    for name, sig in job.job_parallel_view_conf.op_name2nd_sbp_signature_conf.items():
+        if "out" in sig.bn_in_op2nd_sbp:
+            nd[name] = _nd_sbp_of(sig.bn_in_op2nd_sbp["out"])
+    return places, nd
+
+
+def globalize(job, variables: dict, input_names: list, in_metas: list) -> tuple:
+    """The variables as global tensors and the input metas as global metas, as the job's parallel view
+    records them (Note [Saved graphs on global tensors])."""
+    places, nd = _parallel_view(job)
+    out = {name: from_logical(t, places[name], nd[name]) if name in places else t for name, t in variables.items()}
+    metas = [make_global_meta(m.shape, m.dtype, places[name], nd[name]) if name in places else m
+             for name, m in zip(input_names, in_metas)]
+    return out, metas
 
 
 class GlobalJobPlan:
