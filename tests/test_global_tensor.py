@@ -187,6 +187,22 @@ def creation_with_placement_and_sbp():
 
 
 @case
+def eye_linspace_logspace_and_randperm_with_placement_and_sbp():
+    r, n = _world()
+    p = flow.placement.all("cpu")
+    e = flow.eye(5, 3, placement=p, sbp=S(0))
+    assert e.sbp == (S(0),) and tuple(e.shape) == (5, 3)
+    np.testing.assert_array_equal(e.to_local().numpy(), np.array_split(np.eye(5, 3, dtype=np.float32), n)[r])
+    li = flow.linspace(-1, 1, 9, placement=p, sbp=S(0))
+    np.testing.assert_allclose(li.to_local().numpy(), np.array_split(np.linspace(-1, 1, 9), n)[r], rtol=1e-6)
+    lo = flow.logspace(0, 3, 4, base=2.0, placement=p, sbp=B)
+    np.testing.assert_allclose(lo.to_local().numpy(), [1.0, 2.0, 4.0, 8.0])
+    flow.manual_seed(r)  # different generators: the shared seed still makes one permutation
+    perm = flow.randperm(10, placement=p, sbp=S(0))
+    assert perm.dtype == flow.int64 and sorted(perm.numpy().tolist()) == list(range(10))
+
+
+@case
 def random_ops_draw_the_same_broadcast_result_on_every_rank():
     r, n = _world()
     p = flow.placement.all("cpu")
