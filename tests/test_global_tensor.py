@@ -187,6 +187,21 @@ def creation_with_placement_and_sbp():
 
 
 @case
+def to_global_grad_sbp_sets_the_sbp_of_the_gradient():
+    r, n = _world()
+    p = flow.placement.all("cpu")
+    x = flow.tensor(np.arange(12.0, dtype=np.float32).reshape(6, 2), placement=p, sbp=S(0)).requires_grad_()
+    c = np.random.default_rng(7).standard_normal((6, 2)).astype(np.float32)
+    y = x.to_global(sbp=B, grad_sbp=B)  # the gradient of x comes back broadcast, not split(0)
+    z = y * y
+    (z * flow.tensor(c, placement=p, sbp=B)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.arange(12.0).reshape(6, 2) * c, rtol=1e-6)
+    assert x.grad.sbp == (S(0),)  # accumulated into x's layout
+    with pytest.raises(ValueError, match="to_global: grad_sbp: a placement of 1 dimension"):
+        x.to_global(sbp=B, grad_sbp=(B, B))
+
+
+@case
 def eye_linspace_logspace_and_randperm_with_placement_and_sbp():
     r, n = _world()
     p = flow.placement.all("cpu")
