@@ -197,6 +197,10 @@ def to_global_grad_sbp_sets_the_sbp_of_the_gradient():
     (z * flow.tensor(c, placement=p, sbp=B)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * np.arange(12.0).reshape(6, 2) * c, rtol=1e-6)
     assert x.grad.sbp == (S(0),)  # accumulated into x's layout
+    for grad_sbp, want in ((None, (S(0),)), (B, (B,)), (P, (P,))):  # flow.autograd.grad shows it as it comes
+        g = flow.autograd.grad((x.to_global(sbp=B, grad_sbp=grad_sbp) * 3).sum(), x)[0]
+        assert g.sbp == want, (grad_sbp, g.sbp)
+        np.testing.assert_array_equal(g.numpy(), np.full((6, 2), 3.0))
     with pytest.raises(ValueError, match="to_global: grad_sbp: a placement of 1 dimension"):
         x.to_global(sbp=B, grad_sbp=(B, B))
 
