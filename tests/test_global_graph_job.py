@@ -99,6 +99,15 @@ def tensor_parallel_job_and_its_boxing_steps():
     assert view[soft]["in_0"] != ("P",) and view[soft]["in_0"] != ("S(0)",)  # a softmax over dim 0 needs the dim
     text = repr(graph)
     assert f"box {second}/out_0 (P) -> " in text  # P must be boxed before the softmax
+    job = graph.job  # the boxing is an explicit op of the job, read by the softmax
+    (cast,) = [c for c in job.net.op if c.user_conf.op_type_name == "hierarchical_parallel_cast"
+               and list(c.user_conf.input["in"].s) == [f"{second}/out_0"]]
+    assert cast.name.startswith("System-Boxing-")
+    soft_conf = next(c for c in job.net.op if c.name == soft)
+    assert list(soft_conf.user_conf.input["in"].s) == [f"{cast.name}/out_0"]
+    assert view[soft]["in_0"] == _view(job)[0][cast.name]["out_0"] and _view(job)[0][cast.name]["in_0"] == ("P",)
+    names = [c.name for c in job.net.op]
+    assert names.index(second) < names.index(cast.name) < names.index(soft)
 
 
 @case
@@ -181,6 +190,10 @@ def a_saved_graph_on_global_tensors_loads_with_its_placements_and_sbps():
     got = [loaded(*f).item() for f in feed[1:]]  # the loaded graph trains on from the saved values
     np.testing.assert_allclose(got, losses[1:], rtol=1e-5)
     assert "parallel view" in repr(loaded)
+    casts = [c.name for c in graph.job.net.op if c.user_conf.op_type_name == "hierarchical_parallel_cast"]
+    again = [c.name for c in loaded.job.net.op if c.user_conf.op_type_name == "hierarchical_parallel_cast"]
+    assert casts and again == casts  # the saved boxing ops are the loaded job's, not inserted twice
+    assert len({c.name for c in loaded.job.net.op}) == len(loaded.job.net.op)
 
 
 @pytest.mark.parametrize("n", [2, 4])

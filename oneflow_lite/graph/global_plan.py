@@ -19,8 +19,11 @@ Note [The parallel view of a job]
 The job of a graph on global tensors (``graph.job``) records, as OneFlow's does, each op's placement
 (``Job.placement``: groups of op names sharing a ``ParallelConf`` of ranks and hierarchy) and SBP signature
 (``Job.job_parallel_view_conf``: op name -> the nd-SBP of each of its blobs, named in the op: a user op's
-``<arg>_<index>``, an input or variable op's ``out``, an output op's ``in``). ``print(graph)`` shows this view
-read back from the proto, and the plan's boxing steps.
+``<arg>_<index>``, an input or variable op's ``out``, an output op's ``in``). Each boxing step of the plan is
+an explicit op of that job, as OneFlow's boxing pass makes them: a ``hierarchical_parallel_cast`` named
+``System-Boxing-<k>`` (attr ``nd_sbp``: the target) placed before its first consumer, whose input reads it.
+Planned again (a saved job loaded), such an op takes its input boxed to its attr and copies it, so a job
+keeps its meaning. ``print(graph)`` shows this view read back from the proto, and the plan's boxing steps.
 
 Note [Saved graphs on global tensors]
 ``graph.save(path)`` of a graph on global tensors is called by every rank: each variable's logical value is
@@ -36,7 +39,8 @@ import threading
 
 import numpy as np
 
-from oneflow_lite._proto import job_pb2
+from oneflow_lite._proto import job_pb2, op_conf_pb2
+from oneflow_lite.framework import attr as attr_mod
 from oneflow_lite.framework import sbp as S
 from oneflow_lite.framework.generator import using_generator
 from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET, make_global_meta
@@ -62,6 +66,35 @@ def _blob_names(conf, side: str = "input") -> list:
     uc = conf.user_conf
     order, blobs = (uc.input_order, uc.input) if side == "input" else (uc.output_order, uc.output)
     return [f"{arg}_{i}" for arg in order for i in range(len(blobs[arg].s))]
+
+
+_CAST = "hierarchical_parallel_cast"
+
+
+def _cast_conf(name: str, step) -> tuple:
+    """The conf of the boxing op of a box step, and its output blob."""
+    _, src, _, meta, nd_sbp = step
+    conf = op_conf_pb2.OperatorConf(name=name, device_tag=meta.placement.type)
+    uc = conf.user_conf
+    uc.op_type_name = _CAST
+    uc.input["in"].s.append(src)
+    uc.input_order.append("in")
+    uc.output["out"].s.append(f"{name}/out_0")
+    uc.output_order.append("out")
+    uc.attr["nd_sbp"].CopyFrom(attr_mod.to_proto("list_string", [s.short() for s in nd_sbp]))
+    return conf, f"{name}/out_0"
+
+
+def _read_casts(conf, inputs: list):
+    """A copy of user op ``conf`` reading ``inputs`` (in its input order)."""
+    out = op_conf_pb2.OperatorConf()
+    out.CopyFrom(conf)
+    it = iter(inputs)
+    for arg in out.user_conf.input_order:
+        blobs = out.user_conf.input[arg].s
+        for i in range(len(blobs)):
+            blobs[i] = next(it)
+    return out
 
 
 def _box_text(step) -> str:
@@ -198,7 +231,7 @@ class GlobalJobPlan:
         elif kind == "assign":
             ref, value = node.inputs
             value = self._box_to(value, self._metas[ref].nd_sbp)
-            self.steps.append(("assign", ref, value))
+            self.steps.append(("assign", ref, value, node))
             self._metas[node.outputs[0]] = self._metas[ref]
             self._record(node, self._metas[ref], _blob_names(node.conf))
         else:  # output
@@ -235,8 +268,8 @@ class GlobalJobPlan:
         ins = [self._box_to(lbn, nd) for lbn, nd in zip(node.inputs, plan.in_nd_sbps)]
         self.signatures[node.name] = repr(plan)
         bns = _blob_names(node.conf) + _blob_names(node.conf, "output")
-        self.parallel[node.name] = (plan.placement, dict(zip(bns, list(plan.in_nd_sbps) +
-                                                             [m.nd_sbp for m in plan.out_metas])))
+        ins_nd = [self._metas[lbn].nd_sbp for lbn in node.inputs] if node.op_type == _CAST else plan.in_nd_sbps
+        self.parallel[node.name] = (plan.placement, dict(zip(bns, list(ins_nd) + [m.nd_sbp for m in plan.out_metas])))
         self.steps.append(("op", node, plan, ins))
         for lbn, m in zip(node.outputs, plan.out_metas):
             self._metas[lbn] = m
@@ -263,10 +296,11 @@ class GlobalJobPlan:
         return boxed
 
     def annotate(self, job: job_pb2.Job) -> job_pb2.Job:
-        """Record each op's placement and SBP signature in ``job`` (Note [The parallel view of a job])."""
+        """Record the boxing ops, and each op's placement and SBP signature, in ``job`` (Note [The parallel view
+        of a job])."""
         groups = {}
         view = job.job_parallel_view_conf.op_name2nd_sbp_signature_conf
-        for name, (placement, bns) in self.parallel.items():
+        for name, (placement, bns) in {**self.parallel, **self._insert_boxing_ops(job)}.items():
             group = groups.get(placement)
             if group is None:
                 group = groups[placement] = job.placement.placement_group.add()
@@ -280,6 +314,37 @@ class GlobalJobPlan:
                 for s in nd:
                     _sbp_proto(s, signature.bn_in_op2nd_sbp[bn].sbp_parallel.add())
         return job
+
+    def _insert_boxing_ops(self, job: job_pb2.Job) -> dict:
+        """A ``hierarchical_parallel_cast`` op in ``job`` per boxing step, before its first consumer, which reads
+        it; returns their parallel view."""
+        reads = {step[1].name: step[3] for step in self.steps if step[0] == "op" and step[1].op_type != _CAST}
+        reads.update((step[3].name, [step[1], step[2]]) for step in self.steps if step[0] == "assign")
+        read = {lbn for ins in reads.values() for lbn in ins}  # (a boxing a cast op reads is that op)
+        taken = {conf.name for conf in job.net.op}
+        casts, view, k = {}, {}, 0  # boxed blob -> its cast op's conf and output
+        for step in self.steps:
+            if step[0] == "box" and step[2] in read:
+                while f"System-Boxing-{k}" in taken:
+                    k += 1
+                name = f"System-Boxing-{k}"
+                taken.add(name)
+                casts[step[2]] = _cast_conf(name, step)
+                view[name] = (step[3].placement, {"in_0": step[3].nd_sbp, "out_0": step[4]})
+        if not casts:
+            return view
+        ops = list(job.net.op)
+        del job.net.op[:]
+        for conf in ops:
+            ins = reads.get(conf.name, ())
+            if any(lbn in casts for lbn in ins):
+                for lbn in dict.fromkeys(ins):
+                    if lbn in casts and casts[lbn][0] is not None:
+                        job.net.op.add().CopyFrom(casts[lbn][0])
+                        casts[lbn] = (None, casts[lbn][1])
+                conf = _read_casts(conf, [casts[lbn][1] if lbn in casts else lbn for lbn in ins])
+            job.net.op.add().CopyFrom(conf)
+        return view
 
     @property
     def boxing_lines(self) -> list:

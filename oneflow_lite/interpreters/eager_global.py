@@ -187,7 +187,8 @@ def _signature(op_expr, placement, in_metas, logical, attrs, out_metas):
     out_nd = [[] for _ in logical.out_metas]
     ctx = None
     for h, n in enumerate(placement.hierarchy):
-        ctx = SbpContext(op_expr.op_type_name, tuple(m.logical for m in in_metas), logical.out_metas, logical.attrs, n)
+        ctx = SbpContext(op_expr.op_type_name, tuple(m.logical for m in in_metas), logical.out_metas, logical.attrs, n,
+                         h)
         sigs = rule.signatures(ctx)
         current = [m.nd_sbp[h] for m in in_metas]
         want = None if out_metas is None else [o.nd_sbp[h] for o in out_metas]

@@ -36,16 +36,17 @@ _lock = threading.Lock()
 
 class SbpContext:
     """What a rule sees: the op type, the logical input / output metas, the composed attrs, and the number
-    of ranks ``n`` on the placement dimension being decided."""
+    of ranks ``n`` on the placement dimension ``axis`` being decided."""
 
-    __slots__ = ("attrs", "inputs", "n", "op_type", "outputs")
+    __slots__ = ("attrs", "axis", "inputs", "n", "op_type", "outputs")
 
-    def __init__(self, op_type, inputs, outputs, attrs, n):
+    def __init__(self, op_type, inputs, outputs, attrs, n, axis=0):
         self.op_type = op_type
         self.inputs = inputs
         self.outputs = outputs
         self.attrs = attrs
         self.n = n
+        self.axis = axis
 
 
 class SbpRule:
@@ -295,3 +296,16 @@ def linear_signatures(ctx) -> list:
 
 register_sbp_rule("matmul", SbpRule(matmul_signatures))
 register_sbp_rule("linear", SbpRule(linear_signatures))
+
+
+def parallel_cast_signatures(ctx) -> list:
+    """The attr's SBP on this placement dimension, in and out: the interpreter boxes the input to it."""
+    nd = ctx.attrs["nd_sbp"]
+    if len(nd) <= ctx.axis:
+        raise ValueError(f"hierarchical_parallel_cast: attr nd_sbp {list(nd)} has no SBP for placement dimension "
+                         f"{ctx.axis}; expected one per placement dimension")
+    s = S.parse_short(nd[ctx.axis])
+    return [((s,), (s,))]
+
+
+register_sbp_rule("hierarchical_parallel_cast", SbpRule(parallel_cast_signatures))
