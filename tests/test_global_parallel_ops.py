@@ -187,6 +187,25 @@ def dropout_on_a_2d_placement_draws_per_split_piece():
     np.testing.assert_allclose(y.to_local().numpy(), _mask(seed, i, (2, 6), 0.5) * 2.0)
 
 
+@case
+def hierarchical_parallel_cast_boxes_to_its_attr():
+    from oneflow_lite.framework.calls import F as calls
+    p = flow.placement.all("cpu")
+    x = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    g = flow.tensor(x, placement=p, sbp=S(0)).requires_grad_()
+    y = calls.ops.hierarchical_parallel_cast(g, nd_sbp=("S(1)",))
+    assert y.sbp == (S(1),)
+    np.testing.assert_array_equal(y.to_local().numpy(), _piece(x, 1))
+    c = rng.standard_normal((4, 3)).astype(np.float32)
+    (y * flow.tensor(c, placement=p, sbp=B)).sum().backward()
+    assert g.grad.sbp == (S(0),)
+    np.testing.assert_allclose(g.grad.numpy(), c, rtol=1e-6)
+    m = calls.ops.hierarchical_parallel_cast(g.detach().amax(0), nd_sbp=("B",))  # from P(max)
+    np.testing.assert_array_equal(m.to_local().numpy(), x.max(0))
+    local = calls.ops.hierarchical_parallel_cast(flow.tensor(x), nd_sbp=("B",))  # a copy on local tensors
+    assert not local.is_global and np.array_equal(local.numpy(), x)
+
+
 @pytest.mark.parametrize("n", [2, 4])
 @pytest.mark.parametrize("name", case.names())
 def test_mpi(name, n):

@@ -146,3 +146,28 @@ def check_nd_sbp(shape: tuple, nd_sbp: tuple, what: str) -> None:
         if s.kind == "S" and s.dim >= len(shape):
             raise ValueError(f"{what}: {s!r} splits dim {s.dim} of a tensor of {len(shape)} dim(s) "
                              f"(shape {list(shape)})")
+
+
+# ---- the Job proto's NdSbp (OneFlow's SbpParallel: split_parallel.axis, broadcast_parallel, partial_sum_parallel)
+_PROTO_KINDS = {"B": "broadcast_parallel", "P": "partial_sum_parallel", "M": "partial_max_parallel"}
+_FROM_PROTO = {"broadcast_parallel": broadcast, "partial_sum_parallel": partial_sum,
+               "partial_max_parallel": partial_max}
+
+
+def nd_sbp_to_proto(nd_sbp: tuple, out) -> None:
+    """Append ``nd_sbp`` to the ``NdSbp`` proto ``out``."""
+    for s in nd_sbp:
+        p = out.sbp_parallel.add()
+        if s.kind == "S":
+            p.split_parallel.axis = s.dim
+        else:
+            getattr(p, _PROTO_KINDS[s.kind]).SetInParent()
+
+
+def nd_sbp_from_proto(nd_sbp_proto) -> tuple:
+    """The nd-SBP an ``NdSbp`` proto records."""
+    out = []
+    for p in nd_sbp_proto.sbp_parallel:
+        kind = p.WhichOneof("parallel_type")
+        out.append(split(p.split_parallel.axis) if kind == "split_parallel" else _FROM_PROTO[kind])
+    return tuple(out)

@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
-
 from oneflow_lite._proto import job_pb2, op_conf_pb2
 from oneflow_lite.framework import attr as attr_mod
 from oneflow_lite.framework import sbp as S
@@ -101,29 +99,8 @@ def _box_text(step) -> str:
     return f"box {step[1]} {S.format_nd_sbp(step[3].nd_sbp)} -> {S.format_nd_sbp(step[4])}"
 
 
-def _sbp_proto(s, out) -> None:
-    if s.kind == "S":
-        out.split_parallel.axis = s.dim
-    elif s.kind == "B":
-        out.broadcast_parallel.SetInParent()
-    elif s.kind == "M":
-        out.partial_max_parallel.SetInParent()
-    else:
-        out.partial_sum_parallel.SetInParent()
-
-
-def _nd_sbp_of(nd_sbp_proto) -> tuple:
-    """The nd-SBP an ``NdSbp`` proto records."""
-    out = []
-    for p in nd_sbp_proto.sbp_parallel:
-        kind = p.WhichOneof("parallel_type")
-        out.append(S.split(p.split_parallel.axis) if kind == "split_parallel" else
-                   {"broadcast_parallel": S.broadcast, "partial_max_parallel": S.partial_max}.get(kind, S.partial_sum))
-    return tuple(out)
-
-
 def _sbp_text(nd_sbp_proto) -> str:
-    return S.format_nd_sbp(_nd_sbp_of(nd_sbp_proto))
+    return S.format_nd_sbp(S.nd_sbp_from_proto(nd_sbp_proto))
 
 
 def _conf_blob_names(conf) -> list:
@@ -169,13 +146,12 @@ def _parallel_view(job) -> tuple:
     """Op name -> placement, and op name -> the nd-SBP of its ``out`` blob, from the job's parallel view."""
     places = {}
     for group in job.placement.placement_group:
-        conf = group.parallel_conf
-        p = Placement(conf.device_tag, np.reshape(list(conf.ranks), tuple(conf.hierarchy.dim)).tolist())
+        p = Placement.from_parallel_conf(group.parallel_conf)
         places.update((name, p) for name in group.op_set.op_name)
     nd = {}
     for name, sig in job.job_parallel_view_conf.op_name2nd_sbp_signature_conf.items():
         if "out" in sig.bn_in_op2nd_sbp:
-            nd[name] = _nd_sbp_of(sig.bn_in_op2nd_sbp["out"])
+            nd[name] = S.nd_sbp_from_proto(sig.bn_in_op2nd_sbp["out"])
     return places, nd
 
 
@@ -304,15 +280,10 @@ class GlobalJobPlan:
             group = groups.get(placement)
             if group is None:
                 group = groups[placement] = job.placement.placement_group.add()
-                conf = group.parallel_conf
-                conf.device_tag = placement.type
-                conf.ranks.extend(placement.rank_list)
-                conf.hierarchy.dim.extend(placement.hierarchy)
+                placement.to_parallel_conf(group.parallel_conf)
             group.op_set.op_name.append(name)
-            signature = view[name]
             for bn, nd in bns.items():
-                for s in nd:
-                    _sbp_proto(s, signature.bn_in_op2nd_sbp[bn].sbp_parallel.add())
+                S.nd_sbp_to_proto(nd, view[name].bn_in_op2nd_sbp[bn])
         return job
 
     def _insert_boxing_ops(self, job: job_pb2.Job) -> dict:
