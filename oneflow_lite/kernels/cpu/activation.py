@@ -14,7 +14,8 @@ import numpy as np
 
 from oneflow_lite.dispatch.kernel_predicate import dtype_in
 from oneflow_lite.framework.dtype import FLOATING_DTYPES, NUMERIC_DTYPES
-from oneflow_lite.kernels.cpu.unary import erf
+from oneflow_lite.kernels.cpu.blocked import run_blocked
+from oneflow_lite.kernels.cpu.unary import ERFC_K, ERFC_POLY, erf_reference, horner
 from oneflow_lite.kernels.registration import cpu_kernel, ufunc_out_variant
 
 _maximum = np.maximum
@@ -198,18 +199,113 @@ _backward("mish_grad", _mish_grad)
 
 
 # ---- gelu ------------------------------------------------------------------------------------------
-def _gelu(a, x):
+# Note [GELU kernels]
+# The exact form is x Phi(x), Phi the normal cdf; its derivative Phi(x) + x phi(x). float64 keeps the
+# reference formulas (``gelu_reference``: erf by Cephes' forms, Note [erf kernels] in kernels/cpu/unary.py).
+# float32 (and float16, computed in float32) computes Phi(-|x|) = erfc(|x| / sqrt 2) / 2 by the float32 erfc
+# form of the erf kernel, t E(t) exp(-x^2 / 2) with t = 1 / (1 + ERFC_K |x| / sqrt 2), and takes 1 - it where
+# x >= 0: no erf, no cancellation for negative x, and the exp(-x^2 / 2) it computes is phi's too, so the
+# gradient costs four passes more than the forward. The tanh form is the same formula in any dtype. All of
+# them run in cache-sized blocks with their temporaries written in place (Note [Blocked kernels] in
+# kernels/cpu/blocked.py): about 30 passes over L2-resident rows for the exact form, 10 for the tanh form,
+# against 60 full-array passes and boolean indexing of the reference. ``gelu_reference`` and
+# ``gelu_grad_reference`` stay as the formulas the tests compare the kernels with. The saved tensor is x, as
+# in PyTorch, so the output may be changed in place before backward.
+_CDF_K = ERFC_K * _SQRT1_2
+_CDF_POLY = tuple(0.5 * c for c in ERFC_POLY)  # Phi(-|x|) = t (E(t) / 2) exp(-x^2 / 2)
+
+
+def gelu_reference(a, x):
     if a["approximate"] == "tanh":
         return 0.5 * x * (1 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
-    return 0.5 * x * (1 + erf(x * _SQRT1_2))
+    return 0.5 * x * (1 + erf_reference(x * _SQRT1_2))
 
 
-def _gelu_grad(a, dy, x):
+def gelu_grad_reference(a, dy, x):
     """dy * (Phi(x) + x phi(x)); for "tanh" PyTorch's derivative of the tanh form."""
     if a["approximate"] == "tanh":
         t = np.tanh(_GELU_K * (x + _GELU_C * x * x * x))
         return dy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (_GELU_K * (1 + 3 * _GELU_C * x * x)))
-    return dy * (0.5 * (1 + erf(x * _SQRT1_2)) + x * _exp(-0.5 * x * x) * _INV_SQRT_2PI)
+    return dy * (0.5 * (1 + erf_reference(x * _SQRT1_2)) + x * _exp(-0.5 * x * x) * _INV_SQRT_2PI)
+
+
+def _normal_cdf_block(x, cdf, t, e, positive):
+    """``cdf`` = Phi(x) and ``e`` = exp(-x^2 / 2) of a float32 block (Note [GELU kernels])."""
+    f = x.dtype.type
+    np.abs(x, out=e)
+    np.multiply(e, f(_CDF_K), out=t)
+    t += f(1)
+    np.reciprocal(t, out=t)
+    horner(cdf, t, _CDF_POLY, x.dtype)
+    np.multiply(e, e, out=e)
+    e *= f(-0.5)
+    _exp(e, out=e)
+    cdf *= e  # Phi(-|x|)
+    np.greater_equal(x, f(0), out=positive)
+    np.subtract(f(1), cdf, out=t)
+    _copyto(cdf, t, where=positive)
+
+
+def _gelu_block(y, x, t, e, positive):
+    _normal_cdf_block(x, y, t, e, positive)
+    y *= x
+
+
+def _gelu_grad_block(dx, dy, x, t, e, positive):
+    _normal_cdf_block(x, dx, t, e, positive)
+    e *= x
+    e *= x.dtype.type(_INV_SQRT_2PI)
+    dx += e
+    dx *= dy
+
+
+def _tanh_inner(x, u, t):
+    """``u`` = tanh(K (x + C x^3)), ``t`` = x^2."""
+    f = x.dtype.type
+    np.multiply(x, x, out=t)
+    np.multiply(t, f(_GELU_K * _GELU_C), out=u)
+    u += f(_GELU_K)
+    u *= x
+    np.tanh(u, out=u)
+
+
+def _gelu_tanh_block(y, x, t):
+    _tanh_inner(x, y, t)
+    y += 1
+    y *= x
+    y *= x.dtype.type(0.5)
+
+
+def _gelu_tanh_grad_block(dx, dy, x, u, t):
+    """dy (0.5 (1 + u) + 0.5 x (1 - u^2) K (1 + 3 C x^2)), u = tanh(K (x + C x^3))."""
+    f = x.dtype.type
+    _tanh_inner(x, u, t)
+    t *= f(3 * _GELU_C * _GELU_K)  # K (1 + 3 C x^2)
+    t += f(_GELU_K)
+    np.multiply(u, u, out=dx)
+    np.subtract(f(1), dx, out=dx)
+    dx *= t
+    dx *= x
+    dx += u
+    dx += f(1)
+    dx *= dy
+    dx *= f(0.5)
+
+
+def _gelu(a, x):
+    if a["approximate"] == "tanh":
+        return run_blocked(_gelu_tanh_block, np.empty(x.shape, x.dtype), (x,), 1)
+    if x.dtype != _F32:
+        return gelu_reference(a, x)
+    return run_blocked(_gelu_block, np.empty(x.shape, x.dtype), (x,), 2, 1)
+
+
+def _gelu_grad(a, dy, x):
+    if a["approximate"] == "tanh":
+        return run_blocked(_gelu_tanh_grad_block, np.empty(x.shape, x.dtype), (dy, x), 2)
+    if x.dtype != _F32:
+        return gelu_grad_reference(a, dy, x)
+    return run_blocked(_gelu_grad_block, np.empty(x.shape, x.dtype), (dy, x), 2, 1)
 
 
 _forward("gelu", _gelu)

@@ -1,0 +1,42 @@
+"""Elementwise formulas of many NumPy passes, run over cache-sized blocks.
+
+Note [Blocked kernels]
+A formula of many NumPy passes (the float32 erf and GELU kernels make about thirty) writes every pass
+into scratch rows of its own (``out=``), never into new arrays: a new large array is fresh memory from
+the system, paid in page faults at every call, which is most of the time of the same formula written
+with operators. The passes run block by block over flat views, so the scratch rows are a block long
+and the passes of a block stay in the core's cache: on arrays larger than the last-level cache share
+(a (4096, 2048) float32 GELU forward and backward) 1.5x faster than whole-array passes, the same on
+the (1024, 512) activations of GPT-mid (``python benchmarks/kernel_compilers.py``). A block allocates
+nothing; arrays of one block or less run in one call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+BLOCK = 32768  # elements per block: a formula's four or five float32 rows (128 KiB each) stay in a 1 MiB L2 cache;
+# smaller blocks pay more in NumPy calls (about 40 per block) than they save
+_BOOL = np.dtype(np.bool_)
+
+
+def run_blocked(formula, out: np.ndarray, inputs, n_scratch: int, n_masks: int = 0) -> np.ndarray:
+    """``formula(out_block, *input_blocks, *scratch_rows, *mask_rows)`` over blocks of the flat arrays.
+
+    ``out`` is C-contiguous; every input has its shape (non-contiguous inputs are copied once). The scratch
+    rows have ``out``'s dtype, the mask rows are bool."""
+    size = out.size
+    flat_out = out.reshape(-1)
+    flats = [a.reshape(-1) if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(-1) for a in inputs]
+    width = min(size, BLOCK)
+    scratch = list(np.empty((n_scratch, width), out.dtype)) + list(np.empty((n_masks, width), _BOOL))
+    if size <= BLOCK:
+        formula(flat_out, *flats, *scratch)
+        return out
+    for start in range(0, size, BLOCK):
+        stop = start + BLOCK
+        if stop > size:
+            stop = size
+            scratch = [s[:stop - start] for s in scratch]
+        formula(flat_out[start:stop], *[f[start:stop] for f in flats], *scratch)
+    return out

@@ -1,0 +1,121 @@
+"""The fast cpu kernels against the NumPy reference kernels they replace, forward and backward, float32 and
+float64: erf and GELU (Note [erf kernels], Note [GELU kernels]), including NaN and infinities, inputs of
+several blocks (Note [Blocked kernels]) and non-contiguous ones."""
+
+import math
+
+import numpy as np
+import pytest
+
+import oneflow_lite as flow
+from oneflow_lite.kernels.cpu import activation, blocked, unary
+
+EXACT, TANH = {"approximate": "none"}, {"approximate": "tanh"}
+SPECIALS = [math.inf, -math.inf, math.nan, 0.0, -0.0, 1e-40, -1e-40, 1e30, -1e30, 9.0, -9.0, 20.0, -20.0]
+
+
+def _inputs(dtype, n=4 * blocked.BLOCK + 123, scale=3.0):
+    """Values over the range that matters (several blocks long), the special values and random dy."""
+    rng = np.random.default_rng(0)
+    x = np.concatenate([np.linspace(-12, 12, n // 2), rng.standard_normal(n - n // 2 - len(SPECIALS)) * scale,
+                        SPECIALS])
+    return x.astype(dtype), rng.standard_normal(x.shape).astype(dtype)
+
+
+def _finite(a):
+    return np.where(np.isfinite(a), a, 0)
+
+
+# ---- erf ------------------------------------------------------------------------------------------------
+def test_float32_erf_within_two_ulp_of_the_exact_value_and_of_the_reference():
+    x, _ = _inputs(np.float32)
+    x = np.concatenate([x, np.geomspace(1e-38, 8, 20001, dtype=np.float32)])
+    x = np.concatenate([x, -x])
+    exact = np.array([math.erf(v) for v in x.astype(np.float64)])
+    ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+    got = unary.erf(x)
+    assert got.dtype == np.float32
+    assert np.nanmax(np.abs(got - exact) / ulp) <= 2.0
+    ref = unary.erf_reference(x)  # Cephes in float32: also within a few ulp
+    assert np.nanmax(np.abs(got.astype(np.float64) - ref) / ulp) <= 4.0
+
+
+def test_erf_special_values_and_dtypes():
+    specials = np.array(SPECIALS + [0.5] * 600)
+    for dtype in (np.float16, np.float32, np.float64):
+        with np.errstate(over="ignore"):
+            x = specials.astype(dtype)
+        np.testing.assert_array_equal(np.signbit(unary.erf(x)), np.signbit(unary.erf_reference(x)))
+        np.testing.assert_array_equal(unary.erf(x), unary.erf_reference(x).astype(dtype))
+    x64, _ = _inputs(np.float64)
+    np.testing.assert_array_equal(unary.erf(x64), unary.erf_reference(x64))  # float64 keeps the reference
+    x16 = x64[np.abs(x64) < 60].astype(np.float16)
+    np.testing.assert_allclose(unary.erf(x16), unary.erf_reference(x16.astype(np.float64)), rtol=1e-3, atol=1e-7)
+
+
+# ---- gelu ------------------------------------------------------------------------------------------------
+def _gelu_pair(form, dtype):
+    """x, dy, the kernels' y and dx, the reference kernels' y and dx in x's dtype and in float64."""
+    x, dy = _inputs(dtype)
+    x64, dy64 = x.astype(np.float64), dy.astype(np.float64)
+    with np.errstate(all="ignore"):
+        return (x, dy, activation._gelu(form, x), activation._gelu_grad(form, dy, x),
+                activation.gelu_reference(form, x), activation.gelu_grad_reference(form, dy, x),
+                activation.gelu_reference(form, x64), activation.gelu_grad_reference(form, dy64, x64))
+
+
+def _same_specials(got, ref):
+    """NaN where the reference kernel (same dtype) gives NaN, the same infinities."""
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_array_equal(got[np.isinf(ref)], ref[np.isinf(ref)])
+
+
+@pytest.mark.parametrize("form", [EXACT, TANH], ids=["exact", "tanh"])
+def test_float32_gelu_matches_the_reference_forward_and_backward(form):
+    x, dy, y, dx, y_ref, dx_ref, y64, dx64 = _gelu_pair(form, np.float32)
+    assert y.dtype == dx.dtype == np.float32
+    _same_specials(y, y_ref)
+    _same_specials(dx, dx_ref)
+    # as close to the values (float64 on the same float32 inputs) as float32 rounding allows
+    finite = np.isfinite(dx_ref) & np.isfinite(dx64)
+    np.testing.assert_allclose(_finite(y), _finite(y64), rtol=1e-6, atol=1e-6)
+    if form is EXACT:
+        np.testing.assert_allclose(dx[finite], dx64[finite], rtol=1e-6, atol=1e-6)
+    else:  # 1 - tanh^2 near saturation cancels in float32, in the reference kernel too
+        np.testing.assert_allclose(dx[finite], dx_ref[finite], rtol=1e-5, atol=3e-6)
+
+
+@pytest.mark.parametrize("form", [EXACT, TANH], ids=["exact", "tanh"])
+def test_float64_gelu_keeps_the_reference(form):
+    x, dy, y, dx, y_ref, dx_ref, _, _ = _gelu_pair(form, np.float64)
+    if form is EXACT:  # the very formula
+        np.testing.assert_array_equal(y, y_ref)
+        np.testing.assert_array_equal(dx, dx_ref)
+    else:  # the same formula, evaluated in another order
+        np.testing.assert_array_equal(np.isnan(y), np.isnan(y_ref))
+        np.testing.assert_array_equal(np.isnan(dx), np.isnan(dx_ref))
+        np.testing.assert_allclose(_finite(y), _finite(y_ref), rtol=1e-12, atol=1e-15)  # 1 + tanh cancels
+        np.testing.assert_allclose(_finite(dx), _finite(dx_ref), rtol=1e-12, atol=1e-15)
+
+
+def test_gelu_of_float16_and_of_non_contiguous_inputs():
+    x = (np.random.default_rng(1).standard_normal((300, 400)) * 3).astype(np.float32)
+    for form in (EXACT, TANH):
+        t = flow.tensor(x).requires_grad_()
+        y = flow.gelu(t.transpose(0, 1), approximate=form["approximate"])
+        y.backward(flow.ones_like(y))
+        np.testing.assert_allclose(y.numpy(), activation.gelu_reference(form, x.T.astype(np.float64)),
+                                   rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(t.grad.numpy(), activation.gelu_grad_reference(
+            form, np.ones(x.shape), x.astype(np.float64)), rtol=1e-5, atol=2e-6)
+        h = flow.gelu(flow.tensor(x.astype(np.float16)), approximate=form["approximate"])
+        assert h.dtype is flow.float16
+        np.testing.assert_allclose(h.numpy().astype(np.float64),
+                                   activation.gelu_reference(form, x.astype(np.float16).astype(np.float64)),
+                                   rtol=1e-3, atol=1e-4)
+
+
+def test_gelu_gradcheck_float64():
+    x = flow.tensor(np.random.default_rng(2).standard_normal(40) * 2).requires_grad_()
+    for form in ("none", "tanh"):
+        assert flow.autograd.gradcheck(lambda t: flow.gelu(t, approximate=form), (x,))
