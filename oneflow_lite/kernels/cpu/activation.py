@@ -15,7 +15,7 @@ import numpy as np
 from oneflow_lite.dispatch.kernel_predicate import dtype_in
 from oneflow_lite.framework.dtype import FLOATING_DTYPES, NUMERIC_DTYPES
 from oneflow_lite.kernels.cpu.blocked import run_blocked
-from oneflow_lite.kernels.cpu.unary import ERFC_K, ERFC_POLY, erf_reference, horner
+from oneflow_lite.kernels.cpu.unary import ERF_SMALL_POLY, erf_reference, erfc_form
 from oneflow_lite.kernels.registration import cpu_kernel, ufunc_out_variant
 
 _maximum = np.maximum
@@ -202,17 +202,18 @@ _backward("mish_grad", _mish_grad)
 # Note [GELU kernels]
 # The exact form is x Phi(x), Phi the normal cdf; its derivative Phi(x) + x phi(x). float64 keeps the
 # reference formulas (``gelu_reference``: erf by Cephes' forms, Note [erf kernels] in kernels/cpu/unary.py).
-# float32 (and float16, computed in float32) computes Phi(-|x|) = erfc(|x| / sqrt 2) / 2 by the float32 erfc
-# form of the erf kernel, t E(t) exp(-x^2 / 2) with t = 1 / (1 + ERFC_K |x| / sqrt 2), and takes 1 - it where
-# x >= 0: no erf, no cancellation for negative x, and the exp(-x^2 / 2) it computes is phi's too, so the
-# gradient costs four passes more than the forward. The tanh form is the same formula in any dtype. All of
-# them run in cache-sized blocks with their temporaries written in place (Note [Blocked kernels] in
-# kernels/cpu/blocked.py): about 30 passes over L2-resident rows for the exact form, 10 for the tanh form,
-# against 60 full-array passes and boolean indexing of the reference. ``gelu_reference`` and
+# float32 (and float16, computed in float32) computes Phi(x) = 1/2 + (x / 2 sqrt 2) (1 + R(x^2 / 2)) by the
+# float32 erf polynomial on every element, then, where |x| > sqrt 2 only, Phi(-|x|) = erfc(|x| / sqrt 2) / 2
+# by the erfc form (1 - it for x > 0: no cancellation for negative x). The gradient's exp(-x^2 / 2) is phi's
+# and the erfc form's, computed once. The tanh form is the same formula in any dtype. All of them run in
+# cache-sized blocks with their passes written in place (Note [Blocked kernels] in kernels/cpu/blocked.py):
+# about 16 passes for the exact form where activations are small (as in a network), 10 for the tanh form,
+# against some 40 passes, boolean indexing and fresh temporaries of the reference. ``gelu_reference`` and
 # ``gelu_grad_reference`` stay as the formulas the tests compare the kernels with. The saved tensor is x, as
 # in PyTorch, so the output may be changed in place before backward.
-_CDF_K = ERFC_K * _SQRT1_2
-_CDF_POLY = tuple(0.5 * c for c in ERFC_POLY)  # Phi(-|x|) = t (E(t) / 2) exp(-x^2 / 2)
+_S = 1.0 / (2.0 * math.sqrt(2.0))
+# Phi(x) - 1/2 = x S(x^2), lowest power first: the erf polynomial at x / sqrt 2, halved
+_CDF_POLY = tuple(_S * ((1.0 + c) if k == 0 else c) / 2.0 ** k for k, c in enumerate(ERF_SMALL_POLY))
 
 
 def gelu_reference(a, x):
@@ -229,30 +230,37 @@ def gelu_grad_reference(a, dy, x):
     return dy * (0.5 * (1 + erf_reference(x * _SQRT1_2)) + x * _exp(-0.5 * x * x) * _INV_SQRT_2PI)
 
 
-def _normal_cdf_block(x, cdf, t, e, positive):
-    """``cdf`` = Phi(x) and ``e`` = exp(-x^2 / 2) of a float32 block (Note [GELU kernels])."""
+def _normal_cdf_block(x, cdf, u, e, large):
+    """``cdf`` = Phi(x) of a float32 block; ``e`` = exp(-x^2 / 2) if ``e`` is given (Note [GELU kernels])."""
     f = x.dtype.type
-    np.abs(x, out=e)
-    np.multiply(e, f(_CDF_K), out=t)
-    t += f(1)
-    np.reciprocal(t, out=t)
-    horner(cdf, t, _CDF_POLY, x.dtype)
-    np.multiply(e, e, out=e)
-    e *= f(-0.5)
-    _exp(e, out=e)
-    cdf *= e  # Phi(-|x|)
-    np.greater_equal(x, f(0), out=positive)
-    np.subtract(f(1), cdf, out=t)
-    _copyto(cdf, t, where=positive)
+    np.multiply(x, x, out=u)
+    np.multiply(u, f(_CDF_POLY[-1]), out=cdf)
+    for c in _CDF_POLY[-2:0:-1]:
+        cdf += f(c)
+        cdf *= u
+    cdf += f(_CDF_POLY[0])
+    cdf *= x
+    cdf += f(0.5)
+    if e is not None:
+        np.multiply(u, f(-0.5), out=e)
+        _exp(e, out=e)
+    np.greater(u, f(2), out=large)  # NaN stays with the polynomial (NaN)
+    idx = np.flatnonzero(large)
+    if idx.size:
+        xl = x.take(idx)
+        el = e.take(idx) if e is not None else _exp(u.take(idx) * f(-0.5))
+        q = erfc_form(np.abs(xl) * f(_SQRT1_2), el)  # erfc(|x| / sqrt 2) = 2 Phi(-|x|)
+        q *= f(0.5)
+        cdf.put(idx, _where(xl >= 0, f(1) - q, q))
 
 
-def _gelu_block(y, x, t, e, positive):
-    _normal_cdf_block(x, y, t, e, positive)
+def _gelu_block(y, x, u, large):
+    _normal_cdf_block(x, y, u, None, large)
     y *= x
 
 
-def _gelu_grad_block(dx, dy, x, t, e, positive):
-    _normal_cdf_block(x, dx, t, e, positive)
+def _gelu_grad_block(dx, dy, x, u, e, large):
+    _normal_cdf_block(x, dx, u, e, large)
     e *= x
     e *= x.dtype.type(_INV_SQRT_2PI)
     dx += e
@@ -297,7 +305,7 @@ def _gelu(a, x):
         return run_blocked(_gelu_tanh_block, np.empty(x.shape, x.dtype), (x,), 1)
     if x.dtype != _F32:
         return gelu_reference(a, x)
-    return run_blocked(_gelu_block, np.empty(x.shape, x.dtype), (x,), 2, 1)
+    return run_blocked(_gelu_block, np.empty(x.shape, x.dtype), (x,), 1, 1)
 
 
 def _gelu_grad(a, dy, x):

@@ -54,13 +54,14 @@ def _copy_kernel(ctx, x):
 # else 1 - erfc(|x|) with erfc(a) = exp(-a^2) P(a) / Q(a), to a few ulp; |x| is capped at 8 (where the P / Q
 # fit ends; erf is 1.0 in float64 beyond 6). That is ``erf_reference``, which the tests compare the float32
 # kernel against.
-# float32 (and float16, computed in float32): both branches evaluated on every element and one chosen per
-# element (no boolean indexing), in cache-sized blocks (Note [Blocked kernels] in kernels/cpu/blocked.py):
-# erf(x) = x + x R(x^2) for |x| <= 1 (R of degree 5, relative error 4e-8), else sign(x) (1 - erfc(|x|)) with
-# erfc(z) = t E(t) exp(-z^2), t = 1 / (1 + ERFC_K z) (E of degree 7, relative error 5.2e-8 for 0 <= z <= 7;
-# Abramowitz and Stegun 7.1.26's form with a longer polynomial). Both fitted (weighted least squares to the
-# minimax error) against mpmath; within 2 ulp of the rounded exact value (tests/test_ops_unary.py), about
-# five times faster than the Cephes form on float32. The GELU kernels use the same erfc form for Phi(x).
+# float32 (and float16, computed in float32), in cache-sized blocks with the passes written in place (Note
+# [Blocked kernels] in kernels/cpu/blocked.py): erf(x) = x + x R(x^2) (R of degree 5, relative error 4e-8 for
+# |x| <= 1) on every element, then, on the elements with |x| > 1 only (gathered by index), sign(x) (1 -
+# erfc(|x|)) with erfc(z) = t E(t) exp(-z^2), t = 1 / (1 + ERFC_K z) (E of degree 7, relative error 5.2e-8
+# for 0 <= z <= 7: Abramowitz and Stegun 7.1.26's form with a longer polynomial). Both fitted (weighted
+# least squares to the minimax error) against mpmath; within 2 ulp of the exact value (tests/
+# test_fused_kernels.py). Most inputs of a network are small, so most elements take the polynomial alone
+# (about 14 passes) and the erfc form runs on few. The GELU kernels use both forms for Phi(x).
 _ERF_T = (9.60497373987051638749E0, 9.00260197203842689217E1, 2.23200534594684319226E3, 7.00332514112805075473E3,
           5.55923013010394962768E4)
 _ERF_U = (1.0, 3.35617141647503099647E1, 5.21357949780152679795E2, 4.59432382970980127987E3,
@@ -76,7 +77,7 @@ ERFC_K = 0.42
 ERFC_POLY = (0.2367516118116746, 0.24062157403300527, 0.18865239911246853, 0.28774739621752116,
              -0.16485885562830202, 0.4765644013840235, -0.3404129989470548, 0.07493442360068203)
 # R(u), lowest power first: erf(x) = x + x R(x^2) for |x| <= 1
-_ERF_SMALL_POLY = (0.12837912262150147, -0.37612326239366706, 0.11280179337522397, -0.026711270068796228,
+ERF_SMALL_POLY = (0.12837912262150147, -0.37612326239366706, 0.11280179337522397, -0.026711270068796228,
                    0.004917487232983173, -0.0005631106804104141)
 # Below this many elements the NumPy calls of the vectorised forms cost more than math.erf per element.
 _ERF_SMALL = 512
@@ -119,37 +120,48 @@ def erf_reference(x: np.ndarray) -> np.ndarray:
     return r.astype(dt, copy=False)
 
 
-def horner(out, t, coefs, dtype) -> None:
-    """``out = t * E(t)`` for E with coefficients ``coefs`` (lowest power first), in place in ``out``."""
-    np.multiply(t, dtype.type(coefs[-1]), out=out)
-    for c in coefs[-2::-1]:
-        out += dtype.type(c)
-        out *= t
-
-
-def _erf_f32_block(out, x, t, q, a, large):
-    """erf of a float32 block (Note [erf kernels]): both branches, then the large one where |x| > 1."""
+def small_erf_poly(out, x, u) -> None:
+    """``out`` = x + x R(u), u = x^2: erf(x) for |x| <= 1, in place (Note [erf kernels])."""
     f = x.dtype.type
-    np.abs(x, out=a)
-    np.greater(a, f(1), out=large)
-    np.multiply(a, f(ERFC_K), out=t)
-    t += f(1)
-    np.reciprocal(t, out=t)
-    horner(q, t, ERFC_POLY, x.dtype)
-    np.multiply(a, a, out=a)
-    np.negative(a, out=t)
-    np.exp(t, out=t)
-    q *= t
-    np.subtract(f(1), q, out=q)
-    np.copysign(q, x, out=q)
-    np.multiply(a, f(_ERF_SMALL_POLY[-1]), out=out)  # x + x R(x^2), a = x^2
-    for c in _ERF_SMALL_POLY[-2:0:-1]:
+    np.multiply(u, f(ERF_SMALL_POLY[-1]), out=out)
+    for c in ERF_SMALL_POLY[-2:0:-1]:
         out += f(c)
-        out *= a
-    out += f(_ERF_SMALL_POLY[0])
+        out *= u
+    out += f(ERF_SMALL_POLY[0])
     out *= x
     out += x
-    np.copyto(out, q, where=large)
+
+
+def erfc_form(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """erfc(a) = t E(t) exp(-a^2) for a >= 0, given ``e`` = exp(-a^2), t = 1 / (1 + ERFC_K a): new arrays (it
+    runs on the few elements beyond the polynomial's range)."""
+    f = a.dtype.type
+    t = a * f(ERFC_K)
+    t += f(1)
+    np.reciprocal(t, out=t)
+    q = t * f(ERFC_POLY[-1])
+    for c in ERFC_POLY[-2::-1]:
+        q += f(c)
+        q *= t
+    q *= e
+    return q
+
+
+def _erf_f32_block(out, x, u, large):
+    """erf of a float32 block (Note [erf kernels]): the polynomial everywhere, then the erfc form where
+    |x| > 1, on those elements only."""
+    f = x.dtype.type
+    np.multiply(x, x, out=u)
+    small_erf_poly(out, x, u)
+    np.greater(u, f(1), out=large)  # NaN stays with the polynomial (NaN)
+    idx = np.flatnonzero(large)
+    if idx.size:
+        xl = x.take(idx)
+        el = np.negative(u.take(idx))
+        np.exp(el, out=el)
+        r = erfc_form(np.abs(xl), el)
+        np.subtract(f(1), r, out=r)
+        out.put(idx, np.copysign(r, xl, out=r))
 
 
 def erf(x: np.ndarray) -> np.ndarray:
@@ -161,7 +173,7 @@ def erf(x: np.ndarray) -> np.ndarray:
         return erf_reference(x)
     x = x.astype(_F32, copy=False)
     with _errstate(all="ignore"):
-        r = run_blocked(_erf_f32_block, np.empty(x.shape, _F32), (x,), 3, 1)
+        r = run_blocked(_erf_f32_block, np.empty(x.shape, _F32), (x,), 1, 1)
     return r.astype(dt, copy=False)
 
 
