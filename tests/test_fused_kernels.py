@@ -119,3 +119,122 @@ def test_gelu_gradcheck_float64():
     x = flow.tensor(np.random.default_rng(2).standard_normal(40) * 2).requires_grad_()
     for form in ("none", "tanh"):
         assert flow.autograd.gradcheck(lambda t: flow.gelu(t, approximate=form), (x,))
+
+
+# ---- scaled_dot_product_attention (Note [Fused attention] in ops/nn.py) -----------------------------------
+def _np_attention(q, k, v, causal=False, mask=None, scale=None):
+    """PyTorch's math reference in NumPy (float64): out and attn, with a row masked everywhere giving 0."""
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ np.swapaxes(k, -1, -2) * scale
+    if causal:
+        s = np.where(np.tri(s.shape[-2], s.shape[-1], dtype=bool), s, -np.inf)
+    elif mask is not None:
+        s = np.where(mask, s, -np.inf) if mask.dtype == np.bool_ else s + mask
+    m = s.max(-1, keepdims=True)
+    e = np.exp(s - np.where(np.isneginf(m), 0, m))
+    z = e.sum(-1, keepdims=True)
+    p = e / np.where(z == 0, 1, z)
+    return p @ v, p
+
+
+def _flow_composite(q, k, v, causal=False, mask=None, scale=None):
+    """The composite path written with functional calls: matmul, scale, bias, softmax, matmul."""
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = flow.matmul(q, k.transpose(-2, -1)) * scale
+    if causal:
+        s = s + flow.tensor(np.where(np.tri(s.shape[-2], s.shape[-1], dtype=bool), 0.0, -np.inf).astype(
+            s.numpy().dtype))
+    elif mask is not None:
+        s = s + flow.tensor(np.where(mask, 0.0, -np.inf).astype(s.numpy().dtype)) if mask.dtype == np.bool_ \
+            else s + flow.tensor(mask)
+    return flow.matmul(flow.softmax(s, dim=-1), v)
+
+
+ATTENTION_CASES = {
+    "causal": dict(shapes=((2, 3, 7, 4), (2, 3, 7, 4), (2, 3, 7, 5)), causal=True),
+    "causal_L_lt_S": dict(shapes=((2, 2, 5, 4), (2, 2, 9, 4), (2, 2, 9, 3)), causal=True),
+    "causal_L_gt_S": dict(shapes=((2, 2, 9, 4), (2, 2, 5, 4), (2, 2, 5, 3)), causal=True),
+    "no_mask_3d": dict(shapes=((3, 6, 4), (3, 8, 4), (3, 8, 2))),
+    "scale": dict(shapes=((2, 4, 6, 8), (2, 4, 6, 8), (2, 4, 6, 8)), scale=0.3),
+    "bool_mask": dict(shapes=((2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 4)), mask=(3, 5, 6)),
+    "float_mask": dict(shapes=((2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 4)), mask=(5, 6), float_mask=True),
+}
+
+
+def _attention_inputs(case, dtype):
+    spec = ATTENTION_CASES[case]
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal(s).astype(dtype) for s in spec["shapes"])
+    mask = None
+    if "mask" in spec:
+        if spec.get("float_mask"):
+            mask = rng.standard_normal(spec["mask"]).astype(dtype)
+        else:
+            mask = rng.random(spec["mask"]) > 0.4
+            mask[0, 1] = False  # a row masked everywhere gives 0
+    return q, k, v, mask, spec.get("causal", False), spec.get("scale")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", sorted(ATTENTION_CASES))
+def test_fused_attention_matches_the_reference_forward_and_backward(case, dtype):
+    import oneflow_lite.nn.functional as F
+    q, k, v, mask, causal, scale = _attention_inputs(case, dtype)
+    tq, tk, tv = (flow.tensor(a).requires_grad_() for a in (q, k, v))
+    y = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=None if mask is None else flow.tensor(mask),
+                                       is_causal=causal, scale=scale)
+    assert y.grad_fn.name().startswith("ScaledDotProductAttentionBackward")  # the fused op ran
+    dy = np.random.default_rng(4).standard_normal(y.shape).astype(dtype)
+    y.backward(flow.tensor(dy))
+    # the composite path, same dtype
+    cq, ck, cv = (flow.tensor(a).requires_grad_() for a in (q, k, v))
+    z = _flow_composite(cq, ck, cv, causal, mask, scale)
+    z.backward(flow.tensor(dy))
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
+    ref, _ = _np_attention(*(a.astype(np.float64) for a in (q, k, v)), causal, mask, scale)
+    np.testing.assert_allclose(y.numpy(), ref, **tol)
+    np.testing.assert_allclose(y.numpy(), np.nan_to_num(z.numpy()) if mask is not None else z.numpy(), **tol)
+    if mask is None or mask.dtype != np.bool_:  # the composite softmax gives NaN on rows masked everywhere
+        for a, b in ((tq, cq), (tk, ck), (tv, cv)):
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("case", ["causal", "bool_mask", "float_mask", "no_mask_3d"])
+def test_fused_attention_gradcheck_and_gradgradcheck_float64(case):
+    import oneflow_lite.nn.functional as F
+    q, k, v, mask, causal, scale = _attention_inputs(case, np.float64)
+    q, k, v = (a[..., :4, :] if a.ndim == 4 else a for a in (q, k, v))
+    if mask is not None:
+        mask = mask[..., :4, :4] if mask.ndim == 3 else mask[:4, :4]
+        q, k, v = (a[..., :4, :] for a in (q, k, v))
+    m = None if mask is None else flow.tensor(mask)
+    tensors = tuple(flow.tensor(a).requires_grad_() for a in (q, k, v))
+
+    def fn(a, b, c):
+        return F.scaled_dot_product_attention(a, b, c, attn_mask=m, is_causal=causal, scale=scale)
+    assert flow.autograd.gradcheck(fn, tensors)
+    assert flow.autograd.gradgradcheck(fn, tensors)
+
+
+def test_fused_attention_float16_computes_in_float32():
+    import oneflow_lite.nn.functional as F
+    q, k, v, _, _, _ = _attention_inputs("causal", np.float16)
+    y = F.scaled_dot_product_attention(*(flow.tensor(a) for a in (q, k, v)), is_causal=True)
+    assert y.dtype is flow.float16
+    ref, _ = _np_attention(*(a.astype(np.float64) for a in (q, k, v)), causal=True)
+    np.testing.assert_allclose(y.numpy().astype(np.float64), ref, rtol=2e-3, atol=2e-3)
+
+
+def test_attention_falls_back_to_the_composite_where_the_fused_op_does_not_apply():
+    import oneflow_lite.nn.functional as F
+    rng = np.random.default_rng(5)
+    q = flow.tensor(rng.standard_normal((2, 3, 4, 8)).astype(np.float32)).requires_grad_()
+    k = flow.tensor(rng.standard_normal((1, 3, 4, 8)).astype(np.float32))  # broadcast batch dim
+    y = F.scaled_dot_product_attention(q, k, k)
+    assert y.grad_fn.name().startswith("MatMulBackward")
+    mask = flow.tensor(rng.standard_normal((4, 4)).astype(np.float32)).requires_grad_()  # a mask needing a grad
+    y = F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+    y.sum().backward()
+    assert mask.grad is not None
+    ref, p = _np_attention(*(a.numpy().astype(np.float64) for a in (q, q, q)), mask=mask.numpy().astype(np.float64))
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5, atol=1e-6)

@@ -28,6 +28,7 @@ _abs = np.abs
 _sign = np.sign
 _sqrt = np.sqrt
 _negative = np.negative
+_matmul = np.matmul
 
 
 def _floats(name):
@@ -627,6 +628,87 @@ def attn_mask_bias_cpu(ctx, mask=None):
         allowed = tril if mask is None else mask & tril
     m = ctx.out_metas[0]
     return _where(allowed, m.np_dtype.type(0), m.np_dtype.type(-np.inf))
+
+
+# ---- scaled_dot_product_attention (Note [Fused attention] in ops/nn.py) ----------------------------------------
+_causal_masked: dict = {}  # (L, S) -> read-only bool (L, S), True above the diagonal (key j > query i)
+
+
+def _above_diagonal(rows, cols):
+    m = _causal_masked.get((rows, cols))
+    if m is None:
+        if len(_causal_masked) >= 64:
+            _causal_masked.clear()
+        m = _causal_masked[(rows, cols)] = ~np.tri(rows, cols, dtype=np.bool_)
+        m.flags.writeable = False
+    return m
+
+
+def row_sum(x):
+    """Sums over the last axis (kept as a length-1 axis): a matrix-vector product with ones (BLAS), several
+    times faster than ``add.reduce`` along short contiguous rows."""
+    n = x.shape[-1]
+    if n > 4096 or x.dtype.kind != "f":
+        return _sum_reduce(x, -1, keepdims=True)
+    return _matmul(x, np.ones((n, 1), x.dtype))
+
+
+def _softmax_rows_(s, masked):
+    """``s`` = softmax(s) over the last axis, in place; with ``masked``, a row of -inf only gives 0."""
+    m = _max_reduce(s, -1, keepdims=True)
+    if masked:
+        empty = m == -np.inf
+        if empty.any():
+            m[empty] = 0
+    s -= m
+    _exp(s, out=s)
+    z = row_sum(s)
+    if masked:
+        z[z == 0] = 1
+    _divide(s, z, out=s)
+
+
+@cpu_kernel("scaled_dot_product_attention", _floats("query"))
+def scaled_dot_product_attention_cpu(ctx, q, k, v, mask=None):
+    """(out, attn): attn = softmax(q k^T scale + mask), out = attn v (Note [Fused attention] in ops/nn.py)."""
+    attrs = ctx.attrs
+    half = q.dtype == _F16
+    q, k, v = _up(q), _up(k), _up(v)
+    s = _matmul(q, np.swapaxes(k, -1, -2))
+    with _errstate(all="ignore"):  # -inf - -inf on a row masked everywhere, inf / NaN scores as in PyTorch
+        s *= q.dtype.type(attrs["scale"])
+        if attrs["is_causal"]:
+            np.copyto(s, -np.inf, where=_above_diagonal(*s.shape[-2:]))
+        elif mask is not None:
+            if mask.dtype == np.bool_:
+                np.copyto(s, -np.inf, where=np.logical_not(mask))
+            else:
+                s += _up(mask)
+        if s.size:
+            _softmax_rows_(s, mask is not None)
+    out = _matmul(s, v)
+    return (out.astype(_F16), s.astype(_F16)) if half else (out, s)
+
+
+@cpu_kernel("scaled_dot_product_attention_grad", _floats("dout"))
+def scaled_dot_product_attention_grad_cpu(ctx, dout, dattn, q, k, v, attn):
+    """dq, dk, dv: dv = attn^T dout; ds = attn (dp - rowsum(attn dp)) with dp = dout v^T + dattn; dq = ds k
+    scale, dk = ds^T q scale."""
+    half = q.dtype == _F16
+    dout, dattn, q, k, v, attn = (_up(a) for a in (dout, dattn, q, k, v, attn))
+    scale = q.dtype.type(ctx.attrs["scale"])
+    dv = _matmul(np.swapaxes(attn, -1, -2), dout)
+    with _errstate(all="ignore"):
+        ds = _matmul(dout, np.swapaxes(v, -1, -2))
+        ds += dattn
+        r = np.einsum("...ij,...ij->...i", ds, attn)
+        ds -= r[..., None]
+        ds *= attn
+        dq = _matmul(ds, k)
+        dq *= scale
+        dk = _matmul(np.swapaxes(ds, -1, -2), q)
+        dk *= scale
+    return (dq.astype(_F16), dk.astype(_F16), dv.astype(_F16)) if half else (dq, dk, dv)
 
 
 # ---- ctc_loss (Note [CTC loss] in ops/nn.py) ------------------------------------------------------------------

@@ -95,8 +95,10 @@ def _polyval(x, coefs):
 
 def erf_reference(x: np.ndarray) -> np.ndarray:
     """The error function of a floating array by Cephes' forms, in float64 for float64 (else float32), in
-    ``x``'s dtype."""
+    ``x``'s dtype (math.erf per element on small arrays)."""
     dt = x.dtype
+    if x.size < _ERF_SMALL:
+        return np.asarray(_erf_scalar(x), dtype=dt)
     x = x.astype(_F64 if dt == _F64 else _F32, copy=False)
     r = np.empty_like(x)
     with _errstate(all="ignore"):
@@ -167,9 +169,7 @@ def _erf_f32_block(out, x, u, large):
 def erf(x: np.ndarray) -> np.ndarray:
     """The error function of a floating array, in ``x``'s dtype (Note [erf kernels])."""
     dt = x.dtype
-    if x.size < _ERF_SMALL:
-        return np.asarray(_erf_scalar(x), dtype=dt)
-    if dt == _F64:
+    if x.size < _ERF_SMALL or dt == _F64:
         return erf_reference(x)
     x = x.astype(_F32, copy=False)
     with _errstate(all="ignore"):
