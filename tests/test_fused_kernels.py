@@ -238,3 +238,54 @@ def test_attention_falls_back_to_the_composite_where_the_fused_op_does_not_apply
     assert mask.grad is not None
     ref, p = _np_attention(*(a.numpy().astype(np.float64) for a in (q, q, q)), mask=mask.numpy().astype(np.float64))
     np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+# ---- layer_norm (Note [layer_norm kernels] in kernels/cpu/nn.py) ------------------------------------------
+def _infer_ctx(op_type, inputs, outputs, arrays, attrs):
+    """The context the eager interpreter gives a kernel of ``op_type`` for ``arrays``."""
+    from oneflow_lite.framework.attr import AttrMap
+    from oneflow_lite.framework.op_builder import OpBuilder
+    builder = OpBuilder(op_type)
+    for name in inputs:
+        builder.input(name)
+    for name in outputs:
+        builder.output(name)
+    return builder.build().infer(tuple(flow.tensor(a)._meta for a in arrays), AttrMap(attrs))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape, begin, affine", [((6, 7, 32), 2, True), ((6, 7, 32), 1, False), ((5, 3000), 1, True),
+                                                  ((3, 5000), 1, True), ((4, 0), 1, True), ((2, 3, 8), 2, False)])
+def test_layer_norm_kernels_match_the_reference(shape, begin, affine, dtype):
+    from oneflow_lite.kernels.cpu import nn as knn
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+    x[(0,) * (len(shape) - 1)] = np.nan if x.size else 0  # a row with NaN stays NaN
+    dy = rng.standard_normal(shape).astype(dtype)
+    norm = shape[begin:]
+    params = [rng.standard_normal(norm).astype(dtype), rng.standard_normal(norm).astype(dtype)] if affine else []
+    attrs = {"begin_norm_axis": begin, "epsilon": 1e-5, "center": affine, "scale": affine}
+    ins = ["x", "gamma", "beta"] if affine else ["x"]
+    ctx = _infer_ctx("layer_norm", ins, ["y", "mean", "inv_variance"], [x, *params], attrs)
+    tol = {np.float16: dict(rtol=2e-3, atol=2e-3), np.float32: dict(rtol=2e-5, atol=2e-5),
+           np.float64: dict(rtol=1e-12, atol=1e-12)}[dtype]
+    with np.errstate(all="ignore"):
+        got, ref = knn.layer_norm_cpu(ctx, x, *params), knn.layer_norm_reference(ctx, x, *params)
+        for a, b in zip(got, ref):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), **tol)
+        _, mean, inv = ref
+        gamma = params[:1]
+        gctx = _infer_ctx("layer_norm_grad", ["dy", "x", "mean", "inv_variance"] + ["gamma"] * bool(gamma), ["dx"],
+                          [dy, x, mean, inv, *gamma], {"begin_norm_axis": begin})
+        got, ref = knn.layer_norm_grad_cpu(gctx, dy, x, mean, inv, *gamma), knn.layer_norm_grad_reference(
+            gctx, dy, x, mean, inv, *gamma)
+        assert got.dtype == ref.dtype
+        np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), **tol)
+        pctx = _infer_ctx("layer_norm_param_grad", ["dy", "x", "mean", "inv_variance"], ["gamma_diff", "beta_diff"],
+                          [dy, x, mean, inv], {"begin_norm_axis": begin})
+        got, ref = knn.layer_norm_param_grad_cpu(pctx, dy, x, mean, inv), knn.layer_norm_param_grad_reference(
+            pctx, dy, x, mean, inv)
+        for a, b in zip(got, ref):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), **{**tol, "atol": tol["atol"] * 50})

@@ -28,7 +28,6 @@ _abs = np.abs
 _sign = np.sign
 _sqrt = np.sqrt
 _negative = np.negative
-_matmul = np.matmul
 
 
 def _floats(name):
@@ -49,6 +48,16 @@ _sum_reduce = np.add.reduce
 _divide = np.divide
 _subtract = np.subtract
 _multiply = np.multiply
+_matmul = np.matmul
+
+
+def row_sum(x):
+    """Sums over the last axis (kept as a length-1 axis): a matrix-vector product with ones (BLAS), several
+    times faster than ``add.reduce`` along short contiguous rows."""
+    n = x.shape[-1]
+    if n > 4096 or x.dtype.kind != "f":
+        return _sum_reduce(x, -1, keepdims=True)
+    return _matmul(x, np.ones((n, 1), x.dtype))
 
 
 def _softmax(axis, x):
@@ -451,13 +460,23 @@ def dropout_cpu(ctx, x, mask):
 
 
 # ---- layer_norm -------------------------------------------------------------------------------------
+# Note [layer_norm kernels]
+# The kernels view x as (rows, n) (n the normalized size) and make few passes: row sums as a product
+# with a ones vector (BLAS), sums of products (the variance, sum(g x_hat), d gamma) as einsum (one
+# read pass, no temporary), the rest in place in the one buffer each kernel returns. That is 5 passes
+# forward and 6 backward, against about 10 passes and as many fresh temporaries of the reference
+# kernels (``layer_norm_reference`` ...), which the tests compare them with. The sums accumulate in the
+# compute dtype as BLAS and einsum do (float32 for float16 and float32), not pairwise; rows longer than
+# ``_FAST_ROW`` use NumPy's pairwise sums.
+_FAST_ROW = 4096
+
+
 def _norm_axes(ctx, x):
     begin = ctx.attrs["begin_norm_axis"]
     return begin, tuple(range(begin, x.ndim)), math.prod(x.shape[begin:])
 
 
-@cpu_kernel("layer_norm", _floats("x"))
-def layer_norm_cpu(ctx, x, *params):
+def layer_norm_reference(ctx, x, *params):
     attrs = ctx.attrs
     begin, axes, n = _norm_axes(ctx, x)
     gamma = params[0] if attrs["scale"] else None
@@ -484,8 +503,7 @@ def _layer_norm_xhat(ctx, dy, x, mean, inv):
     return begin, axes, n, inv, (_up(x) - mean.reshape(kept)) * inv, _up(dy)
 
 
-@cpu_kernel("layer_norm_grad", _floats("dy"))
-def layer_norm_grad_cpu(ctx, dy, x, mean, inv, gamma=None):
+def layer_norm_grad_reference(ctx, dy, x, mean, inv, gamma=None):
     _, axes, n, inv, xhat, dy = _layer_norm_xhat(ctx, dy, x, mean, inv)
     g = dy if gamma is None else dy * gamma
     with _errstate(all="ignore"):
@@ -493,11 +511,103 @@ def layer_norm_grad_cpu(ctx, dy, x, mean, inv, gamma=None):
     return dx.astype(x.dtype, copy=False)
 
 
-@cpu_kernel("layer_norm_param_grad", _floats("dy"))
-def layer_norm_param_grad_cpu(ctx, dy, x, mean, inv):
+def layer_norm_param_grad_reference(ctx, dy, x, mean, inv):
     begin, _, _, inv, xhat, dy = _layer_norm_xhat(ctx, dy, x, mean, inv)
     lead = tuple(range(begin))
     return (dy * xhat).sum(lead).astype(x.dtype, copy=False), dy.sum(lead).astype(x.dtype, copy=False)
+
+
+def _row_dot(a, b):
+    """sum(a * b) over the last axis of two (rows, n) arrays, as a (rows, 1) column."""
+    if a.shape[-1] > _FAST_ROW:
+        return _sum_reduce(a * b, -1, keepdims=True)
+    return np.einsum("ij,ij->i", a, b)[:, None]
+
+
+def _as_rows(ctx, *arrays):
+    """(begin, rows, n, arrays viewed as (rows, n) in the compute dtype), or None for an empty x."""
+    begin, _, n = _norm_axes(ctx, arrays[0])
+    rows = math.prod(arrays[0].shape[:begin])
+    if not n or not rows:
+        return None
+    return begin, rows, n, [_up(a).reshape(rows, n) for a in arrays]
+
+
+def _column(stat, rows, dtype):
+    return stat.reshape(rows, 1).astype(dtype, copy=False)
+
+
+@cpu_kernel("layer_norm", _floats("x"))
+def layer_norm_cpu(ctx, x, *params):
+    """Note [layer_norm kernels]."""
+    shaped = _as_rows(ctx, x)
+    if shaped is None:
+        return layer_norm_reference(ctx, x, *params)
+    begin, rows, n, (x2,) = shaped
+    attrs = ctx.attrs
+    with _errstate(all="ignore"):
+        mean = row_sum(x2)
+        mean /= n
+        y = np.subtract(x2, mean)
+        inv = _row_dot(y, y)
+        inv /= n
+        inv += attrs["epsilon"]
+        _sqrt(inv, out=inv)
+        np.reciprocal(inv, out=inv)
+        y *= inv
+        if attrs["scale"]:
+            y *= _up(params[0]).reshape(n)
+        if attrs["center"]:
+            y += _up(params[-1]).reshape(n)
+    stat, lead = ctx.out_metas[1].np_dtype, x.shape[:begin]
+    return (y.reshape(x.shape).astype(x.dtype, copy=False), mean.reshape(lead).astype(stat, copy=False),
+            inv.reshape(lead).astype(stat, copy=False))
+
+
+def _xhat_rows(x2, mean, inv, rows):
+    """(x - mean) * inv of (rows, n) x, in a new buffer; mean and inv as (rows, 1) columns."""
+    inv = _column(inv, rows, x2.dtype)
+    xhat = np.subtract(x2, _column(mean, rows, x2.dtype))
+    xhat *= inv
+    return xhat, inv
+
+
+@cpu_kernel("layer_norm_grad", _floats("dy"))
+def layer_norm_grad_cpu(ctx, dy, x, mean, inv, gamma=None):
+    """dx = inv (g - mean(g) - x_hat mean(g x_hat)), g = dy gamma (Note [layer_norm kernels])."""
+    shaped = _as_rows(ctx, x, dy)
+    if shaped is None:
+        return layer_norm_grad_reference(ctx, dy, x, mean, inv, gamma)
+    _, rows, n, (x2, dy2) = shaped
+    with _errstate(all="ignore"):
+        xhat, inv = _xhat_rows(x2, mean, inv, rows)
+        g = dy2 if gamma is None else dy2 * _up(gamma).reshape(n)
+        s1 = row_sum(g)
+        s1 /= n
+        s2 = _row_dot(g, xhat)
+        s2 /= n
+        dx = np.subtract(g, s1, out=None if gamma is None else g)
+        xhat *= s2
+        dx -= xhat
+        dx *= inv
+    return dx.reshape(x.shape).astype(x.dtype, copy=False)
+
+
+@cpu_kernel("layer_norm_param_grad", _floats("dy"))
+def layer_norm_param_grad_cpu(ctx, dy, x, mean, inv):
+    """d gamma = sum over rows of dy x_hat, d beta = sum over rows of dy (Note [layer_norm kernels])."""
+    shaped = _as_rows(ctx, x, dy)
+    if shaped is None:
+        return layer_norm_param_grad_reference(ctx, dy, x, mean, inv)
+    begin, rows, n, (x2, dy2) = shaped
+    with _errstate(all="ignore"):
+        xhat, _ = _xhat_rows(x2, mean, inv, rows)
+        if rows > _FAST_ROW:
+            d_gamma, d_beta = _sum_reduce(dy2 * xhat, 0), _sum_reduce(dy2, 0)
+        else:
+            d_gamma, d_beta = np.einsum("ij,ij->j", dy2, xhat), _matmul(np.ones(rows, dy2.dtype), dy2)
+    shape = x.shape[begin:]
+    return d_gamma.reshape(shape).astype(x.dtype, copy=False), d_beta.reshape(shape).astype(x.dtype, copy=False)
 
 
 # ---- batch_norm (channels at dim 1) -------------------------------------------------------------------
@@ -642,15 +752,6 @@ def _above_diagonal(rows, cols):
         m = _causal_masked[(rows, cols)] = ~np.tri(rows, cols, dtype=np.bool_)
         m.flags.writeable = False
     return m
-
-
-def row_sum(x):
-    """Sums over the last axis (kept as a length-1 axis): a matrix-vector product with ones (BLAS), several
-    times faster than ``add.reduce`` along short contiguous rows."""
-    n = x.shape[-1]
-    if n > 4096 or x.dtype.kind != "f":
-        return _sum_reduce(x, -1, keepdims=True)
-    return _matmul(x, np.ones((n, 1), x.dtype))
 
 
 def _softmax_rows_(s, masked):
