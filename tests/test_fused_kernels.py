@@ -289,3 +289,43 @@ def test_layer_norm_kernels_match_the_reference(shape, begin, affine, dtype):
         for a, b in zip(got, ref):
             assert a.dtype == b.dtype and a.shape == b.shape
             np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), **{**tol, "atol": tol["atol"] * 50})
+
+
+# ---- the graph's GELU fusion (Note [Derivatives in the forward] in graph/passes.py) ------------------------
+class _GeluNet(flow.nn.Module):
+    def __init__(self, approximate):
+        super().__init__()
+        self.fc = flow.nn.Linear(40, 300)
+        self.approximate = approximate
+
+    def forward(self, x):
+        return (flow.gelu(self.fc(x), approximate=self.approximate) ** 2).sum()
+
+
+class _GradGraph(flow.nn.Graph):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def build(self, x):
+        loss = self.model(x)
+        return (loss, *flow.autograd.grad(loss, list(self.model.parameters())))
+
+
+@pytest.mark.parametrize("dtype", [flow.float32, flow.float64])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_graph_gelu_derivative_fusion_gives_eager_gradients_bit_for_bit(approximate, dtype):
+    flow.manual_seed(7)
+    model = _GeluNet(approximate).to(dtype)
+    x = flow.randn(8, 40, dtype=dtype)
+    model(x).backward()
+    expected = [p.grad.numpy().copy() for p in model.parameters()]
+    for fusion in (True, False):
+        g = _GradGraph(model)
+        g.config.enable_fusion(fusion)
+        _, *grads = g(x)
+        for got, e in zip(grads, expected):
+            np.testing.assert_array_equal(got.numpy(), e)
+        ops = [n.op_type for n in g._last.ir.nodes if n.kind == "user"]
+        assert ("gelu_with_derivative" in ops) is fusion and ("gelu_grad" in ops) is not fusion
+        assert ("gelu derivatives: 1 gelu(s) give their derivative to their gelu_grad(s)" in repr(g)) is fusion

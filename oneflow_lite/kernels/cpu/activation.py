@@ -223,12 +223,17 @@ def gelu_reference(a, x):
     return 0.5 * x * (1 + erf_reference(x * _SQRT1_2))
 
 
-def gelu_grad_reference(a, dy, x):
-    """dy * (Phi(x) + x phi(x)); for "tanh" PyTorch's derivative of the tanh form."""
+def gelu_derivative_reference(a, x):
+    """Phi(x) + x phi(x); for "tanh" PyTorch's derivative of the tanh form."""
     if a["approximate"] == "tanh":
         t = np.tanh(_GELU_K * (x + _GELU_C * x * x * x))
-        return dy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (_GELU_K * (1 + 3 * _GELU_C * x * x)))
-    return dy * (0.5 * (1 + erf_reference(x * _SQRT1_2)) + x * _exp(-0.5 * x * x) * _INV_SQRT_2PI)
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (_GELU_K * (1 + 3 * _GELU_C * x * x))
+    return 0.5 * (1 + erf_reference(x * _SQRT1_2)) + x * _exp(-0.5 * x * x) * _INV_SQRT_2PI
+
+
+def gelu_grad_reference(a, dy, x):
+    """dy * gelu'(x)."""
+    return dy * gelu_derivative_reference(a, x)
 
 
 def _normal_cdf_block(x, cdf, u, e, large):
@@ -260,12 +265,25 @@ def _gelu_block(y, x, u, large):
     y *= x
 
 
-def _gelu_grad_block(dx, dy, x, u, e, large):
-    _normal_cdf_block(x, dx, u, e, large)
+def _gelu_derivative_block(g, x, u, e, large):
+    _normal_cdf_block(x, g, u, e, large)
     e *= x
     e *= x.dtype.type(_INV_SQRT_2PI)
-    dx += e
+    g += e
+
+
+def _gelu_grad_block(dx, dy, x, u, e, large):
+    _gelu_derivative_block(dx, x, u, e, large)
     dx *= dy
+
+
+def _gelu_with_derivative_block(y, g, x, u, e, large):
+    """y = gelu(x) and g = gelu'(x), by the very operations of the gelu and gelu_grad blocks."""
+    _normal_cdf_block(x, g, u, e, large)
+    np.multiply(g, x, out=y)
+    e *= x
+    e *= x.dtype.type(_INV_SQRT_2PI)
+    g += e
 
 
 def _tanh_inner(x, u, t):
@@ -285,20 +303,33 @@ def _gelu_tanh_block(y, x, t):
     y *= x.dtype.type(0.5)
 
 
-def _gelu_tanh_grad_block(dx, dy, x, u, t):
-    """dy (0.5 (1 + u) + 0.5 x (1 - u^2) K (1 + 3 C x^2)), u = tanh(K (x + C x^3))."""
+def _gelu_tanh_derivative(g, x, u, t):
+    """g = 0.5 (1 + u) + 0.5 x (1 - u^2) K (1 + 3 C x^2) from u = tanh(K (x + C x^3)) and t = x^2 (``t`` is
+    overwritten)."""
     f = x.dtype.type
-    _tanh_inner(x, u, t)
     t *= f(3 * _GELU_C * _GELU_K)  # K (1 + 3 C x^2)
     t += f(_GELU_K)
-    np.multiply(u, u, out=dx)
-    np.subtract(f(1), dx, out=dx)
-    dx *= t
-    dx *= x
-    dx += u
-    dx += f(1)
+    np.multiply(u, u, out=g)
+    np.subtract(f(1), g, out=g)
+    g *= t
+    g *= x
+    g += u
+    g += f(1)
+    g *= f(0.5)
+
+
+def _gelu_tanh_grad_block(dx, dy, x, u, t):
+    _tanh_inner(x, u, t)
+    _gelu_tanh_derivative(dx, x, u, t)
     dx *= dy
-    dx *= f(0.5)
+
+
+def _gelu_tanh_with_derivative_block(y, g, x, u, t):
+    _tanh_inner(x, u, t)
+    np.add(u, x.dtype.type(1), out=y)
+    y *= x
+    y *= x.dtype.type(0.5)
+    _gelu_tanh_derivative(g, x, u, t)
 
 
 def _gelu(a, x):
@@ -317,8 +348,29 @@ def _gelu_grad(a, dy, x):
     return run_blocked(_gelu_grad_block, np.empty(x.shape, x.dtype), (dy, x), 2, 1)
 
 
+def _gelu_with_derivative(a, x):
+    """(gelu(x), gelu'(x)), each computed as the gelu and gelu_grad kernels compute them, so gelu'(x) * dy is
+    gelu_grad's result bit for bit (the graph's GELU fusion, Note [Derivatives in the forward] in
+    graph/passes.py)."""
+    if a["approximate"] == "tanh":
+        g = np.empty(x.shape, x.dtype)
+        return run_blocked(_gelu_tanh_with_derivative_block, np.empty(x.shape, x.dtype), (g, x), 2), g
+    if x.dtype != _F32 or x.size < _GELU_SMALL:
+        return gelu_reference(a, x), gelu_derivative_reference(a, x)
+    g = np.empty(x.shape, x.dtype)
+    return run_blocked(_gelu_with_derivative_block, np.empty(x.shape, x.dtype), (g, x), 2, 1), g
+
+
 _forward("gelu", _gelu)
 _backward("gelu_grad", _gelu_grad)
+
+
+@cpu_kernel("gelu_with_derivative", _FLOAT_X)
+def gelu_with_derivative_cpu(ctx, x):
+    with _errstate(all="ignore"):
+        if x.dtype == _F16:
+            return tuple(r.astype(_F16) for r in _gelu_with_derivative(ctx.attrs, x.astype(_F32)))
+        return _gelu_with_derivative(ctx.attrs, x)
 
 
 _BITS = {np.dtype(f): np.dtype(i) for f, i in ((np.float16, np.int16), (np.float32, np.int32), (np.float64, np.int64))}
