@@ -48,10 +48,32 @@ RELU_ZEROS = {d.np_dtype: np.zeros((), d.np_dtype) for d in NUMERIC_DTYPES}
 for _z in RELU_ZEROS.values():
     _z.flags.writeable = False
 
+# Note [relu against a zeros array]
+# NumPy's SIMD loop of ``maximum`` runs on two contiguous operands, not on a broadcast 0-d one: against a
+# zeros array of x's shape, relu of a (64, 64) float32 array takes 0.5 us instead of 3.5 us, of (64, 256)
+# 1.8 us instead of 7.4 us. From ``_FULL_ZEROS_MIN`` elements the kernels read zeros of x's shape, a view
+# of one read-only zeros buffer per dtype, grown as needed (``np.zeros`` maps untouched zero pages: a large
+# one costs address space, not memory, and reads one physical page).
+_FULL_ZEROS_MIN = 1024
+_zeros_buffers: dict = {}
+
+
+def zeros_of_shape(dtype, shape, size):
+    """Read-only zeros of ``shape`` (``size`` elements) and ``dtype``, a view of a shared buffer."""
+    buf = _zeros_buffers.get(dtype)
+    if buf is None or buf.size < size:
+        buf = np.zeros(max(size, 2 * buf.size if buf is not None else size), dtype)
+        buf.flags.writeable = False
+        _zeros_buffers[dtype] = buf
+    return buf[:size].reshape(shape)
+
 
 def relu_out_variant(ctx, input_dtypes):
     """Note [Out-variant writers] in kernels/registration.py."""
-    maximum, zero = _maximum, RELU_ZEROS[input_dtypes[0].np_dtype]
+    m = ctx.out_metas[0]
+    maximum = _maximum
+    zero = (zeros_of_shape(m.np_dtype, m.shape, m.numel) if m.numel >= _FULL_ZEROS_MIN
+            else RELU_ZEROS[input_dtypes[0].np_dtype])
 
     def write(out, x):
         maximum(x, zero, out=out)
@@ -60,6 +82,8 @@ def relu_out_variant(ctx, input_dtypes):
 
 @cpu_kernel("relu", dtype_in("x", *NUMERIC_DTYPES), out_variant=relu_out_variant)
 def relu_cpu(ctx, x):
+    if x.size >= _FULL_ZEROS_MIN:
+        return _maximum(x, zeros_of_shape(x.dtype, x.shape, x.size))
     return _maximum(x, RELU_ZEROS[x.dtype])
 
 
