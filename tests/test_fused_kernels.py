@@ -329,3 +329,30 @@ def test_graph_gelu_derivative_fusion_gives_eager_gradients_bit_for_bit(approxim
         ops = [n.op_type for n in g._last.ir.nodes if n.kind == "user"]
         assert ("gelu_with_derivative" in ops) is fusion and ("gelu_grad" in ops) is not fusion
         assert ("gelu derivatives: 1 gelu(s) give their derivative to their gelu_grad(s)" in repr(g)) is fusion
+
+
+# ---- softmax family (kernels/cpu/nn.py) ------------------------------------------------------------------
+SOFTMAX_KERNELS = ["softmax", "log_softmax", "safe_softmax", "softmax_grad", "log_softmax_grad"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("name", SOFTMAX_KERNELS)
+def test_softmax_kernels_match_the_reference(name, axis, dtype):
+    from oneflow_lite.kernels.cpu import nn as knn
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((6, 7, 33)) * 4).astype(dtype)
+    x[0, 0, :] = -np.inf  # a row of -inf (safe_softmax: 0; the others: NaN)
+    x[1, 1, 3] = np.inf
+    x[2, 2, 4] = np.nan
+    x[3, :, 5] = -np.inf
+    dy = rng.standard_normal(x.shape).astype(dtype)
+    args = (x,) if "grad" not in name else (knn.softmax_reference(axis, np.nan_to_num(x)), dy)
+    fast, ref = getattr(knn, "_" + name), getattr(knn, name + "_reference")
+    with np.errstate(all="ignore"):
+        got, want = fast(axis, *[a.copy() for a in args]), ref(axis, *[a.copy() for a in args])
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    # sums accumulate in another order (BLAS / einsum): an ulp of the sums' terms (up to about 8 here)
+    tol = dict(rtol=2e-6, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(got, want, **tol)

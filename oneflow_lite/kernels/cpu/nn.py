@@ -60,31 +60,75 @@ def row_sum(x):
     return _matmul(x, np.ones((n, 1), x.dtype))
 
 
-def _softmax(axis, x):
+# The reference formulas (the tests compare the kernels with them).
+def softmax_reference(axis, x):
     e = _exp(x - _max_reduce(x, axis, keepdims=True))
     return _divide(e, _sum_reduce(e, axis, keepdims=True), out=e)
 
 
-def _log_softmax(axis, x):
+def log_softmax_reference(axis, x):
     shifted = x - _max_reduce(x, axis, keepdims=True)
     return _subtract(shifted, _log(_sum_reduce(_exp(shifted), axis, keepdims=True)), out=shifted)
 
 
-def _safe_softmax(axis, x):
+def safe_softmax_reference(axis, x):
     m = _max_reduce(x, axis, keepdims=True)
     e = _exp(x - m)
     return _where(m == -np.inf, 0, e / _sum_reduce(e, axis, keepdims=True))
 
 
-def _softmax_grad(axis, y, dy):
+def softmax_grad_reference(axis, y, dy):
     t = dy * y
     _subtract(dy, _sum_reduce(t, axis, keepdims=True), out=t)
     return _multiply(y, t, out=t)
 
 
-def _log_softmax_grad(axis, y, dy):
+def log_softmax_grad_reference(axis, y, dy):
     e = _exp(y)
     _multiply(e, _sum_reduce(dy, axis, keepdims=True), out=e)
+    return _subtract(dy, e, out=e)
+
+
+# The kernels: each pass writes into the one buffer the kernel returns; sums over the last axis are BLAS row
+# sums (``row_sum``) and sums of products einsum (Note [layer_norm kernels]).
+def _sums(x, axis):
+    return row_sum(x) if axis == -1 or axis == x.ndim - 1 else _sum_reduce(x, axis, keepdims=True)
+
+
+def _softmax(axis, x):
+    e = _subtract(x, _max_reduce(x, axis, keepdims=True))
+    _exp(e, out=e)
+    return _divide(e, _sums(e, axis), out=e)
+
+
+def _log_softmax(axis, x):
+    shifted = _subtract(x, _max_reduce(x, axis, keepdims=True))
+    return _subtract(shifted, _log(_sums(_exp(shifted), axis)), out=shifted)
+
+
+def _safe_softmax(axis, x):
+    """softmax, 0 on a row of -inf only: its max is taken as 0 there (exp gives zeros) and its sum as 1."""
+    m = _max_reduce(x, axis, keepdims=True)
+    empty = m == -np.inf
+    masked = empty.any()
+    e = _subtract(x, _where(empty, 0, m) if masked else m)
+    _exp(e, out=e)
+    z = _sums(e, axis)
+    return _divide(e, _where(empty, 1, z) if masked else z, out=e)
+
+
+def _softmax_grad(axis, y, dy):
+    if axis == -1 or axis == y.ndim - 1:
+        t = _subtract(dy, np.einsum("...i,...i->...", dy, y)[..., None])
+    else:
+        t = dy * y
+        _subtract(dy, _sum_reduce(t, axis, keepdims=True), out=t)
+    return _multiply(y, t, out=t)
+
+
+def _log_softmax_grad(axis, y, dy):
+    e = _exp(y)
+    _multiply(e, _sums(dy, axis), out=e)
     return _subtract(dy, e, out=e)
 
 
