@@ -356,3 +356,30 @@ def test_softmax_kernels_match_the_reference(name, axis, dtype):
     # sums accumulate in another order (BLAS / einsum): an ulp of the sums' terms (up to about 8 here)
     tol = dict(rtol=2e-6, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-14, atol=1e-14)
     np.testing.assert_allclose(got, want, **tol)
+
+
+def test_fused_attention_rows_far_below_their_heads_max_and_special_scores():
+    """Note [Softmax shifted per head]: rows whose max lies far below their head's are recomputed with their own
+    max; a NaN or an inf score spoils its own row only, as in the composite."""
+    import oneflow_lite.nn.functional as F
+    rng = np.random.default_rng(9)
+    q, k, v = (rng.standard_normal((2, 3, 6, 4)) for _ in range(3))
+    q[0, 1, 2] *= 400  # one row of huge scores: the other rows of head (0, 1) sit far below its max
+    q[1, 2, 0] *= -300
+    for dtype in (np.float32, np.float64):
+        a, b, c = (x.astype(dtype) for x in (q, k, v))
+        y = F.scaled_dot_product_attention(*(flow.tensor(x) for x in (a, b, c)))
+        ref, p = _np_attention(*(x.astype(np.float64) for x in (a, b, c)))
+        tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(y.numpy(), ref, **tol)
+        y2 = F.scaled_dot_product_attention(*(flow.tensor(x) for x in (a, b, c)), is_causal=True)
+        np.testing.assert_allclose(y2.numpy(), _np_attention(*(x.astype(np.float64) for x in (a, b, c)),
+                                                             causal=True)[0], **tol)
+    bad = q.astype(np.float32)
+    bad[0, 0, 1, 2] = np.nan
+    bad[1, 1, 3, 0] = np.inf
+    y = F.scaled_dot_product_attention(*(flow.tensor(x) for x in (bad, k.astype(np.float32), v.astype(np.float32))))
+    composite = _flow_composite(*(flow.tensor(x) for x in (bad, k.astype(np.float32), v.astype(np.float32))))
+    np.testing.assert_array_equal(np.isnan(y.numpy()), np.isnan(composite.numpy()))
+    assert np.isnan(y.numpy()).any() and not np.isnan(y.numpy()[0, 1]).any()
+    np.testing.assert_allclose(np.nan_to_num(y.numpy()), np.nan_to_num(composite.numpy()), rtol=1e-5, atol=1e-6)

@@ -801,8 +801,69 @@ def _causal_bias(rows, cols, dtype):
     return b
 
 
+# Note [Softmax shifted per head]
+# Softmax is shift-invariant per row; the kernel shifts each (L, S) block of scores by the block's max, a
+# contiguous reduction (0.02 ms on GPT-mid's (8, 4, 128, 128)), instead of each row's (0.29 ms: NumPy
+# reduces short rows one by one). exp(s - c) <= 1 cannot overflow; it can underflow where a row's max lies
+# far below its block's, so a row whose shifted exps sum below 2^-60 (its max more than 41 below the
+# block's; masked everywhere: 0) is recomputed from q and k with its own max. In the rows kept, only
+# probabilities below about 2^-66 (float32's smallest normal times 2^60) may lose relative precision,
+# against float32's rounding of the row's larger ones. A block holding NaN takes the row-by-row path.
+_UNDERFLOW = 2.0 ** -60
+
+
+def _attention_scores(q, k, attrs, mask):
+    """q k^T scale, masked (the causal mask or ``mask``), in a new (..., L, S) buffer."""
+    s = _matmul(q, np.swapaxes(k, -1, -2))
+    s *= q.dtype.type(attrs["scale"])
+    if attrs["is_causal"]:
+        s += _causal_bias(*s.shape[-2:], s.dtype)
+    elif mask is not None:
+        if mask.dtype == np.bool_:
+            np.copyto(s, -np.inf, where=np.logical_not(mask))
+        else:
+            s += mask
+    return s
+
+
+def _score_rows(q, k, attrs, mask, shape, idx):
+    """The masked scores of the flat rows ``idx`` of the (..., L, S) scores, as (len(idx), S)."""
+    rows, cols, e = shape[-2], shape[-1], q.shape[-1]
+    b, i = np.divmod(idx, rows)
+    r = _matmul(k.reshape(-1, cols, e)[b], q.reshape(-1, rows, e)[b, i][:, :, None])[:, :, 0]
+    r *= q.dtype.type(attrs["scale"])
+    if attrs["is_causal"]:
+        r += _causal_bias(rows, cols, r.dtype)[i]
+    elif mask is not None:
+        m = np.broadcast_to(mask, shape).reshape(-1, cols)[idx]
+        if m.dtype == np.bool_:
+            np.copyto(r, -np.inf, where=np.logical_not(m))
+        else:
+            r += m
+    return r
+
+
+def _softmax_by_heads_(s, q, k, attrs, mask):
+    """``s`` = softmax(s) over the last axis in place, shifted by each (L, S) block's max (Note [Softmax
+    shifted per head]); a row masked everywhere gives 0."""
+    rows, cols = s.shape[-2:]
+    c = _max_reduce(s.reshape(-1, rows * cols), 1)
+    if np.isnan(c).any():
+        _softmax_rows_(s, True)
+        return
+    c[c == -np.inf] = 0
+    s -= c.reshape(s.shape[:-2] + (1, 1))
+    _exp(s, out=s)
+    z = row_sum(s)
+    low = np.flatnonzero(z < _UNDERFLOW)
+    _divide(s, z, out=s)
+    if low.size:
+        s.reshape(-1, cols)[low] = _safe_softmax(-1, _score_rows(q, k, attrs, mask, s.shape, low))
+
+
 def _softmax_rows_(s, masked):
-    """``s`` = softmax(s) over the last axis, in place; with ``masked``, a row of -inf only gives 0."""
+    """``s`` = softmax(s) over the last axis, in place, by each row's max; with ``masked``, a row of -inf
+    only gives 0."""
     m = _max_reduce(s, -1, keepdims=True)
     if masked:
         empty = m == -np.inf
@@ -819,21 +880,13 @@ def _softmax_rows_(s, masked):
 @cpu_kernel("scaled_dot_product_attention", _floats("query"))
 def scaled_dot_product_attention_cpu(ctx, q, k, v, mask=None):
     """(out, attn): attn = softmax(q k^T scale + mask), out = attn v (Note [Fused attention] in ops/nn.py)."""
-    attrs = ctx.attrs
     half = q.dtype == _F16
     q, k, v = _up(q), _up(k), _up(v)
-    s = _matmul(q, np.swapaxes(k, -1, -2))
+    mask = None if mask is None else _up(mask)
     with _errstate(all="ignore"):  # -inf - -inf on a row masked everywhere, inf / NaN scores as in PyTorch
-        s *= q.dtype.type(attrs["scale"])
-        if attrs["is_causal"]:
-            s += _causal_bias(*s.shape[-2:], s.dtype)
-        elif mask is not None:
-            if mask.dtype == np.bool_:
-                np.copyto(s, -np.inf, where=np.logical_not(mask))
-            else:
-                s += _up(mask)
+        s = _attention_scores(q, k, ctx.attrs, mask)
         if s.size:
-            _softmax_rows_(s, mask is not None)
+            _softmax_by_heads_(s, q, k, ctx.attrs, mask)
     out = _matmul(s, v)
     return (out.astype(_F16), s.astype(_F16)) if half else (out, s)
 
