@@ -47,6 +47,8 @@ from oneflow_lite.functors.reduce import return_types  # noqa: F401  (named tupl
 from oneflow_lite.functional import *  # noqa: F401,F403
 from oneflow_lite import linalg  # noqa: F401  (flow.linalg, torch.linalg)
 from oneflow_lite.functors.linalg import tensordot  # noqa: F401  (dims: an int, or two lists)
+from oneflow_lite.functors.shape import broadcast_shapes  # noqa: F401  (shapes, not tensors)
+from oneflow_lite.framework.storage import TypedStorage, UntypedStorage  # noqa: F401  (Tensor.untyped_storage())
 from oneflow_lite import autograd  # noqa: F401
 from oneflow_lite.autograd import engine as _autograd_engine  # noqa: F401  (registers Tensor.backward)
 from oneflow_lite.autograd import (  # noqa: F401
@@ -66,6 +68,9 @@ from oneflow_lite.utils import flop_counter as _flop_counter  # noqa: F401,E402 
 from oneflow_lite import profiler  # noqa: F401,E402  (flow.profiler)
 from oneflow_lite import mock_torch  # noqa: F401,E402  (import torch as oneflow_lite)
 from oneflow_lite import library  # noqa: F401,E402  (flow.library: ops and devices defined from Python)
+from oneflow_lite import comm, env  # noqa: F401,E402  (flow.comm, flow.env: the processes of the job)
+from oneflow_lite.framework import sbp  # noqa: F401,E402  (flow.sbp.split(d), broadcast, partial_sum)
+from oneflow_lite.framework.placement import placement  # noqa: F401,E402
 
 _C = functional
 default_generator = _default_generator("cpu")  # torch.default_generator; callable with a device, as OneFlow's

@@ -5,6 +5,7 @@
     python -m oneflow_lite ops relu --registrations   ... and every registration (flow.dispatch.dump)
     python -m oneflow_lite walkthrough    an eager walk-through of flow.relu(flow.tensor([-1.0, 2.0]))
     python -m oneflow_lite demo           train a digits classifier eagerly and as an nn.Graph (demo --help)
+    python -m oneflow_lite demo --nproc 2 ... data-parallel over 2 processes (an MPI job)
 """
 
 from __future__ import annotations
@@ -109,6 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     error = demo.check_options(args)
     if error is not None:
         demo_parser.error(error)
+    if args.nproc > 1 and demo.flow.env.get_world_size() == 1:  # start the MPI job that runs the demo
+        argv = list(sys.argv[1:] if argv is None else argv)
+        return demo.launch_data_parallel(args, argv[argv.index("demo") + 1:])
     demo.run(args, sys.stdout)
     return 0
 

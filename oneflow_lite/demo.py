@@ -158,6 +158,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="save the trained model's state_dict with flow.save (the graph-trained one with "
                              "--mode both), load it back with flow.load into a new model and check its test "
                              "accuracy")
+    parser.add_argument("--nproc", type=_positive_int, default=1, metavar="N",
+                        help="train data-parallel over N processes (an MPI job started with mpiexec; needs "
+                             "pip install 'oneflow_lite[dist]'): global tensors, each batch split(0) over the "
+                             "ranks and the parameters broadcast, eagerly and as an nn.Graph (default: 1)")
 
 
 def make_parser(prog: str = "python -m oneflow_lite demo") -> argparse.ArgumentParser:
@@ -199,6 +203,9 @@ def train(mode: str, args: argparse.Namespace, train_set, test_set, say) -> RunR
         raise ValueError(f"train(): mode must be 'eager' or 'graph', got {mode!r}")
     flow.manual_seed(args.seed)
     model = build_model(args.model)
+    placement = data_parallel_placement(args)
+    if placement is not None:
+        model.to_global(placement, flow.sbp.broadcast)
     loss_fn = nn.CrossEntropyLoss()
     optimizer = _optimizer(args, model.parameters())
     generator = flow.Generator()
@@ -211,6 +218,9 @@ def train(mode: str, args: argparse.Namespace, train_set, test_set, say) -> RunR
     test_x, test_y = test_set.tensors
     result = RunResult(mode, model, samples_per_epoch=steps * args.batch_size)
     step, predict = _step_and_predict(mode, model, loss_fn, optimizer, scheduler, result)
+    if placement is not None:
+        step, predict, test_x, test_y = _data_parallel(step, predict, test_x, test_y, placement)
+        result.mode = f"{mode}, {placement.size} ranks"
     width = len(str(args.epochs))
     for epoch in range(1, args.epochs + 1):
         loss_sum, correct, seconds = _train_epoch(model, loader, step, result)
@@ -220,10 +230,47 @@ def train(mode: str, args: argparse.Namespace, train_set, test_set, say) -> RunR
         result.epoch_losses.append(loss_sum / steps)
         result.train_accuracies.append(correct / result.samples_per_epoch)
         result.test_accuracies.append(test_accuracy)
-        say(f"[{mode:<5}] epoch {epoch:>{width}}/{args.epochs}  loss {loss_sum / steps:.4f}  "
+        say(f"[{result.mode:<5}] epoch {epoch:>{width}}/{args.epochs}  loss {loss_sum / steps:.4f}  "
             f"train acc {100 * correct / result.samples_per_epoch:6.2f}%  test acc {100 * test_accuracy:6.2f}%  "
             f"{result.samples_per_epoch / seconds:>9,.0f} samples/s  ({seconds:.3f} s)")
     return result
+
+
+# ---- data parallel over processes (--nproc) ---------------------------------------------------------------
+def data_parallel_placement(args):
+    """The placement of every rank when the demo runs data-parallel (``--nproc`` > 1 in an MPI job), else None."""
+    if getattr(args, "nproc", 1) == 1:
+        return None
+    if flow.env.get_world_size() != args.nproc:
+        raise RuntimeError(f"demo: --nproc {args.nproc} in a job of {flow.env.get_world_size()} process(es)")
+    return flow.placement.all("cpu")
+
+
+def _data_parallel(step, predict, test_x, test_y, placement) -> tuple:
+    """``step`` and ``predict`` on global batches: each rank takes its part of the batch (every rank's loader
+    gives the same batches) and the parts make the batch split(0)."""
+    split = flow.sbp.split(0)
+    rank, n = flow.env.get_rank(), flow.env.get_world_size()
+
+    def shard(t):
+        size = t.shape[0]
+        start, length = rank * (size // n) + min(rank, size % n), size // n + (rank < size % n)
+        # even parts: the logical shape is known without asking the other ranks
+        return t[start:start + length].to_global(placement, split, check_meta=bool(size % n))
+
+    def global_step(x, y):
+        return step(shard(x), shard(y))
+    return global_step, predict, shard(test_x), shard(test_y)
+
+
+def launch_data_parallel(args, argv) -> int:
+    """Run the demo as an MPI job of ``args.nproc`` processes (``argv``: the demo's own arguments)."""
+    from oneflow_lite.distributed.launch import find_mpiexec
+    mpiexec = find_mpiexec()
+    if mpiexec is None:
+        raise RuntimeError("demo --nproc: mpiexec not found; pip install 'oneflow_lite[dist]' (mpi4py and mpich)")
+    import subprocess
+    return subprocess.call([mpiexec, "-n", str(args.nproc), sys.executable, "-m", "oneflow_lite", "demo", *argv])
 
 
 def _step_and_predict(mode: str, model, loss_fn, optimizer, scheduler, result: RunResult) -> tuple:
@@ -346,8 +393,11 @@ def run(args: argparse.Namespace, out=None) -> list:
     if args.lr is None:
         args.lr = DEFAULT_LR[args.optimizer]
 
+    quiet = flow.env.get_rank() != 0  # a data-parallel run prints on rank 0 only
+
     def say(text=""):
-        print(text, file=out, flush=True)
+        if not quiet:
+            print(text, file=out, flush=True)
 
     train_set = flow.utils.data.datasets.digits(train=True)
     test_set = flow.utils.data.datasets.digits(train=False)
@@ -362,10 +412,15 @@ def run(args: argparse.Namespace, out=None) -> list:
         f"seed {args.seed}, mode {args.mode}")
     say()
     modes = ("eager", "graph") if args.mode == "both" else (args.mode,)
+    if getattr(args, "nproc", 1) > 1:
+        say(f"data parallel over {args.nproc} processes: each batch split(0), parameters broadcast")
+        say()
     results = []
     for mode in modes:
         results.append(train(mode, args, train_set, test_set, say))
         say()
+    if quiet:
+        return results
     summarize(results, out)
     if args.print_graph:
         say()

@@ -112,3 +112,20 @@ def to_flow(value, device="cpu"):
     if isinstance(value, dict):
         return {k: to_flow(v, device) for k, v in value.items()}
     return value
+
+
+def with_own_rng(spec: OpSpec, seed: int) -> OpSpec:
+    """``spec`` drawing its samples (and gradcheck samples) from a generator of its own, seeded afresh at each
+    call: specs added later leave the shared stream of ``make`` (so the inputs of the specs after them) as it
+    was, and their own inputs do not depend on which tests ran before."""
+    def own(samples):
+        def draw(*args):
+            global _rng
+            saved, _rng = _rng, np.random.default_rng(seed)
+            try:
+                return list(samples(*args))
+            finally:
+                _rng = saved
+        return draw
+    return attrs.evolve(spec, samples=own(spec.samples),
+                        grad_samples=None if spec.grad_samples is None else own(spec.grad_samples))

@@ -8,7 +8,8 @@ from oneflow_lite.dispatch.dispatch_key import DispatchKey as K
 
 def test_value_is_priority_backends_below_functionality_below_alias():
     assert K.Meta < K.CPU < K.CUDA < K.PrivateUse1
-    assert K.Lazy < K.Batched < K.Python < K.Autograd < K.Autocast < K.Profiler  # Note [Dispatch key order]
+    assert K.Global < K.Lazy < K.Batched < K.Python < K.Autograd < K.Autocast < K.Profiler  # Note [Dispatch key order]
+    assert K.Global == max(dk.BACKEND_KEYS) + 4  # directly above the backends' room
     assert max(dk.BACKEND_KEYS) < min(dk.FUNCTIONALITY_KEYS)
     assert max(dk.RUNTIME_KEYS) < min(dk.ALIAS_KEYS)
     assert set(dk.RUNTIME_KEYS) | set(dk.ALIAS_KEYS) == set(K)
@@ -50,10 +51,13 @@ def test_keys_below():
     assert dk.keys_below(K.Meta) == 0
     assert dk.keys_below(K.CPU) == dk.key_set(K.Meta)
     below_autograd = dk.FULL_KEY_SET & dk.keys_below(K.Autograd)
-    assert dk.keys_of(below_autograd) == [K.Python, K.Batched, K.Lazy, K.PrivateUse1, K.CUDA, K.CPU, K.Meta]
+    assert dk.keys_of(below_autograd) == [K.Python, K.Batched, K.Lazy, K.Global, K.PrivateUse1, K.CUDA, K.CPU,
+                                           K.Meta]
     ks = dk.key_set(K.Autograd, K.Lazy, K.CPU)
     assert ks & dk.keys_below(K.Autograd) == dk.key_set(K.Lazy, K.CPU)
     assert ks & dk.keys_below(K.Lazy) == dk.key_set(K.CPU)
+    # a global tensor's keys: the Global interpreter redispatches to its backend
+    assert dk.key_set(K.Global, K.CPU) & dk.keys_below(K.Global) == dk.key_set(K.CPU)
 
 
 def test_keys_of_and_format():

@@ -199,8 +199,8 @@ def test_dump_table_text(op):
     try:
         lines = dump_table(op).splitlines()
         by_key = {line.split(":")[0]: line for line in lines if not line.startswith(" ")}
-        assert list(by_key) == ["Meta", "CPU", "CUDA", "PrivateUse1", "Lazy", "Batched", "Python", "Autograd",
-                                "Autocast", "Profiler"]
+        assert list(by_key) == ["Meta", "CPU", "CUDA", "PrivateUse1", "Global", "Lazy", "Batched", "Python",
+                                "Autograd", "Autocast", "Profiler"]
         assert by_key["CPU"].startswith("CPU: h_explicit [from alias CompositeExplicitAutograd] registered at tests/")
         assert by_key["Autograd"].startswith("Autograd: h_autograd [kernel] registered at tests/test_dispatcher.py:")
         assert by_key["Python"].startswith("Python: fallthrough [fallthrough] registered at tests/test_dispatcher.py:")

@@ -111,7 +111,19 @@ def test_keyword_only_after_star_may_lack_defaults():
 
 def test_every_arg_type_has_a_converter():
     assert set(ARG_TYPES) == {"Tensor", "TensorTuple", "Scalar", "Int", "Float", "Bool", "String", "IntList", "Shape",
-                              "DataType", "Device", "Generator", "FloatList", "OptionalIntList"}
+                              "DataType", "Device", "Generator", "FloatList", "OptionalIntList", "Placement",
+                              "SbpList"}
+
+
+def test_placement_and_sbp_list_converters():
+    s = parse("Tensor (Shape size, *, Placement placement, SbpList sbp) => GlobalZeros")
+    p = flow.placement("cpu", ranks=[0])
+    assert s.bind("zeros", ((2, 3),), {"placement": p, "sbp": flow.sbp.split(0)}) == [(2, 3), p, (flow.sbp.split(0),)]
+    assert s.bind("zeros", ((2,),), {"placement": p, "sbp": [flow.sbp.broadcast]})[2] == (flow.sbp.broadcast,)
+    with pytest.raises(SignatureMismatch, match="argument 'placement' .* must be flow.placement, not str"):
+        s.bind("zeros", ((2,),), {"placement": "cpu", "sbp": flow.sbp.broadcast})
+    with pytest.raises(SignatureMismatch, match="argument 'sbp'"):
+        s.bind("zeros", ((2,),), {"placement": p, "sbp": ()})
 
 
 # ---- binding ------------------------------------------------------------------------------------------
@@ -222,5 +234,23 @@ def test_the_functional_api_table_names_each_function_once():
     import oneflow_lite.functors.functional_api as api
     tree = ast.parse(pathlib.Path(api.__file__).read_text())
     table = next(n.value for n in tree.body if isinstance(n, ast.AnnAssign) and n.target.id == "FUNCTIONAL_API")
-    counts = collections.Counter(k.value for k in table.keys)
+    names = []
+    for key, value in zip(table.keys, table.values):
+        if key is None:  # a ``**{...}`` block: its names, computed
+            names += list(eval(compile(ast.Expression(value), api.__file__, "eval"), vars(api)))  # noqa: S307
+        else:
+            names.append(key.value)
+    counts = collections.Counter(names)
     assert [k for k, c in counts.items() if c > 1] == []
+
+
+def test_dict_literals_of_the_coverage_test_name_each_group_once():
+    import ast
+    import collections
+    import pathlib
+
+    tree = ast.parse((pathlib.Path(__file__).parent / "test_torch_coverage.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys = collections.Counter(k.value for k in node.keys if isinstance(k, ast.Constant))
+            assert [k for k, c in keys.items() if c > 1] == []

@@ -117,6 +117,66 @@ MUST_HAVE["torch.Tensor"] += [
     "qr", "svd", "triangular_solve", "ger", "geqrf", "orgqr", "ormqr", "cumsum_", "cumprod_", "diagonal_scatter",
     "fill_diagonal_"]
 
+# Shape, joining and splitting, strided views, indexing / scatter, and the Tensor-only methods (functors/shape.py,
+# functors/index.py, functors/tensor_methods.py, framework/storage.py).
+MUST_HAVE["torch"] += [
+    "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_tensors", "cartesian_prod", "combinations",
+    "column_stack", "row_stack", "hstack", "vstack", "dstack", "concatenate", "hsplit", "vsplit", "dsplit",
+    "tensor_split", "split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes", "movedim",
+    "moveaxis", "swapaxes", "swapdims", "adjoint", "ravel", "rot90", "fliplr", "flipud", "diff", "meshgrid",
+    "repeat_interleave", "narrow_copy", "alias_copy", "as_strided_copy", "detach_copy", "expand_copy",
+    "permute_copy", "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
+    "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "select", "select_scatter",
+    "slice_scatter", "as_strided", "as_strided_", "as_strided_scatter", "take", "take_along_dim", "put",
+    "index_copy", "index_fill", "index_reduce", "masked_scatter", "scatter_reduce", "index_put_", "nonzero_static",
+    "unravel_index", "vander", "constant_pad_nd", "detach", "detach_", "fill", "fill_", "zero_", "resize_as_",
+    "TypedStorage", "UntypedStorage"]
+MUST_HAVE["torch.Tensor"] += [
+    "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk",
+    "unsafe_split_with_sizes", "movedim", "moveaxis", "swapaxes", "swapdims", "swapaxes_", "swapdims_", "adjoint",
+    "ravel", "rot90", "fliplr", "flipud", "diff", "repeat_interleave", "narrow_copy", "select", "select_scatter",
+    "slice_scatter", "as_strided", "as_strided_", "as_strided_scatter", "unfold", "take", "take_along_dim", "put",
+    "put_", "index_copy", "index_copy_", "index_fill", "index_fill_", "index_reduce", "index_reduce_",
+    "masked_scatter", "masked_scatter_", "scatter_reduce", "scatter_reduce_", "nonzero_static", "stride",
+    "storage_offset", "is_set_to", "set_", "resize_", "resize_as_", "resize", "resize_as", "squeeze_", "unsqueeze_",
+    "t_", "transpose_", "sum_to_size", "new_empty_strided", "mT", "mH", "H", "apply_", "map_", "map2_", "output_nr",
+    "share_memory_", "pin_memory", "__contains__", "__reversed__", "__setstate__", "__deepcopy__", "__complex__",
+    "dim_order", "cuda", "to_dense", "storage", "untyped_storage", "const_data_ptr", "__dlpack__", "name", "volatile",
+    "reinforce", "module_load", "as_subclass"]
+
+# [compat s1] elementwise math: inverse trig / hyperbolic and special functions, aliases, in-place forms,
+# binary math (hypot ... igamma, shifts), Tensor operators.
+MUST_HAVE["torch"] += [
+    "abs_", "absolute", "acos", "acos_", "acosh", "acosh_", "arccos", "arccos_", "arccosh", "arccosh_", "arcsin",
+    "arcsin_", "arcsinh", "arcsinh_", "arctan", "arctan_", "arctanh", "arctanh_", "asin", "asin_", "asinh", "asinh_",
+    "atan", "atan_", "atanh", "atanh_", "bitwise_left_shift", "bitwise_right_shift", "ceil_", "clamp_", "clamp_max",
+    "clamp_max_", "clamp_min", "clamp_min_", "clip_", "copysign", "cos_", "cosh", "cosh_", "deg2rad", "deg2rad_",
+    "digamma", "divide", "erf_", "erfc", "erfc_", "erfinv", "exp2", "exp2_", "exp_", "expm1_", "fill", "fill_", "fix",
+    "fix_", "float_power", "floor_", "fmax", "fmin", "frac", "frac_", "frexp", "gcd", "gcd_", "greater",
+    "greater_equal", "heaviside", "hypot", "i0", "i0_", "igamma", "igammac", "isneginf", "isposinf", "isreal", "lcm",
+    "lcm_", "ldexp", "ldexp_", "less", "less_equal", "lgamma", "log10", "log10_", "log1p_", "log2_", "log_",
+    "logaddexp", "logaddexp2", "logit", "logit_", "multiply", "mvlgamma", "nan_to_num_", "neg_", "negative",
+    "negative_", "nextafter", "not_equal", "polygamma", "positive", "rad2deg", "rad2deg_", "reciprocal_", "round_",
+    "rsqrt_", "rsub", "sgn", "sigmoid_", "signbit", "sin_", "sinc", "sinc_", "sinh", "sinh_", "sqrt_", "square_",
+    "subtract", "tan_", "tanh_", "true_divide", "trunc_", "xlogy", "xlogy_", "zero_"
+]
+MUST_HAVE["torch.Tensor"] += [
+    "__complex__", "__contains__", "__idiv__", "__ilshift__", "__irshift__", "__lshift__", "__pos__", "__reversed__",
+    "__rlshift__", "__rrshift__", "__rshift__", "absolute", "absolute_", "acos", "acos_", "acosh", "acosh_", "arccos",
+    "arccos_", "arccosh", "arccosh_", "arcsin", "arcsin_", "arcsinh", "arcsinh_", "arctan", "arctan_", "arctanh",
+    "arctanh_", "asin", "asin_", "asinh", "asinh_", "atan", "atan_", "atanh", "atanh_", "bitwise_left_shift",
+    "bitwise_left_shift_", "bitwise_right_shift", "bitwise_right_shift_", "clamp_max", "clamp_max_", "clamp_min",
+    "clamp_min_", "copysign", "copysign_", "cosh", "cosh_", "deg2rad", "deg2rad_", "digamma", "digamma_", "divide",
+    "divide_", "erfc", "erfc_", "erfinv", "erfinv_", "exp2", "exp2_", "exp_", "fix", "fix_", "float_power",
+    "float_power_", "fmax", "fmin", "frac", "frac_", "frexp", "gcd", "gcd_", "greater", "greater_", "greater_equal",
+    "greater_equal_", "heaviside", "heaviside_", "hypot", "hypot_", "i0", "i0_", "igamma", "igamma_", "igammac",
+    "igammac_", "isneginf", "isposinf", "isreal", "lcm", "lcm_", "ldexp", "ldexp_", "less", "less_", "less_equal",
+    "less_equal_", "lgamma", "lgamma_", "log10", "log10_", "logaddexp", "logaddexp2", "logit", "logit_", "multiply",
+    "multiply_", "mvlgamma", "mvlgamma_", "neg_", "negative", "negative_", "nextafter", "nextafter_", "not_equal",
+    "not_equal_", "polygamma", "polygamma_", "positive", "rad2deg", "rad2deg_", "sgn", "sgn_", "signbit", "sinc",
+    "sinc_", "sinh", "sinh_", "subtract", "subtract_", "true_divide", "true_divide_", "xlogy", "xlogy_"
+]
+
 # Left out on purpose, by name prefix or exact name, with the reason.
 NOT_PROVIDED = {
     "torch.nn": {"Lazy": "lazy modules (shapes inferred at the first call) are not provided",
@@ -130,8 +190,8 @@ NOT_PROVIDED = {
                      "float8_": "float8 dtypes are not provided (no scaled-matmul kernels to use them)",
                      "float4_": "float4 dtypes are not provided", "bit": "bit / bits* dtypes carry no arithmetic"},
     "torch.Tensor": {"cfloat": "complex dtypes are not provided", "cdouble": "complex dtypes are not provided",
-                     "chalf": "complex dtypes are not provided"},
-    "torch.Tensor": {"symeig": "removed from PyTorch (torch.linalg.eigh replaces it; calling it raises there)",
+                     "chalf": "complex dtypes are not provided",
+                     "symeig": "removed from PyTorch (torch.linalg.eigh replaces it; calling it raises there)",
                      "eig": "removed from PyTorch, and its results are complex (no complex dtype here)",
                      "lstsq": "removed from PyTorch (torch.linalg.lstsq replaces it; calling it raises there)"},
     "torch.utils.data": {"DataPipe": "torchdata's DataPipes are deprecated", "DFIterDataPipe": "DataPipes",
@@ -139,6 +199,17 @@ NOT_PROVIDED = {
                          "guaranteed_datapipes_determinism": "DataPipes", "non_deterministic": "DataPipes",
                          "runtime_validation": "DataPipes", "argument_validation": "DataPipes"},
 }
+
+NOT_PROVIDED.setdefault("torch", {}).update({
+    "values_copy": "sparse tensors are not provided", "indices_copy": "sparse tensors are not provided",
+    "crow_indices_copy": "sparse tensors", "col_indices_copy": "sparse tensors", "ccol_indices_copy": "sparse tensors",
+    "row_indices_copy": "sparse tensors", "resize_as_sparse_": "sparse tensors",
+    "view_as_real_copy": "complex dtypes are not provided", "view_as_complex_copy": "complex dtypes are not provided"})
+NOT_PROVIDED["torch.Tensor"].update({
+    "to_sparse": "sparse tensors are not provided", "sparse_": "sparse tensors (sparse_dim, sparse_mask, ...)",
+    "coalesce": "sparse tensors", "is_coalesced": "sparse tensors", "indices": "sparse tensors ((c)row/col_indices)",
+    "values": "sparse tensors", "dense_dim": "sparse tensors", "to_mkldnn": "no MKL-DNN layout",
+    "to_padded_tensor": "nested tensors are not provided", "record_stream": "no CUDA streams"})
 
 
 def _modules():

@@ -29,6 +29,8 @@ import numpy as np
 from oneflow_lite.autograd.grad_mode import _set_enabled, is_grad_enabled
 from oneflow_lite.autograd.graph import AccumulateGrad, OpNode, gradient_edge, register_accumulate_grad
 from oneflow_lite.framework.config import is_anomaly_check_nan_enabled, is_anomaly_enabled
+from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET
+from oneflow_lite.framework.sbp import broadcast as _BROADCAST
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET as _AG_BIT
 from oneflow_lite.framework.tensor import LAZY_KEY_SET, RemovableHandle, Tensor, register_backward_engine
 from oneflow_lite.functors.registry import get_functor
@@ -58,10 +60,14 @@ def copy_tensor(t: Tensor) -> Tensor:
 
 
 def zeros_of(meta) -> Tensor:
+    if meta.key_set & GLOBAL_KEY_SET:  # a global tensor's zeros: same placement and SBP
+        return _f("GlobalFull")(meta.shape, 0, meta.dtype, meta.placement, meta.nd_sbp)
     return _f("Zeros")(meta.shape, meta.dtype, meta.device)
 
 
 def ones_of(meta) -> Tensor:
+    if meta.key_set & GLOBAL_KEY_SET:  # the gradient of a global output: ones, broadcast
+        return _f("GlobalFull")(meta.shape, 1, meta.dtype, meta.placement, (_BROADCAST,) * len(meta.nd_sbp))
     return _f("Ones")(meta.shape, meta.dtype, meta.device)
 
 
@@ -110,8 +116,12 @@ def _take(g: Tensor) -> Tensor | None:
 def accumulate_grad(t: Tensor, g: Tensor, create_graph: bool, owned: bool = False) -> None:
     """Into ``t.grad``: a copy of ``g`` the first time (or ``g`` itself when ``owned`` and nothing else can
     see it, Note [Stealing the gradient]), then ``g`` added in place (out of place under create_graph, so
-    the result stays differentiable); then ``t``'s post-accumulate hooks."""
+    the result stays differentiable); then ``t``'s post-accumulate hooks. A global gradient is first boxed
+    to the leaf's placement and SBP (a partial-sum gradient of a broadcast parameter is all-reduced)."""
     ag = t._ag
+    if g._meta is not t._meta and g._key_set & GLOBAL_KEY_SET:
+        m = t._meta
+        g = g.to_global(placement=m.placement, sbp=m.nd_sbp)
     old = ag.grad
     if old is None:
         taken = _take(g) if owned and not create_graph else None
@@ -460,11 +470,42 @@ def _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_
                     ready.append(nxt)
 
 
+# Note [Backward entry hooks]
+# A transform may have to see a ``backward()`` call before it runs: vmap refuses it (a batched root has a grad
+# per sample; PyTorch's functorch error, interpreters/batched.py), nn.Graph's loss scaling multiplies the root
+# grads of a ``loss.backward()`` captured with a grad scaler by the scale (Note [Graph AMP] in graph/amp.py).
+# Each registers ``hook(tensors, grads)`` (the roots and their root grads), which may raise or return new root
+# grads (None: unchanged). ``backward()`` tests the table once per call, never per node; ``autograd.grad`` does
+# not call the hooks (it is what vmap's ``grad`` transform runs on).
+_backward_entry_hooks: dict = {}  # handle id -> hook
+
+
+def add_backward_entry_hook(hook):
+    """Call ``hook(tensors, grads)`` at every ``backward()`` call until the returned handle's ``remove()``
+    (Note [Backward entry hooks])."""
+    if not callable(hook):
+        raise TypeError(f"add_backward_entry_hook(): hook must be a callable (tensors, grads) -> grads or None, got "
+                        f"{type(hook).__name__}")
+    handle = RemovableHandle(_backward_entry_hooks)
+    _backward_entry_hooks[handle.id] = hook
+    return handle
+
+
+def _run_entry_hooks(tensors, grads):
+    for hook in list(_backward_entry_hooks.values()):
+        result = hook(tensors, grads)
+        if result is not None:
+            grads = list(result)
+    return grads
+
+
 # ---- entry points --------------------------------------------------------------------------------
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``)."""
     tensors = _as_tensor_tuple(tensors, "tensors", "backward")
     grads = _make_grads(tensors, grad_tensors, "backward", "grad_tensors")
+    if _backward_entry_hooks:  # Note [Backward entry hooks]
+        grads = _run_entry_hooks(tensors, grads)
     if retain_graph is None:
         retain_graph = create_graph
     roots = [gradient_edge(t) for t in tensors]
@@ -512,4 +553,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 register_backward_engine(backward)
 register_accumulate_grad(accumulate_grad)
 
-__all__ = ["add_backward_observer", "backward", "grad", "run_backward"]
+__all__ = ["add_backward_entry_hook", "add_backward_observer", "backward", "grad", "run_backward"]

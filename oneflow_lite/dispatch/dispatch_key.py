@@ -13,10 +13,19 @@ tensors carry key sets) may import it.
 Note [Dispatch key order]
 From the bottom: the backends (where the data lives); then, lowest first,
 
+- ``Global``: carried by global tensors (one logical tensor laid over the ranks
+  of a placement by an SBP, interpreters/eager_global.py). Its interpreter infers
+  each op's SBP signature, boxes the inputs, and redispatches the op to the
+  backend key on this rank's local pieces. It sits directly above the backends,
+  so that everything above it sees logical tensors: autograd records logical
+  ops (the gradient of a global op is a global op, and data parallelism falls
+  out of the SBP rules), and Python modes, autocast and vmap see one program
+  whatever the number of ranks. It sits below ``Lazy``, so that a graph being
+  captured records the logical op and its SBP signature (as OneFlow's lazy
+  interpreter does) instead of the eager boxing and the local kernels;
 - ``Lazy``: graph capture sees the ops every higher key lets through, already
   differentiated, cast and decomposed, so a captured job holds what eager
-  execution would run (and a future ``Global`` key goes below it, so that a job
-  records each op's SBP signature, as OneFlow's lazy interpreter does);
+  execution would run;
 - ``Batched`` (vmap's key): below Autograd, so autograd records logical
   (per-sample) ops and their backward is batched in turn (per-sample gradients
   come out of ``vmap(grad(f))``), above Lazy so a graph captures the batched
@@ -45,6 +54,7 @@ class DispatchKey(enum.IntEnum):
     CUDA = 2  # reserved; no device type uses it yet
     PrivateUse1 = 3  # for one out-of-tree device type
     # Functionality keys, in order of priority (Note [Dispatch key order]).
+    Global = 7
     Lazy = 8
     Batched = 9
     Python = 10
@@ -57,8 +67,8 @@ class DispatchKey(enum.IntEnum):
 
 
 BACKEND_KEYS = (DispatchKey.Meta, DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.PrivateUse1)
-FUNCTIONALITY_KEYS = (DispatchKey.Lazy, DispatchKey.Batched, DispatchKey.Python, DispatchKey.Autograd,
-                      DispatchKey.Autocast, DispatchKey.Profiler)
+FUNCTIONALITY_KEYS = (DispatchKey.Global, DispatchKey.Lazy, DispatchKey.Batched, DispatchKey.Python,
+                      DispatchKey.Autograd, DispatchKey.Autocast, DispatchKey.Profiler)
 RUNTIME_KEYS = BACKEND_KEYS + FUNCTIONALITY_KEYS
 ALIAS_KEYS = (DispatchKey.CompositeExplicitAutograd, DispatchKey.CompositeImplicitAutograd)
 NUM_RUNTIME_SLOTS = max(RUNTIME_KEYS) + 1

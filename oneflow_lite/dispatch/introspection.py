@@ -10,6 +10,18 @@ from oneflow_lite.dispatch.dispatcher import DISPATCHER
 from oneflow_lite.framework.device import device_type, device_types
 
 
+# Note [Key annotations]
+# A handler whose behaviour per op lives in a table of its own (the Global key's SBP rules) registers an
+# annotation for its key: ``fn(op_type)`` returns a line about that op (or None), which ``dump_table``
+# prints under the key's handler, so the table stays the one place that shows how an op is handled.
+_annotations: dict = {}
+
+
+def register_annotation(key: DispatchKey, fn) -> None:
+    """Print ``fn(op_type)`` (a line, or None) under ``key``'s handler in ``dump_table`` (Note [Key annotations])."""
+    _annotations.setdefault(key, []).append(fn)
+
+
 def _device_types_of(key: DispatchKey) -> list[str]:
     return [name for name in device_types() if device_type(name).dispatch_key == key]
 
@@ -85,6 +97,10 @@ def dump_table(op_type: str) -> str:
             lines.append(f"{key.name}: [missing]")
         else:
             lines.append(f"{key.name}: {reg.describe()} [{kind}] registered at {reg.location}")
+        for fn in _annotations.get(key, ()):
+            note = fn(op_type)
+            if note:
+                lines.append(f"    {note}")
         if key in BACKEND_KEYS:
             for dev_type in _device_types_of(key):
                 regs = sorted(entry.kernels.get(dev_type, ()), key=lambda r: (-r.priority, -r.seq))
@@ -112,4 +128,4 @@ def fallbacks() -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["dump", "dump_table", "fallbacks"]
+__all__ = ["dump", "dump_table", "fallbacks", "register_annotation"]

@@ -130,7 +130,7 @@ class UserOpExpr(BuiltinOpExpr):
     """An expression of a registered user op; made by ``OpBuilder(...).build()``."""
 
     __slots__ = ("op_type_name", "proto", "base_attrs", "op_def", "_infer_cache", "_fast", "kernel_cache",
-                 "kernel_cache_gen")
+                 "kernel_cache_gen", "global_infer_cache")
 
     def __init__(self, op_name, op_def: OpDefinition, proto, inputs, outputs, base_attrs):
         super().__init__(op_name, inputs, outputs)
@@ -142,6 +142,7 @@ class UserOpExpr(BuiltinOpExpr):
         self._fast = {}  # the eager interpreter's ready calls (Note [Eager fast path])
         self.kernel_cache = {}  # (device type, input dtypes, output dtypes) -> kernel
         self.kernel_cache_gen = -1
+        self.global_infer_cache = {}  # the global interpreter's plans (interpreters/eager_global.py)
 
     def is_grad_disabled(self) -> bool:
         return self.op_def.no_grad
@@ -173,6 +174,7 @@ class UserOpExpr(BuiltinOpExpr):
     def clear_infer_cache(self) -> None:
         self._infer_cache.clear()
         self._fast = {}
+        self.global_infer_cache.clear()
 
     def infer_cache_size(self) -> int:
         return len(self._infer_cache)

@@ -8,6 +8,7 @@ functional API.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import sys
 import warnings
@@ -17,7 +18,9 @@ import numpy as np
 
 from oneflow_lite.dispatch.dispatch_key import DispatchKey
 from oneflow_lite.framework import dtype as dtypes
-from oneflow_lite.framework.config import PRINT_OPTIONS
+from oneflow_lite.framework import storage as _storage
+from oneflow_lite.framework.config import PRINT_OPTIONS, warn_once
+from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET
 from oneflow_lite.framework.tensor_meta import Size, TensorMeta
 
 # Note [Autograd key and requires_grad]
@@ -38,6 +41,7 @@ AUTOGRAD_KEY_SET = 1 << DispatchKey.Autograd
 # the logical blob name of the value in the job being built. Reading its value raises
 # an error naming the graph and the op that produced it.
 LAZY_KEY_SET = 1 << DispatchKey.Lazy
+_LAZY_OR_GLOBAL = LAZY_KEY_SET | GLOBAL_KEY_SET
 
 # Note [Batched tensors]
 # A batched tensor (made inside ``flow.vmap``, see interpreters/batched.py) carries the Batched key and
@@ -196,6 +200,27 @@ def legacy_new(dtype, args: tuple, kwargs: dict):
         raise RuntimeError("Tensor(): no legacy constructor is registered; oneflow_lite.functors.creation "
                            "registers it when imported (see Note [Legacy constructor])")
     return _legacy_constructor(dtype, args, kwargs)
+
+
+# Note [Global casts registration]
+# ``to_global`` / ``to_local`` and reading a global tensor's logical value run ops and collectives
+# (functors/global_cast.py, above framework): that module registers them here when imported, as the
+# engine registers ``backward`` (Note [Engine registration]).
+_global_casts = None
+
+
+def register_global_casts(impl) -> None:
+    """Make ``impl`` (with ``to_global``, ``to_local`` and ``logical_array``) what global tensors use
+    (Note [Global casts registration])."""
+    global _global_casts
+    _global_casts = impl
+
+
+def _casts():
+    if _global_casts is None:
+        raise RuntimeError("global tensors: no global cast is registered; oneflow_lite.functors.global_cast "
+                           "registers it when imported (see Note [Global casts registration])")
+    return _global_casts
 
 
 _new = object.__new__
@@ -360,6 +385,53 @@ class Tensor:
         """Whether this tensor is a lazy tensor of a graph being captured (Note [Lazy tensors])."""
         return bool(self._key_set & LAZY_KEY_SET)
 
+    # ---- global tensors (Note [Global casts registration]; framework/global_meta.py) -------------
+    @property
+    def is_global(self) -> bool:
+        """Whether this is a global tensor: one logical tensor laid over a placement of ranks by an SBP."""
+        return bool(self._key_set & GLOBAL_KEY_SET)
+
+    is_consistent = is_global
+
+    @property
+    def is_local(self) -> bool:
+        return not self._key_set & GLOBAL_KEY_SET
+
+    @property
+    def placement(self):
+        """The placement of a global tensor."""
+        if not self._key_set & GLOBAL_KEY_SET:
+            raise RuntimeError("Tensor.placement: a local tensor has no placement (it has a device); make it "
+                               "global with tensor.to_global(placement, sbp)")
+        return self._meta.placement
+
+    @property
+    def sbp(self) -> tuple:
+        """The SBP of a global tensor: a tuple with one SBP per placement dimension."""
+        if not self._key_set & GLOBAL_KEY_SET:
+            raise RuntimeError("Tensor.sbp: a local tensor has no SBP; make it global with "
+                               "tensor.to_global(placement, sbp)")
+        return self._meta.nd_sbp
+
+    def to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_meta: bool = True,
+                  copy: bool = False) -> Tensor:
+        """A global tensor: from a local one (this rank's tensor becomes its piece; with ``broadcast`` the
+        first rank's is used), or a global one converted to another placement and / or SBP (boxing)."""
+        return _casts().to_global(self, placement, sbp, grad_sbp, check_meta, copy)
+
+    def global_to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_meta: bool = False,
+                         copy: bool = False) -> Tensor:
+        """``to_global`` for a global tensor only."""
+        if not self._key_set & GLOBAL_KEY_SET:
+            raise RuntimeError("global_to_global: expected a global tensor, got a local one; use to_global")
+        return _casts().to_global(self, placement, sbp, grad_sbp, check_meta, copy)
+
+    def to_local(self, *, copy: bool = False) -> Tensor:
+        """This rank's piece of a global tensor (a local tensor); a local tensor itself."""
+        if not self._key_set & GLOBAL_KEY_SET:
+            return self
+        return _casts().to_local(self, copy)
+
     @property
     def is_meta(self) -> bool:
         return self._meta.device.type == "meta"
@@ -384,6 +456,8 @@ class Tensor:
             raise RuntimeError(f"Tensor.{what}(): a tensor on '{self._meta.device}' holds no data")
         if self._key_set & _PLACEHOLDER_KEY_SET:  # a lazy blob or a batched value
             raise a.read_error(f"Tensor.{what}()")
+        if self._key_set & GLOBAL_KEY_SET:
+            return _casts().logical_array(self)  # a collective: every rank of the placement calls it
         return a
 
     def numpy(self) -> np.ndarray:
@@ -611,6 +685,160 @@ class Tensor:
         vc = self._vc
         return 0 if vc is None else vc.version
 
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for leaves)."""
+        ag = self._ag
+        return 0 if ag is None else ag.output_nr
+
+    # ---- strides and storage (Note [Storage of a tensor] in framework/storage.py) ---------------------
+    def stride(self, dim: int | None = None):
+        """The strides in elements (a tuple), or the stride of dimension ``dim``."""
+        strides = _storage.tensor_geometry(self)[0]
+        if dim is None:
+            return strides
+        if not self._meta.ndim:
+            raise IndexError(f"stride(): Dimension specified as {dim} but tensor has no dimensions")
+        return strides[_wrap_dim(dim, self._meta.ndim, "stride")]
+
+    def storage_offset(self) -> int:
+        """The position of the first element in the storage, in elements."""
+        return _storage.tensor_geometry(self)[1]
+
+    def dim_order(self, *, ambiguity_check: bool = False) -> tuple:
+        """The dims from the outermost to the innermost in memory (by decreasing stride); with
+        ``ambiguity_check``, a RuntimeError when several orders fit (size-1 dims or equal strides)."""
+        if not isinstance(ambiguity_check, bool):
+            raise TypeError("The ambiguity_check argument must be a bool or a list of memory formats.")
+        strides = self.stride()
+        if ambiguity_check and (any(s == 1 for s in self._meta.shape)
+                                or any(a == b for a, b in itertools.pairwise(strides))):
+            raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
+                               "memory formats.")
+        return tuple(sorted(range(self._meta.ndim), key=lambda d: -strides[d]))
+
+    def is_set_to(self, tensor) -> bool:
+        """Whether both tensors view the same storage with the same offset, sizes and strides."""
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"is_set_to(): argument 'tensor' (position 1) must be Tensor, not "
+                            f"{type(tensor).__name__}")
+        a, b = self._array, tensor._array
+        if type(a) is not np.ndarray or type(b) is not np.ndarray:
+            return self is tensor
+        fa, fb = _storage.storage_array(a), _storage.storage_array(b)
+        if fa is None or fb is None or fa.dtype != fb.dtype or fa.size != fb.size or a.shape != b.shape:
+            return a is b
+        return (fa.__array_interface__["data"][0] == fb.__array_interface__["data"][0]
+                and _storage.array_geometry(a) == _storage.array_geometry(b))
+
+    def untyped_storage(self) -> _storage.UntypedStorage:
+        """The bytes of this tensor's storage, sharing memory with it."""
+        return _storage.untyped_storage(self)
+
+    def storage(self) -> _storage.TypedStorage:
+        """This tensor's storage as elements of its dtype (deprecated in PyTorch: see ``untyped_storage``)."""
+        warn_once("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only "
+                  "storage class. This should only matter to you if you are using storages directly.  To access "
+                  "UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()")
+        return _storage.typed_storage(self)
+
+    def const_data_ptr(self) -> int:
+        """``data_ptr()`` (a read-only access in PyTorch; the same address here)."""
+        return self.data_ptr()
+
+    def share_memory_(self) -> Tensor:
+        """A no-op returning ``self``: the buffer is process memory, not shared memory (``is_shared()`` stays
+        False); a tensor sent to another process is pickled, so that process gets a copy."""
+        return self
+
+    def pin_memory(self, device=None) -> Tensor:
+        """``self``: there is no accelerator to pin host memory for (``is_pinned()`` stays False)."""
+        return self
+
+    def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> Tensor:
+        """Raises: oneflow_lite has no CUDA device (``flow.cuda.is_available()`` is False)."""
+        raise AssertionError("Tensor.cuda(): Torch not compiled with CUDA enabled - oneflow_lite has no CUDA "
+                             "device (flow.cuda.is_available() is False); keep the tensor on 'cpu'")
+
+    def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
+        """``self`` (a dense tensor), cast to ``dtype`` when one is given."""
+        return self if dtype is None or dtype is self._meta.dtype else self.to(dtype)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of this cpu tensor's buffer (NumPy's), sharing memory with it."""
+        if stream is not None:
+            raise BufferError("Tensor.__dlpack__(): streams are a CUDA concept; a cpu tensor takes stream=None")
+        kwargs = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy))
+                  if v is not None}
+        return self._data("__dlpack__").__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple:
+        """``(1, 0)``: DLPack's cpu device."""
+        self._data("__dlpack_device__")
+        return (1, 0)
+
+    @property
+    def name(self):
+        """None: named tensors are not provided (no tensor has a name)."""
+        return None
+
+    @property
+    def volatile(self) -> bool:
+        """False, with PyTorch's warning: ``volatile`` was removed (use ``no_grad``)."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    def reinforce(self, reward):
+        """Raises, as in PyTorch: ``reinforce()`` was removed."""
+        raise RuntimeError("reinforce() was removed.\nUse torch.distributions instead.\nSee "
+                           "https://pytorch.org/docs/main/distributions.html")
+
+    def module_load(self, other, assign: bool = False) -> Tensor:
+        """What ``nn.Module.load_state_dict`` loads into this parameter or buffer from ``other``: ``other``
+        detached with ``assign``, else this tensor updated in place from it, detached."""
+        return other.detach() if assign else self.copy_(other).detach()
+
+    # ---- copying and pickling -------------------------------------------------------------------
+    def __deepcopy__(self, memo):
+        """A copy with its own storage, keeping ``requires_grad`` and ``.grad`` (leaves only, as PyTorch);
+        views deep-copied together keep sharing one copied storage."""
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        new = memo.get(id(self))
+        if new is not None:
+            return new
+        a = self._array
+        if a is not None and self._key_set & _PLACEHOLDER_KEY_SET:
+            raise a.read_error("Tensor.__deepcopy__()")
+        new = Tensor._make(None if a is None else _deepcopy_array(a, memo), self._meta)
+        if self._key_set & AUTOGRAD_KEY_SET:
+            new.requires_grad_(True)
+        ag = self._ag
+        if ag is not None and ag.grad is not None:
+            new.grad = copy.deepcopy(ag.grad, memo)
+        memo[id(self)] = new
+        return new
+
+    def __setstate__(self, state):
+        """Restore a pickled tensor: this class's own state (its slots), or PyTorch's ``(requires_grad, _,
+        hooks)`` / legacy Variable ``(data, _, _, requires_grad, hooks)`` forms."""
+        if not self.is_leaf:
+            raise RuntimeError("__setstate__ can be only called on leaf Tensors")
+        if isinstance(state, tuple) and len(state) == 2 and isinstance(state[1], dict):
+            for name, value in {**(state[0] or {}), **state[1]}.items():
+                object.__setattr__(self, name, value)
+            return
+        if isinstance(state, tuple) and len(state) == 5:
+            self.data = state[0]
+            state = (state[3], state[4], state[2])
+        if not isinstance(state, tuple) or len(state) != 3:
+            raise RuntimeError(f"Tensor.__setstate__: expected a pickled oneflow_lite tensor's state, got "
+                               f"{type(state).__name__}")
+        self.requires_grad_(bool(state[0]))
+
     # ---- printing and iteration ---------------------------------------------------------------
     def __repr__(self):
         return _format_tensor(self)
@@ -631,6 +859,19 @@ class Tensor:
     __hash__ = object.__hash__
 
 
+def _deepcopy_array(a: np.ndarray, memo: dict) -> np.ndarray:
+    """A copy of ``a``; arrays of one storage copied in the same ``deepcopy`` share the copied storage."""
+    flat = _storage.storage_array(a)
+    if flat is None:
+        return a.copy()
+    key = ("oneflow_lite.storage", flat.__array_interface__["data"][0], flat.size, flat.dtype.str)
+    new_flat = memo.get(key)
+    if new_flat is None:
+        new_flat = memo[key] = flat.copy()
+    strides, offset = _storage.array_geometry(a)
+    return _storage.strided_view(new_flat, a.shape, strides, offset)
+
+
 def _wrap_dim(dim: int, ndim: int, op: str) -> int:
     """``dim`` made non-negative; an IndexError naming the op when out of range."""
     lo, hi = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
@@ -644,6 +885,8 @@ def _format_tensor(t: Tensor) -> str:
     if t._key_set & BATCHED_KEY_SET:
         return repr(t._array)
     extras = []
+    if t._key_set & GLOBAL_KEY_SET:
+        return _format_global(t)
     if meta.device.type != "cpu":
         extras.append(f"device='{meta.device}'")
     if t._key_set & LAZY_KEY_SET:
@@ -659,6 +902,29 @@ def _format_tensor(t: Tensor) -> str:
             extras.append(f"size={tuple(meta.shape)}")
         else:
             body = _format_values(a, meta.dtype)
+    extras.append(f"dtype={meta.dtype!r}")
+    ag = t._ag
+    if ag is not None and ag.grad_fn is not None:
+        extras.append(f"grad_fn=<{ag.grad_fn._repr_name()}>")
+    elif t._key_set & AUTOGRAD_KEY_SET:
+        extras.append("requires_grad=True")
+    return f"tensor({body}, {', '.join(extras)})"
+
+
+def _format_global(t: Tensor) -> str:
+    """The logical value (gathered: every rank of the placement prints), placement and SBP."""
+    meta = t._meta
+    extras = []
+    if t._key_set & LAZY_KEY_SET:
+        body = "..."
+        extras.append(f"is_lazy=True, lbn='{t._array.lbn}', size={tuple(meta.shape)}")
+    elif t._array is None or meta.numel == 0:
+        body = "..." if t._array is None else "[]"
+        extras.append(f"size={tuple(meta.shape)}")
+    else:
+        body = _format_values(_casts().logical_array(t), meta.dtype)
+    extras.append(f"placement={meta.placement!r}")
+    extras.append(f"sbp={meta.nd_sbp!r}")
     extras.append(f"dtype={meta.dtype!r}")
     ag = t._ag
     if ag is not None and ag.grad_fn is not None:

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.storage import _Storage
 from oneflow_lite.framework.tensor import Tensor
 
 
@@ -24,8 +25,8 @@ def is_tensor(obj) -> bool:
 
 
 def is_storage(obj) -> bool:
-    """Always False: there are no storage objects here (a tensor owns its NumPy buffer)."""
-    return False
+    """Whether ``obj`` is a storage object (``Tensor.untyped_storage()`` / ``Tensor.storage()``)."""
+    return isinstance(obj, _Storage)
 
 
 def numel(input) -> int:  # PyTorch's argument name

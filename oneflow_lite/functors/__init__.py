@@ -16,3 +16,5 @@ from oneflow_lite.functors import index  # noqa: F401
 from oneflow_lite.functors import nn  # noqa: F401
 from oneflow_lite.functors import conv  # noqa: F401
 from oneflow_lite.functors import reduce  # noqa: F401
+from oneflow_lite.functors import global_cast  # noqa: F401
+from oneflow_lite.functors import global_creation  # noqa: F401

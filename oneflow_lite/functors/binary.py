@@ -1,5 +1,7 @@
 """Functors of floor_divide, pow, maximum / minimum, fmod / remainder, atan2, the logical and
-bitwise ops, where, lerp, addcmul and addcdiv.
+bitwise ops, where, lerp, addcmul and addcdiv; hypot, logaddexp / logaddexp2, xlogy, fmax / fmin,
+nextafter, igamma / igammac, gcd / lcm, heaviside and the bit shifts (the ops of ops/binary.py),
+and the composites copysign, ldexp, float_power and rsub.
 
 They promote as functors/math.py does (its ``Binary`` / ``ScalarBinary`` bases).
 A Python scalar goes to a ``scalar_*`` op where one exists; elsewhere (``2 % t``,
@@ -9,6 +11,7 @@ dtype, PyTorch's wrapped number (``wrap_scalar``).
 
 from __future__ import annotations
 
+import math
 import warnings
 from functools import partial
 
@@ -17,6 +20,7 @@ from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.functors.math import Binary, ScalarBinary, ScalarOp, binary_op, check_int64, run
 from oneflow_lite.functors.promotion import (
+    TORCH_NAMES,
     cast,
     check_inplace_dtype,
     common_dtype,
@@ -27,6 +31,7 @@ from oneflow_lite.functors.promotion import (
 )
 from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
+from oneflow_lite.functors.unary import inplace_source, write_result
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 _bool = dt.bool_
@@ -304,3 +309,78 @@ class AddcdivFunctor(_AddcOp):
                 "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior "
                 "is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.")
         return super().__call__(x, t1, t2, value, inplace)
+
+
+# ---- [compat s1] hypot, logaddexp, xlogy, fmax / fmin, nextafter, igamma, gcd / lcm, heaviside, shifts,
+# copysign, ldexp, float_power, rsub (the ops of ops/binary.py: promotion as above; kernels decide dtypes)
+for _functor, _name in (("Hypot", "hypot"), ("Logaddexp", "logaddexp"), ("Logaddexp2", "logaddexp2"),
+                        ("Fmax", "fmax"), ("Fmin", "fmin"), ("Nextafter", "nextafter"), ("Igamma", "igamma"),
+                        ("Igammac", "igammac"), ("Gcd", "gcd"), ("Lcm", "lcm"),
+                        ("BitwiseLeftShift", "bitwise_left_shift"), ("BitwiseRightShift", "bitwise_right_shift")):
+    register_functor(_functor, partial(Binary, _name, "broadcast_" + _name))
+for _name, _fname in (("BitwiseLeftShift", "bitwise_left_shift"), ("BitwiseRightShift", "bitwise_right_shift")):
+    composite(f"Scalar{_name}")(partial(_scalar_bitwise, _fname))
+    composite(f"Scalar{_name}Left")(partial(_scalar_left, _fname))
+
+
+class _FloatingBinary(Binary):
+    result = staticmethod(floating)
+
+
+register_functor("Xlogy", partial(_FloatingBinary, "xlogy", "broadcast_xlogy"))
+composite("ScalarXlogy")(partial(_scalar_bitwise, "xlogy"))
+composite("ScalarXlogyLeft")(partial(_scalar_left, "xlogy"))
+
+
+@functor("Heaviside")
+class HeavisideFunctor(Binary):
+    """``heaviside(input, values)``: 0 where ``input < 0``, ``values`` where it is 0, 1 where it is > 0 (and
+    0 for NaN); the two must have one dtype, as in PyTorch."""
+
+    name, op_type = "heaviside", "broadcast_heaviside"
+
+    def __call__(self, x, values, inplace=False):
+        if x._meta.dtype is not values._meta.dtype:
+            raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+        return super().__call__(x, values, inplace)
+
+
+@composite("Copysign")
+def copysign(x, other, inplace=False):
+    """``|x|`` with the sign bit of ``other`` (so of its zeros and NaNs), in their floating common dtype."""
+    mag = F.abs(cast(inplace_source(x, inplace), floating(tensors_dtype(x, other))))
+    r = F.where(F.signbit(other), F.neg(mag), mag)
+    return write_result("copysign", r, x) if inplace else r
+
+
+@composite("ScalarCopysign")
+def scalar_copysign(x, other, inplace=False):
+    mag = F.abs(cast(inplace_source(x, inplace), floating(scalar_dtype(x._meta.dtype, other))))
+    r = F.neg(mag) if math.copysign(1.0, other) < 0 else mag
+    return write_result("copysign", r, x) if inplace else r
+
+
+@composite("Ldexp")
+def ldexp(x, other, inplace=False):
+    """``x * 2 ** other`` (PyTorch's definition)."""
+    return F.mul(x, F.pow(2.0, other), inplace=inplace)
+
+
+def _float_power(x, exponent, inplace):
+    """``pow`` in float64; in place, the input must be float64 already."""
+    xd = x._meta.dtype
+    if inplace and xd is not dt.float64:
+        raise RuntimeError(f"float_power_: the base given to float_power_ has dtype {TORCH_NAMES[xd]} but the "
+                           f"operation's result requires dtype Double")
+    return F.pow(cast(x, dt.float64), exponent, inplace=inplace)
+
+
+composite("FloatPower")(lambda x, exponent, inplace=False: _float_power(x, cast(exponent, dt.float64), inplace))
+composite("ScalarFloatPower")(lambda x, exponent, inplace=False: _float_power(x, exponent, inplace))
+composite("ScalarFloatPowerLeft")(lambda value, exponent: F.pow(value, cast(exponent, dt.float64)))
+
+
+@composite("Rsub")
+def rsub(x, other, alpha=1):
+    """``other - alpha * x``."""
+    return F.sub(other, x, alpha=alpha)

@@ -22,11 +22,12 @@ from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.config import default_device, warn_once
 from oneflow_lite.framework.device import device as Device
 from oneflow_lite.framework.generator import default_generator, using_generator
+from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import Tensor, register_legacy_constructor
 from oneflow_lite.framework.tensor_meta import Size, make_meta
 from oneflow_lite.functors.conversion import convert
-from oneflow_lite.functors.registry import composite, functor, register_functor
+from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
@@ -240,7 +241,7 @@ def _as_array(data):
         raise OverflowError(f"tensor(): a value does not fit in {dtype.name}: {e}") from None
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False):
+def tensor(data, dtype=None, device=None, requires_grad=False, placement=None, sbp=None):
     """A new tensor holding a copy of ``data``: a Python scalar, a nested list / tuple of numbers,
     a NumPy array or scalar, or a Tensor.
 
@@ -248,8 +249,14 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     dtype, NumPy data keeps its dtype and a Tensor keeps its own; mixed sequences
     promote (PyTorch's rules). ``device`` defaults to cpu (a Tensor's own device).
     The result is a leaf, detached from any graph ``data`` belongs to, that requires
-    grad when ``requires_grad`` is True.
+    grad when ``requires_grad`` is True. With ``placement`` and ``sbp`` it is a global
+    tensor whose logical value is ``data`` (functors/global_creation.py).
     """
+    if placement is not None or sbp is not None:
+        if placement is None or sbp is None:
+            raise ValueError("tensor(): a global tensor needs both placement and sbp")
+        local = tensor(data, dtype=dtype)
+        return get_functor("GlobalTensor")(local, placement, sbp, requires_grad)
     if dtype is not None and not isinstance(dtype, dt.dtype):
         raise TypeError(f"tensor(): argument 'dtype' must be flow.dtype, not {type(dtype).__name__}")
     if device is not None:
@@ -271,6 +278,8 @@ def full_like(x, fill_value, dtype, device, requires_grad=False):
     """``full_like(input, fill_value)``: ``full`` of ``input``'s shape, and its dtype (not the fill value's)
     and device unless given."""
     m = x._meta
+    if m.key_set & GLOBAL_KEY_SET and device is None:
+        return get_functor("GlobalFull")(m.shape, fill_value, dtype or m.dtype, m.placement, m.nd_sbp, requires_grad)
     return F.full(m.shape, fill_value, dtype=dtype or m.dtype, device=device or m.device,
                   requires_grad=requires_grad)
 
@@ -453,6 +462,9 @@ class NormalFunctor:
 def rand_like(x, dtype, device, requires_grad=False):
     """``rand_like(input)``: uniform samples in [0, 1) of ``input``'s shape (and dtype / device unless given)."""
     m = x._meta
+    if m.key_set & GLOBAL_KEY_SET and device is None:
+        return F.rand(m.shape, dtype=dtype or m.dtype, placement=m.placement, sbp=m.nd_sbp,
+                       requires_grad=requires_grad)
     return F.rand(m.shape, dtype=dtype or m.dtype, device=device or m.device, requires_grad=requires_grad)
 
 
@@ -460,6 +472,9 @@ def rand_like(x, dtype, device, requires_grad=False):
 def randn_like(x, dtype, device, requires_grad=False):
     """``randn_like(input)``: standard normal samples of ``input``'s shape (and dtype / device unless given)."""
     m = x._meta
+    if m.key_set & GLOBAL_KEY_SET and device is None:
+        return F.randn(m.shape, dtype=dtype or m.dtype, placement=m.placement, sbp=m.nd_sbp,
+                       requires_grad=requires_grad)
     return F.randn(m.shape, dtype=dtype or m.dtype, device=device or m.device, requires_grad=requires_grad)
 
 

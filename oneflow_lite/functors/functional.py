@@ -135,12 +135,18 @@ class FunctionalFunction:
         return self.function(*args, **kwargs)
 
     def _resolve(self, args, kwargs):
-        """Overload resolution: bind each signature in turn, call the first functor that fits."""
+        """Overload resolution: bind each signature in turn, call the first functor that fits. When every
+        overload but one lacks a required keyword-only argument the call did not give (``placement=`` of a
+        global creation overload), the error is that one overload's."""
+        relevant = []
         for i, sig in enumerate(self.signatures):
             try:
                 values = sig.bind(self.__name__, args, kwargs)
             except SignatureMismatch as e:
-                if len(self.signatures) == 1:
+                if not e.missing_keyword:
+                    relevant.append((sig, e))
+                if i == len(self.signatures) - 1 and len(relevant) == 1:
+                    sig, e = relevant[0]
                     raise TypeError(f"{e}\nValid signature: {self.__name__}{sig.params_text()}") from None
                 continue
             fn = self._functors[i]

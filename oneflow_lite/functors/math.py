@@ -460,23 +460,33 @@ class NegFunctor:
     def __init__(self):
         self.op = _unary_op("negative")
 
-    def __call__(self, x):
+    def __call__(self, x, inplace=False):
         if x._meta.dtype is _bool:
             raise RuntimeError("neg: Negation, the `-` operator, on a bool tensor is not supported. "
                                "If you are trying to invert a mask, use the `~` or `logical_not()` operator "
                                "instead.")
+        if inplace:
+            return dispatch(self.op, (x,), None, (x,))[0]
         return dispatch(self.op, (x,))[0]
+
+
+register_functor("Negative", NegFunctor)  # an alias's own functor: Note [Functional names of op calls]
 
 
 @functor("Exp")
 class ExpFunctor:
-    """``exp(x)``; integer and bool tensors give the default float dtype, as in PyTorch."""
+    """``exp(x)``; integer and bool tensors give the default float dtype, as in PyTorch (in place: the input
+    must be floating)."""
 
     def __init__(self):
         self.op = _unary_op("exp")
 
-    def __call__(self, x):
-        return dispatch(self.op, (cast(x, floating(x._meta.dtype)),))[0]
+    def __call__(self, x, inplace=False):
+        d = floating(x._meta.dtype)
+        if inplace:
+            check_inplace_dtype("exp", d, x._meta.dtype)
+            return dispatch(self.op, (x,), None, (x,))[0]
+        return dispatch(self.op, (cast(x, d),))[0]
 
 
 # ---- matmul and sum ---------------------------------------------------------------------------
@@ -523,3 +533,20 @@ class ReduceSumFunctor:
         if dtype is None:
             dtype = m.dtype if m.dtype.is_floating_point else _int64
         return dispatch(self.op, (cast(x, dtype),), attrs)[0]
+
+
+# Aliases (divide, true_divide, multiply, subtract): functors of their own, so that their op exprs carry their
+# name (Note [Functional names of op calls] in profiler/names.py).
+for _name, _factory in (("Divide", DivFunctor), ("TrueDivide", DivFunctor), ("ScalarDivide", ScalarDivFunctor),
+                        ("ScalarTrueDivide", ScalarDivFunctor), ("ScalarDivideLeft", ScalarDivLeftFunctor),
+                        ("Multiply", MulFunctor), ("ScalarMultiply", ScalarMulFunctor), ("Subtract", SubFunctor),
+                        ("ScalarSubtract", ScalarSubFunctor), ("ScalarSubtractLeft", ScalarSubLeftFunctor)):
+    register_functor(_name, _factory)
+for _name, _fname, _binary, _scalar in (
+        ("NotEqualAlias", "not_equal", "broadcast_not_equal", "scalar_logical_not_equal"),
+        ("LessAlias", "less", "broadcast_less", "scalar_logical_less"),
+        ("LessEqualAlias", "less_equal", "broadcast_less_equal", "scalar_logical_less_equal"),
+        ("GreaterAlias", "greater", "broadcast_greater", "scalar_logical_greater"),
+        ("GreaterEqualAlias", "greater_equal", "broadcast_greater_equal", "scalar_logical_greater_equal")):
+    register_functor(_name, partial(_Compare, _fname, _binary))
+    register_functor("Scalar" + _name, partial(_ScalarCompare, _fname, _scalar))

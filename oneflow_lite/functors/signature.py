@@ -22,7 +22,9 @@ import numpy as np
 
 from oneflow_lite.framework import dtype as dtypes
 from oneflow_lite.framework.device import device as Device
+from oneflow_lite.framework import sbp as sbp_mod
 from oneflow_lite.framework.generator import Generator
+from oneflow_lite.framework.placement import placement as Placement
 from oneflow_lite.framework.tensor import Tensor
 
 _NO_DEFAULT = object()
@@ -34,6 +36,8 @@ class SignatureMismatch(TypeError):
     The message is formatted only when it is read: while overloads are being
     tried, a mismatch is an ordinary, cheap outcome.
     """
+
+    missing_keyword = False
 
     def __init__(self, template: str = "", *params):
         super().__init__(template)
@@ -154,6 +158,19 @@ def _generator(v):
     return BAD
 
 
+def _placement(v):
+    return v if isinstance(v, Placement) else BAD
+
+
+def _sbp_list(v):
+    """One SBP or a tuple / list of them (an nd-SBP; its length is checked against the placement later)."""
+    if isinstance(v, sbp_mod.sbp):
+        return (v,)
+    if isinstance(v, (tuple, list)) and v and all(isinstance(s, sbp_mod.sbp) for s in v):
+        return tuple(v)
+    return BAD
+
+
 # type name -> (converter, readable name for errors)
 ARG_TYPES = {
     "Tensor": (_tensor, "Tensor"),
@@ -170,6 +187,8 @@ ARG_TYPES = {
     "DataType": (_dtype, "flow.dtype"),
     "Device": (_device, "flow.device"),
     "Generator": (_generator, "flow.Generator"),
+    "Placement": (_placement, "flow.placement"),
+    "SbpList": (_sbp_list, "flow.sbp.split(d), broadcast or partial_sum, or a tuple of them"),
 }
 RETURN_TYPES = ("Tensor", "TensorTuple", "Void", "Scalar", "Bool", "Int")
 _PACKABLE = ("IntList", "Shape")
@@ -259,6 +278,7 @@ class Signature:
         self.args: list[ArgSpec] = parse_params(params, f"signature {text!r}")
         self.positional = [a for a in self.args if not a.kw_only]
         self.by_name = {a.name: a for a in self.args}
+        self.required_keywords = tuple(a for a in self.args if a.kw_only and not a.has_default)
 
     def params_text(self) -> str:
         return params_text(self.args)
@@ -271,6 +291,11 @@ class Signature:
 
     def bind(self, fname: str, args: tuple, kwargs: dict) -> list:
         """The converted values of every argument in declaration order, or SignatureMismatch."""
+        for spec in self.required_keywords:  # checked first: a call without them did not ask for this overload
+            if not kwargs or spec.name not in kwargs:
+                err = SignatureMismatch("{}() missing required keyword argument '{}'", fname, spec.name)
+                err.missing_keyword = True  # (functional.py reports the other overloads' errors)
+                raise err
         positional = self.positional
         if len(args) >= len(positional) and positional and positional[-1].type == "TensorTuple" \
                 and all(isinstance(v, Tensor) for v in args[len(positional) - 1:]):

@@ -1,4 +1,9 @@
-"""Functors of the elementwise unary math ops, ``round``, ``nan_to_num`` and ``clamp`` / ``clip``.
+"""Functors of the elementwise unary math ops, ``round``, ``nan_to_num`` and ``clamp`` / ``clip``; the
+inverse trigonometric and hyperbolic functions, the special functions (``lgamma``, ``digamma``,
+``polygamma``, ``erfinv``, ``i0``, ...), ``logit``, ``frexp``, the composites ``sinc``, ``mvlgamma``,
+``deg2rad`` / ``rad2deg``, ``isposinf`` / ``isneginf`` / ``isreal``, ``positive``, ``clamp_min`` /
+``clamp_max``, and the torch-level in-place functions (``torch.abs_(x)``: the function with
+``inplace=True``, ``INPLACE_FUNCTIONS``).
 
 Dtypes follow PyTorch (Note [Unary ops compute in their input's dtype] in
 ops/unary.py): the float ops (``expm1``, ``log``, ``sqrt``, ``sin``, ``erf``, ...)
@@ -12,9 +17,12 @@ which must be able to hold the result's dtype.
 
 from __future__ import annotations
 
+import collections
+import math
 from functools import partial
 
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.calls import F, functional
 from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.functors.promotion import (
@@ -25,9 +33,11 @@ from oneflow_lite.functors.promotion import (
     check_inplace_shape,
     floating,
 )
-from oneflow_lite.functors.registry import functor, register_functor
+from oneflow_lite.functors.reduce import return_types
+from oneflow_lite.functors.registry import composite, functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
+from oneflow_lite.ops.unary import UNARY_FUNCTIONS
 
 _bool = dt.bool_
 _int64 = dt.int64
@@ -78,17 +88,17 @@ def _square_dtype(d):
     return _int64 if d is _bool else d
 
 
-for _functor, _name, _compute in (
-        ("Abs", "abs", None), ("Sign", "sign", None), ("Square", "square", _square_dtype),
-        ("Floor", "floor", None), ("Ceil", "ceil", None), ("Trunc", "trunc", None),
-        ("Expm1", "expm1", floating), ("Log", "log", floating), ("Log1p", "log1p", floating),
-        ("Log2", "log2", floating), ("Sqrt", "sqrt", floating), ("Rsqrt", "rsqrt", floating),
-        ("Sin", "sin", floating), ("Cos", "cos", floating), ("Tan", "tan", floating),
-        ("Reciprocal", "reciprocal", floating), ("Erf", "erf", floating)):
-    register_functor(_functor, partial(Unary, _name, _compute))
-for _functor, _name in (("LogicalNot", "logical_not"), ("IsNan", "isnan"), ("IsInf", "isinf"),
-                        ("IsFinite", "isfinite")):
-    register_functor(_functor, partial(Unary, _name, bool_out=True))
+def functor_name(op_type: str) -> str:
+    """``log_sigmoid`` -> ``LogSigmoid``; PyTorch's capitals for ``isnan`` / ``isinf`` / ``isfinite``."""
+    return _SPELLED.get(op_type) or "".join(part[:1].upper() + part[1:] for part in op_type.split("_"))
+
+
+_SPELLED = {"isnan": "IsNan", "isinf": "IsInf", "isfinite": "IsFinite"}
+_COMPUTE = {"input": None, "float": floating, "square": _square_dtype, "bool": None}
+
+# A Unary functor per row of the table in ops/unary.py (Note [The table of unary functions]).
+for _op, _compute in UNARY_FUNCTIONS.items():
+    register_functor(functor_name(_op), partial(Unary, _op, _COMPUTE[_compute], bool_out=_compute == "bool"))
 
 
 @functor("Round")
@@ -222,3 +232,169 @@ class ClampTensorFunctor:
         if d is xm.dtype:
             return dispatch(op, inputs, None, (x,))[0]
         return cast_into(dispatch(op, inputs)[0], x)
+
+
+# ---- [compat s1] inverse trigonometric and hyperbolic functions, special functions ------------------------
+# Aliases get functors of their own, so their op exprs carry their name (Note [Functional names of op calls]).
+for _functor, _name, _compute in (("Arccos", "acos", floating), ("Arcsin", "asin", floating),
+                                  ("Arctan", "atan", floating), ("Arccosh", "acosh", floating),
+                                  ("Arcsinh", "asinh", floating), ("Arctanh", "atanh", floating),
+                                  ("Fix", "trunc", None), ("Sgn", "sign", None), ("Absolute", "abs", None)):
+    register_functor(_functor, partial(Unary, _name, _compute))
+
+
+class _AttrUnary:
+    """A float op with one attr: ``op(cast(x, floating), attr)``; in place as ``Unary``."""
+
+    def __init__(self, name, attr):
+        self.name, self.attr = name, attr
+        self.op = unary_op(name)
+        self._attrs = {}
+
+    def run(self, x, value, inplace):
+        attrs = cached_attrs(self._attrs, (self.attr,), (value,))
+        d = floating(x._meta.dtype)
+        if inplace:
+            return write_inplace(self.op, x, attrs, self.name, d, d)
+        return dispatch(self.op, (cast(x, d),), attrs)[0]
+
+
+@functor("Polygamma")
+class PolygammaFunctor(_AttrUnary):
+    """``polygamma(n, input)``: the n-th derivative of digamma (``polygamma(0, x)`` is ``digamma(x)``)."""
+
+    def __init__(self):
+        super().__init__("polygamma", "n")
+
+    def __call__(self, n, x, inplace=False):
+        if n < 0:
+            raise RuntimeError("polygamma(n, x) does not support negative n.")
+        return self.run(x, n, inplace)
+
+
+@functor("Logit")
+class LogitFunctor(_AttrUnary):
+    """``logit(input, eps=None)``: ``log(z / (1 - z))``, ``z`` the input clamped to ``[eps, 1 - eps]`` (not
+    clamped when ``eps`` is None)."""
+
+    def __init__(self):
+        super().__init__("logit", "eps")
+
+    def __call__(self, x, eps=None, inplace=False):
+        return self.run(x, -1.0 if eps is None else float(eps), inplace)
+
+
+frexp_result = collections.namedtuple("frexp", ("mantissa", "exponent"))
+frexp_result.__module__ = "oneflow_lite.return_types"
+frexp_result.__repr__ = lambda self: f"oneflow_lite.return_types.frexp(\nmantissa={self[0]!r},\nexponent={self[1]!r})"
+return_types.frexp = frexp_result  # torch.return_types.frexp, beside max, sort, ...
+
+
+@functor("Frexp")
+class FrexpFunctor:
+    """``frexp(input)``: ``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, the mantissa in
+    (-1, -0.5] or [0.5, 1) (0, inf and NaN are their own mantissa) and an int32 exponent."""
+
+    def __init__(self):
+        self.op = OpBuilder("frexp").input("x").output("mantissa").output("exponent").build()
+
+    def __call__(self, x):
+        if not x._meta.dtype.is_floating_point:
+            raise RuntimeError("frexp: torch.frexp() only supports floating-point dtypes")
+        return frexp_result(*dispatch(self.op, (x,)))
+
+
+def inplace_source(x, inplace):
+    """What an in-place composite computes from: a clone of ``x`` when autograd records through it (the ops
+    it calls save their inputs, which the final write into ``x`` would modify)."""
+    return F.clone(x) if inplace and x.requires_grad else x
+
+
+def write_result(name, result, x):
+    """An in-place composite's end: ``result`` written into ``x``, which must hold its dtype and shape."""
+    check_inplace_dtype(name, result._meta.dtype, x._meta.dtype)
+    check_inplace_shape(name, x._meta.shape, result._meta.shape)
+    return cast_into(result, x)
+
+
+@composite("Sinc")
+def sinc(x, inplace=False):
+    """``sin(pi x) / (pi x)``, 1 at 0; the zeros are replaced before dividing, so their gradient is 0."""
+    xf = cast(inplace_source(x, inplace), floating(x._meta.dtype))
+    zero = F.eq(xf, 0.0)
+    px = F.mul(F.where(zero, 1.0, xf), math.pi)
+    r = F.where(zero, 1.0, F.div(F.sin(px), px))
+    return write_result("sinc", r, x) if inplace else r
+
+
+def _scaled(factor, x, inplace=False):
+    """``x * factor`` (integer and bool tensors give the default float dtype): deg2rad, rad2deg."""
+    return F.mul(x, factor, inplace=inplace)
+
+
+composite("Deg2rad")(partial(_scaled, math.pi / 180.0))
+composite("Rad2deg")(partial(_scaled, 180.0 / math.pi))
+
+
+@composite("Positive")
+def positive(x):
+    """``+x``: the tensor itself (bool tensors are refused, as PyTorch)."""
+    if x._meta.dtype is _bool:
+        raise RuntimeError("positive: The `+` operator, on a bool tensor is not supported.")
+    return x
+
+
+composite("IsPosInf")(lambda x: F.eq(x, math.inf))
+composite("IsNegInf")(lambda x: F.eq(x, -math.inf))
+composite("IsReal")(lambda x: F.ones_like(x, dtype=_bool))  # no complex dtypes: every element is real
+
+
+@composite("Mvlgamma")
+def mvlgamma(x, p, inplace=False):
+    """The multivariate log-gamma function ``sum_i lgamma(x - i / 2) + p (p - 1) / 4 log(pi)``, i < p."""
+    if p < 1:
+        raise RuntimeError("mvlgamma: p has to be greater than or equal to 1")
+    xf = cast(inplace_source(x, inplace), floating(x._meta.dtype))
+    r = F.lgamma(xf)
+    for i in range(1, p):
+        r = F.add(r, F.lgamma(F.add(xf, -0.5 * i)))
+    r = F.add(r, p * (p - 1) / 4.0 * math.log(math.pi))
+    return write_result("mvlgamma", r, x) if inplace else r
+
+
+def _clamp_one(which, x, bound, inplace=False):
+    """``clamp_min(x, min)`` / ``clamp_max(x, max)``."""
+    return F.clamp(x, bound, None, inplace=inplace) if which == "min" else F.clamp(x, None, bound, inplace=inplace)
+
+
+composite("ClampMin")(partial(_clamp_one, "min"))
+composite("ClampMax")(partial(_clamp_one, "max"))
+
+
+# ---- torch.<name>_(input, ...): the functional call with inplace=True ----------------------------------------
+# name -> the keyword names of its further arguments, in the order of its signature in functional_api.py
+INPLACE_FUNCTIONS = {
+    "abs": (), "absolute": (), "acos": (), "arccos": (), "acosh": (), "arccosh": (), "asin": (), "arcsin": (),
+    "asinh": (), "arcsinh": (), "atan": (), "arctan": (), "atanh": (), "arctanh": (), "ceil": (), "cos": (),
+    "cosh": (), "deg2rad": (), "erf": (), "erfc": (), "exp": (), "exp2": (), "expm1": (), "fix": (), "floor": (),
+    "frac": (), "i0": (), "log": (), "log10": (), "log1p": (), "log2": (), "neg": (), "negative": (),
+    "rad2deg": (), "reciprocal": (), "rsqrt": (), "sigmoid": (), "sin": (), "sinc": (), "sinh": (), "sqrt": (),
+    "square": (), "tan": (), "tanh": (), "trunc": (), "round": ("decimals",), "logit": ("eps",),
+    "nan_to_num": ("nan", "posinf", "neginf"), "clamp": ("min", "max"), "clip": ("min", "max"),
+    "clamp_min": ("min",), "clamp_max": ("max",), "gcd": ("other",), "lcm": ("other",), "ldexp": ("other",),
+    "xlogy": ("other",),
+}
+
+
+def _inplace_function(name, keywords, x, *values):
+    """The functional function itself (``F.neg`` is a backward helper without ``inplace``)."""
+    return functional(name)(x, inplace=True, **dict(zip(keywords, values)))
+
+
+def inplace_functor_name(name):
+    """``clamp_min`` -> ``ClampMinInplace``, ``log1p`` -> ``Log1pInplace`` (as in functional_api.py)."""
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_")) + "Inplace"
+
+
+for _name, _keywords in INPLACE_FUNCTIONS.items():
+    composite(inplace_functor_name(_name))(partial(_inplace_function, _name, _keywords))

@@ -61,6 +61,7 @@ from oneflow_lite.dispatch.tls import state as _tls
 from oneflow_lite.framework import generator as _generator
 from oneflow_lite.framework.op_expr import UserOpExpr
 from oneflow_lite.framework.op_registry import register_user_op
+from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET
 from oneflow_lite.framework.tensor import LAZY_KEY_SET, Tensor, VersionCounter
 
 _make = Tensor._make
@@ -318,7 +319,10 @@ class JobBuildAndInferCtx:
                                f"an in-place call, got {len(outputs)}")
         for obn, t, m in zip(op_expr.indexed_obns, outputs, out_metas):
             self._lbn_of(t, f"in-place output {obn}", name)
-            if t._meta is not m:
+            tm = t._meta
+            if tm.key_set & GLOBAL_KEY_SET:  # a job records logical metas (Note [Graphs on global tensors])
+                tm = tm.logical
+            if tm is not m:
                 raise RuntimeError(
                     f"{self._where(name, op_type)}: in-place output '{obn}' has shape {tuple(t.shape)}, dtype "
                     f"{t.dtype.name}, device {t.device} but the result has shape {tuple(m.shape)}, dtype "

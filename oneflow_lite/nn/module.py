@@ -24,6 +24,7 @@ from collections import OrderedDict, namedtuple
 
 from oneflow_lite.autograd.grad_mode import no_grad
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.sbp import sbp as SbpType
 from oneflow_lite.framework.tensor import RemovableHandle, Tensor
 from oneflow_lite.nn.parameter import Parameter
 
@@ -375,6 +376,14 @@ class Module:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
         return self._apply(lambda t: convert(t, device, dtype if t._meta.dtype.is_floating_point else None))
+
+    def to_global(self, placement=None, sbp=None) -> Module:
+        """Make every parameter and buffer a global tensor on ``placement`` with ``sbp`` (parameters keep their
+        identity, Note [Tensor.data]); a local one becomes global as ``Tensor.to_global`` makes it (broadcast
+        takes the first rank's values), a global one is boxed. ``sbp`` may be a function of the tensor
+        returning its SBP. Returns ``self``."""
+        per_tensor = callable(sbp) and not isinstance(sbp, SbpType)
+        return self._apply(lambda t: t.to_global(placement=placement, sbp=sbp(t) if per_tensor else sbp))
 
     def _cast_floating(self, dtype) -> Module:
         from oneflow_lite.functors.conversion import convert

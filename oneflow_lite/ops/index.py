@@ -71,7 +71,7 @@ def check_scalar_fits(ctx, value, dtype) -> None:
     if dtype is dt.bool_:
         return
     if dtype.is_floating_point:
-        fits = not math.isfinite(value) or abs(value) <= float(np.finfo(dtype.np_dtype).max)
+        fits = not math.isfinite(value) or abs(value) <= float(dt.finfo(dtype).max)
     else:
         info = np.iinfo(dtype.np_dtype)
         fits = math.isfinite(value) and info.min <= math.trunc(value) <= info.max
@@ -188,6 +188,90 @@ for _op in ("dim_scatter_mul", "dim_scatter_mul_scalar"):  # not differentiable,
     derivative(_op, name="ScatterMul", joint=not_implemented_row(
         "the derivative for 'scatter' with reduce='multiply' is not implemented"))
 
+
+
+# ---- scatter_reduce (Note [scatter_reduce grads]) ----------------------------------------------------------
+SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter_reduce_shape(ctx):
+    if ctx.attrs["reduce"] not in SCATTER_REDUCTIONS:
+        raise ctx.error(f"reduce argument must be either sum, prod, mean, amax or amin, got {ctx.attrs['reduce']}")
+    return _scatter_shape(ctx)
+
+
+register_user_op("dim_scatter_reduce", inputs=["input", "index", "src"], outputs=["output"],
+                 attrs={"dim": ("int32", 0), "reduce": ("string", "sum"), "include_self": ("bool", True)},
+                 infer_shape=_scatter_reduce_shape, infer_dtype=same_dtype)
+
+
+# Note [scatter_reduce grads]
+# PyTorch's formulas (scatter_reduce_backward): "sum" passes dy to input (zeroed where src landed without
+# include_self) and gathers it for src; "mean" divides by the number of values averaged; "amax" / "amin"
+# share dy evenly between the values equal to the result; "prod" divides the result by each factor, with
+# zeros handled apart (a product with one zero factor has a nonzero gradient for that factor only). Each
+# row computes with functional calls, scatter_reduce included, so double backward works.
+def _index_block(t, shape):
+    """The block ``[:s0, :s1, ...]`` of ``t`` that an index of ``shape`` addresses."""
+    if t._meta.shape == tuple(shape) or not shape:
+        return t
+    n = len(shape)
+    return F.ops.slice(t, start=(0,) * n, stop=tuple(shape), step=(1,) * n)
+
+
+def _as(mask, like):
+    return F.cast(mask, like._meta.dtype)
+
+
+def _untouched(t, dim, index):
+    """``t`` zeroed where the index points (the positions src wrote to)."""
+    return F.scatter(t, dim, index, 0)
+
+
+def _scatter_reduce_mean(g, input, index, src, dim, include_self):
+    counts = F.scatter_add(F.full_like(input, 1 if include_self else 0), dim, index, F.ones_like(src))
+    g = F.div(g, F.masked_fill(counts, F.eq(counts, 0), 1))
+    return g if include_self else _untouched(g, dim, index), F.gather(g, dim, index)
+
+
+def _scatter_reduce_extremum(g, input, index, src, output, dim, include_self):
+    src_hit = _as(F.eq(src, F.gather(output, dim, index)), g)
+    self_hit = _as(F.eq(input, output), g)
+    if not include_self:
+        self_hit = _untouched(self_hit, dim, index)
+    share = F.div(g, F.add(self_hit, F.scatter_add(F.zeros_like(input), dim, index, src_hit)))
+    return F.mul(share, self_hit), F.mul(F.gather(share, dim, index), src_hit)
+
+
+def _scatter_reduce_prod(g, input, index, src, output, dim, include_self):
+    masked_input = F.masked_fill(input, F.eq(input, 0), 1)
+    gx = F.div(F.mul(g, F.scatter_reduce(masked_input, dim, index, src, "prod", include_self=include_self)),
+               masked_input)
+    src_zero = F.eq(src, 0)
+    zeros_there = F.gather(F.scatter_add(F.zeros_like(input), dim, index, _as(src_zero, g)), dim, index)
+    single_zero = F.logical_and(src_zero, F.eq(zeros_there, 1))
+    without_zero = F.scatter_reduce(input, dim, index, F.masked_fill(src, single_zero, 1), "prod",
+                                    include_self=include_self)
+    gs = F.where(single_zero, F.gather(F.mul(g, without_zero), dim, index),
+                 F.div(F.gather(F.mul(g, output), dim, index), F.masked_fill(src, src_zero, 1)))
+    return (gx if include_self else _untouched(gx, dim, index)), gs
+
+
+def _scatter_reduce_grads(needs, doutput, input, index, src, output, dim, reduce, include_self):
+    g = doutput
+    src_block = _index_block(src, index._meta.shape)
+    if reduce == "sum":
+        gx, gs = (g if include_self else _untouched(g, dim, index)), F.gather(g, dim, index)
+    elif reduce == "mean":
+        gx, gs = _scatter_reduce_mean(g, input, index, src_block, dim, include_self)
+    elif reduce == "prod":
+        gx, gs = _scatter_reduce_prod(g, input, index, src_block, output, dim, include_self)
+    else:
+        gx, gs = _scatter_reduce_extremum(g, input, index, src_block, output, dim, include_self)
+    return gx, None, _fit(gs, src._meta.shape)
+
+
+derivative("dim_scatter_reduce", name="ScatterReduce", joint=_scatter_reduce_grads)
 
 # ---- index_select / index_add --------------------------------------------------------------------
 def _check_index_vector(ctx):

@@ -119,9 +119,10 @@ def update_exprs(op_type: str, inputs: tuple) -> dict:
 
 def use_fused_update(group: dict, *hyperparameters) -> bool:
     """Whether ``group`` steps with its fused update op (Note [Fused update ops]): they are on, none of the
-    ``hyperparameters`` the op takes as attrs is a tensor, and every parameter is on cpu."""
+    ``hyperparameters`` the op takes as attrs is a tensor, and every parameter is a local cpu tensor (the op
+    writes its state tensors as a side effect, which a global tensor's boxing would not see)."""
     return (fused_updates_enabled() and not any(isinstance(v, Tensor) for v in hyperparameters)
-            and all(p.is_cpu for p in group["params"]))
+            and all(p.is_cpu and not p.is_global for p in group["params"]))
 
 
 def update_in_place(expr, p: Tensor, inputs: tuple, attrs) -> None:

@@ -1,6 +1,8 @@
 """Elementwise binary and ternary ops: add, sub, mul, div (and its rounding modes), floor_divide, pow, maximum,
 minimum, fmod, remainder, atan2, eq, ne, lt, le, gt, ge, logical_and / or / xor, bitwise_and / or / xor,
-bitwise_not, where, lerp, addcmul, addcdiv.
+bitwise_not, where, lerp, addcmul, addcdiv; hypot, logaddexp, logaddexp2, xlogy, fmax, fmin, nextafter, igamma,
+igammac, gcd, lcm, heaviside, bitwise_left_shift / right_shift, copysign, ldexp, float_power, rsub and the aliases
+true_divide, divide, multiply, subtract, greater, greater_equal, less, less_equal, not_equal.
 
 References work element by element on Python numbers (``//``, ``%``, ``math.fmod``, ``**``, ``&`` ...) in
 float64 or unbounded integers, then round to the expected dtype (integers wrap, as PyTorch's do), so they
@@ -8,9 +10,10 @@ share nothing with the kernels. Result dtypes follow PyTorch's promotion, writte
 """
 
 import math
+import zlib
 
 import numpy as np
-from opinfo import ALL, FLOATS, INTS, NUMERIC, OpSpec, Sample, broadcast_pairs, make, register
+from opinfo import ALL, FLOATS, INTS, NUMERIC, OpSpec, Sample, broadcast_pairs, make, register, with_own_rng
 
 import oneflow_lite as flow
 
@@ -376,4 +379,231 @@ register(
            op=flow.addcmul, unsupported_error=RuntimeError),
     OpSpec("addcdiv", _addcdiv, _addc_samples((2, -0.5), nonzero=True), dtypes=FLOATS, method="addcdiv",
            gradgrad=True, unsupported_error=RuntimeError),
+)
+
+
+# ---- [compat s1] hypot, logaddexp, xlogy, fmax / fmin, nextafter, igamma, gcd / lcm, heaviside, shifts, copysign,
+# ldexp, float_power, rsub, and the aliases true_divide, divide, multiply, subtract, greater, ... not_equal.
+def _register_s1(*specs):
+    """The specs of this block draw from generators of their own (``with_own_rng``)."""
+    register(*[with_own_rng(s, zlib.crc32(s.name.encode())) for s in specs])
+
+
+def _nan_or(fn):
+    """``fn(a, b)`` on Python floats, NaN when either is NaN."""
+    return lambda a, b: math.nan if math.isnan(a) or math.isnan(b) else fn(a, b)
+
+
+def _logaddexp(log1p_exp):
+    def fn(a, b):
+        m = max(a, b)
+        if math.isinf(m):
+            return m  # +inf with anything; -inf only with -inf
+        return m + log1p_exp(-abs(a - b))
+    return _nan_or(fn)
+
+
+def _xlogy(a, b):
+    if math.isnan(b):
+        return math.nan
+    if a == 0:
+        return 0.0
+    return a * (math.log(b) if b > 0 else -math.inf if b == 0 else math.nan)
+
+
+def _fmax(pick):
+    def fn(a, b):
+        if isinstance(a, float) and math.isnan(a):
+            return b
+        if isinstance(b, float) and math.isnan(b):
+            return a
+        return pick(a, b)
+    return fn
+
+
+def _next_after(x, y):
+    """The neighbour of each ``x`` towards ``y``, stepping the bit pattern (integers of the float's width)."""
+    ints = {2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize]
+    x, y = np.broadcast_arrays(x, y)
+    out = x.copy()
+    bits = out.view(ints)
+    for i in np.ndindex(x.shape):
+        a, b = float(x[i]), float(y[i])
+        if math.isnan(a) or math.isnan(b):
+            out[i] = np.nan
+        elif a == b:
+            out[i] = y[i]
+        elif a == 0:
+            out[i] = np.copysign(np.array(1, ints).view(x.dtype), b)  # the smallest subnormal
+        else:
+            bits[i] += 1 if (b > a) == (a > 0) else -1
+    return out
+
+
+def _heaviside(a, b):
+    if isinstance(a, float) and math.isnan(a):
+        return 0.0
+    return b if a == 0 else type(b)(a > 0)
+
+
+def _shift(left):
+    """PyTorch's shifts of Python ints in the dtype's width (Note [Shift counts] in kernels/cpu/binary.py)."""
+    def ref(x, y):
+        d = _result(x, y)
+        bits = d.itemsize * 8
+
+        def fn(a, b):
+            if 0 <= b < bits:
+                return a << b if left else a >> b
+            return 0 if left or d.kind == "u" else (-1 if a < 0 else 0)
+        with np.errstate(all="ignore"):
+            values = np.frompyfunc(fn, 2, 1)(_python(x, d), _python(y, d))
+        return _to(values, d)
+    return ref
+
+
+def _igamma_series(a, x):
+    """P(a, x) = x^a e^-x / Gamma(a + 1) * sum_k x^k / ((a + 1) ... (a + k)) (Numerical Recipes' gser)."""
+    term = total = 1.0 / a
+    k = 0
+    while abs(term) > 1e-17 * abs(total) and k < 5000:
+        k += 1
+        term *= x / (a + k)
+        total += term
+    return total * math.exp(a * math.log(x) - x - math.lgamma(a))
+
+
+def _igamma_fraction(a, x):
+    """Q(a, x) by its continued fraction, Lentz's method (Numerical Recipes' gcf)."""
+    b = x + 1.0 - a
+    c, d = 1.0 / 1e-300, 1.0 / b
+    h = d
+    for i in range(1, 5000):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
+        c = b + an / c
+        c = c if abs(c) > 1e-300 else 1e-300
+        h *= d * c
+        if abs(d * c - 1.0) < 1e-16:
+            break
+    return math.exp(a * math.log(x) - x - math.lgamma(a)) * h
+
+
+def _igamma(lower):
+    """PyTorch's values on the edges: NaN for a negative (or NaN) argument, P(0, x > 0) = 1, P(a, 0) = 0,
+    P(inf, x) = 0, P(a, inf) = 1, NaN for both infinite; Q = 1 - P there."""
+    def fn(a, x):
+        if math.isnan(a) or math.isnan(x) or a < 0 or x < 0 or (a == 0 and x == 0) or (math.isinf(a) and
+                                                                                       math.isinf(x)):
+            return math.nan
+        if a == 0 or math.isinf(x):
+            p = 1.0
+        elif x == 0 or math.isinf(a):
+            p = 0.0
+        elif x < a + 1:
+            p = _igamma_series(a, x)
+            return p if lower else 1.0 - p
+        else:
+            q = _igamma_fraction(a, x)
+            return 1.0 - q if lower else q
+        return p if lower else 1.0 - p
+    return fn
+
+
+def _positive_pairs(dtype, low, high):
+    return [Sample((make(sa, dtype, low, high), make(sb, dtype, low, high)), name=f"{sa} op {sb}")
+            for sa, sb in _PAIRS]
+
+
+def _igamma_samples(dtype):
+    yield from _positive_pairs(dtype, 0.1, 6)
+    a = np.array([0.5, 1.0, 3.0, 25.0, 30.0, 150.0, 0.0, 0.0, 2.0, 2.0, np.inf, np.inf, -1.0, np.nan, 5.0])
+    x = np.array([0.2, 3.0, 0.7, 24.0, 41.0, 160.0, 1.0, 0.0, 0.0, np.inf, 1.0, np.inf, 1.0, 1.0, -2.0])
+    yield Sample((a.astype(dtype.np_dtype), x.astype(dtype.np_dtype)), name="regions and edges")
+
+
+def _shift_samples(dtype):
+    bits = dtype.itemsize * 8
+    for sa, sb in _PAIRS:
+        yield Sample((make(sa, dtype, -100, 100), make(sb, dtype, 0, bits)), name=f"{sa} op {sb}")
+    low = -3 if dtype.is_signed else 0
+    counts = np.array([0, 1, bits - 1, bits, bits + 5, low, 127 if dtype.itemsize == 1 else 200]).astype(dtype.np_dtype)
+    values = np.array([[1], [-1 if dtype.is_signed else 3], [100]]).astype(dtype.np_dtype)
+    yield Sample((values, counts), name="counts outside [0, bits)")
+    yield Sample((make((3, 4), dtype, -100, 100), 3), name="tensor op 3")
+
+
+def _copysign_samples(dtype):
+    yield from _binary_samples(scalars=(-1, 2.5, -0.0))(dtype)
+    yield Sample((make((3, 4), dtype), make((4,), flow.float64)), name="with a float64 tensor")
+
+
+_BINARY_FLOAT_OPS = [  # name, reference on Python floats, dtypes, gradcheck's (low, high)
+    ("hypot", math.hypot, FLOATS, (-3, 3)),  # C's hypot: inf with a NaN is inf
+    ("logaddexp", _logaddexp(lambda v: math.log1p(math.exp(v))), FLOATS, (-3, 3)),
+    ("logaddexp2", _logaddexp(lambda v: math.log1p(2.0 ** v) / math.log(2.0)), FLOATS, (-3, 3)),
+    ("xlogy", _xlogy, ALL, (0.2, 3)),
+]
+for _name, _fn, _dtypes, (_lo, _hi) in _BINARY_FLOAT_OPS:
+    _register_s1(OpSpec(_name, _elementwise(_fn, floating=True), _binary_samples(), dtypes=_dtypes, method=_name,
+                        grad_samples=lambda lo=_lo, hi=_hi: _positive_pairs(flow.float64, lo, hi)[:4]))
+
+_register_s1(
+    OpSpec("xlogy_scalar", _elementwise(_xlogy, floating=True), _binary_samples(scalars=(2, 0.5, 0)), dtypes=ALL,
+           op=flow.xlogy, differentiable=False),
+    OpSpec("xlogy_scalar_self", _elementwise(_xlogy, floating=True), _scalar_self_samples((2, 0.0, 1.5)),
+           dtypes=ALL, op=flow.xlogy, grad_samples=lambda: [Sample((2.5, make((3, 4), flow.float64, 0.2, 2)),
+                                                                   grad_args=(1,))]),
+    OpSpec("fmax", _elementwise(_fmax(max)), _binary_samples(), dtypes=ALL, method="fmax"),
+    OpSpec("fmin", _elementwise(_fmax(min)), _binary_samples(), dtypes=ALL, method="fmin"),
+    OpSpec("nextafter", _next_after, _binary_samples(), dtypes=FLOATS, method="nextafter", check_dtype=True,
+           half_tol=0.0, atol=0.0, rtol=0.0),
+    OpSpec("igamma", _elementwise(_igamma(True), floating=True), _igamma_samples, dtypes=FLOATS, method="igamma",
+           rtol=1e-5, atol=1e-6,
+           grad_samples=lambda: [Sample((make((3, 4), flow.float64, 0.5, 3), make((3, 4), flow.float64, 0.2, 3)),
+                                        grad_args=(1,))]),
+    OpSpec("igammac", _elementwise(_igamma(False), floating=True), _igamma_samples, dtypes=FLOATS,
+           method="igammac", rtol=1e-5, atol=1e-6,
+           grad_samples=lambda: [Sample((make((4,), flow.float64, 0.5, 3), make((3, 1), flow.float64, 0.2, 3)),
+                                        grad_args=(1,))]),
+    OpSpec("gcd", _elementwise(math.gcd), _binary_samples(), dtypes=INTS, method="gcd", differentiable=False),
+    OpSpec("lcm", _elementwise(math.lcm), _binary_samples(), dtypes=INTS, method="lcm", differentiable=False),
+    OpSpec("heaviside", _elementwise(_heaviside), _binary_samples(), dtypes=ALL, method="heaviside",
+           differentiable=False),
+    OpSpec("bitwise_left_shift", _shift(True), _shift_samples, dtypes=INTS, method="bitwise_left_shift",
+           differentiable=False),
+    OpSpec("bitwise_right_shift", _shift(False), _shift_samples, dtypes=INTS, method="bitwise_right_shift",
+           differentiable=False),
+    OpSpec("bitwise_left_shift_scalar_self", _shift(True), _scalar_self_samples((1, 5)), dtypes=BITS,
+           op=flow.bitwise_left_shift, differentiable=False),
+    OpSpec("copysign", _elementwise(lambda a, b: math.copysign(float(a), float(b)), floating=True),
+           _copysign_samples, dtypes=ALL, method="copysign", check_dtype=False,
+           grad_samples=lambda: _positive_pairs(flow.float64, -3, 3)[:3]),
+    OpSpec("ldexp", _elementwise(lambda a, b: float(a) * 2.0 ** float(b), floating=True),
+           _binary_samples(specials=False, low=-5, high=5), dtypes=ALL, method="ldexp"),
+    OpSpec("float_power", _elementwise(lambda a, b: _pow(float(a), float(b)), out=np.dtype(np.float64)),
+           _pow_samples, dtypes=ALL, method="float_power", grad_samples=_pow_grad_samples),
+    OpSpec("rsub", _elementwise(lambda a, b, alpha=1: b - alpha * a), _binary_samples(scalars=(2, -3, 1.5)),
+           dtypes=NUMERIC, unsupported_error=RuntimeError),
+    OpSpec("true_divide", _elementwise(_div, floating=True), _binary_samples(scalars=(2, 1.5, 0.0)), dtypes=ALL,
+           method="true_divide"),
+    OpSpec("divide", _elementwise(lambda a, b, rounding_mode: _div(a, b, rounding_mode)),
+           _binary_samples(scalars=(2, -1.5), nonzero=True, kwargs={"rounding_mode": "floor"}),
+           dtypes=NUMERIC, method="divide", differentiable=False),
+    OpSpec("multiply", _elementwise(_mul), _binary_samples(scalars=(2, 1.5, True)), dtypes=ALL, method="multiply"),
+    OpSpec("subtract", _elementwise(lambda a, b, alpha=1: a - alpha * b),
+           _binary_samples(scalars=(2, 1.5), kwargs={"alpha": 2}), dtypes=NUMERIC, method="subtract",
+           unsupported_error=RuntimeError),
+    OpSpec("greater", _compare(lambda a, b: a > b), _binary_samples(scalars=(2, -1.5)), dtypes=ALL,
+           method="greater", differentiable=False),
+    OpSpec("greater_equal", _compare(lambda a, b: a >= b), _binary_samples(scalars=(2,)), dtypes=ALL,
+           method="greater_equal", differentiable=False),
+    OpSpec("less", _compare(lambda a, b: a < b), _binary_samples(scalars=(2,)), dtypes=ALL, method="less",
+           differentiable=False),
+    OpSpec("less_equal", _compare(lambda a, b: a <= b), _binary_samples(scalars=(1.5,)), dtypes=ALL,
+           method="less_equal", differentiable=False),
+    OpSpec("not_equal", _compare(lambda a, b: a != b), _binary_samples(scalars=(2,)), dtypes=ALL,
+           method="not_equal", differentiable=False),
 )

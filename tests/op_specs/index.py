@@ -7,7 +7,7 @@ test_ops_index.py covers that case).
 """
 
 import numpy as np
-from opinfo import ALL, OpSpec, Sample, broadcast_pairs, make, register
+from opinfo import ALL, INTS, NUMERIC, OpSpec, Sample, broadcast_pairs, make, register
 
 import oneflow_lite as flow
 
@@ -300,4 +300,235 @@ register(
            meta=False),
     OpSpec("count_nonzero", count_nonzero_ref, count_nonzero_samples, dtypes=ALL, method="count_nonzero",
            differentiable=False),
+)
+
+
+# ---- [compat s3] scatter_reduce, index_reduce / index_copy / index_fill, take, put, masked_scatter, ... ------
+def _reduce_values(values, reduce, dtype):
+    a = np.array(values, dtype)
+    if dtype == np.bool_:
+        return {"sum": a.any(), "prod": a.all(), "amax": a.any(), "amin": a.all()}[reduce]
+    if reduce == "sum":
+        return np.add.reduce(a, dtype=dtype)
+    if reduce == "prod":
+        return np.multiply.reduce(a, dtype=dtype)
+    if reduce == "mean":
+        total = np.add.reduce(a, dtype=dtype)
+        return total // len(a) if a.dtype.kind in "iu" else total / len(a)
+    return a.max() if reduce == "amax" else a.min()
+
+
+def scatter_reduce_ref(x, dim, index, src, reduce, include_self=True):
+    out = x.copy()
+    o1 = out.reshape(1) if out.ndim == 0 else out
+    i1 = index.reshape(1) if index.ndim == 0 else index
+    s1 = src.reshape(1) if src.ndim == 0 else src
+    dim %= o1.ndim
+    groups = {}
+    for pos in np.ndindex(*i1.shape):
+        tgt = list(pos)
+        tgt[dim] = i1[pos]
+        groups.setdefault(tuple(tgt), []).append(s1[pos])
+    for tgt, values in groups.items():
+        o1[tgt] = _reduce_values(([o1[tgt]] if include_self else []) + values, reduce, x.dtype)
+    return out
+
+
+def _scatter_reduce_samples(reduce):
+    def samples(dtype):
+        x = make((3, 4), dtype, 1, 4) if reduce == "prod" else make((3, 4), dtype)
+        src = (lambda s: make(s, dtype, 1, 3)) if reduce == "prod" else (lambda s: make(s, dtype))
+        yield Sample((x, 0, _index((4, 4), 3), src((4, 4)), reduce), name="dim0")
+        yield Sample((x, 1, _index((3, 3), 4), src((3, 5)), reduce), {"include_self": False}, name="exclude-self")
+        yield Sample((make((2, 3, 4), dtype), -1, _index((2, 3, 6), 4), src((2, 3, 6)), reduce), name="3d")
+        yield Sample((make((), dtype), 0, np.array(0), src(()), reduce), name="0d")
+        yield Sample((make((0, 3), dtype), 1, _index((0, 2), 3), src((0, 2)), reduce), name="empty")
+    return samples
+
+
+def index_reduce_ref(x, dim, index, source, reduce, include_self=True):
+    d = dim % x.ndim
+    view = [1] * x.ndim
+    view[d] = index.size
+    full = np.broadcast_to(index.reshape(view), source.shape)
+    return scatter_reduce_ref(x, d, full, source, reduce, include_self)
+
+
+def index_reduce_samples(dtype):
+    x = make((3, 4), dtype)
+    for reduce in ("prod", "mean", "amax", "amin"):
+        if reduce == "mean" and dtype is flow.bool:
+            continue
+        yield Sample((x, 1, np.array([0, 3, 0]), make((3, 3), dtype), reduce), name=reduce)
+        yield Sample((x, 0, np.array([2, 2]), make((2, 4), dtype), reduce), {"include_self": False},
+                     name=f"{reduce}-exclude")
+    yield Sample((make((0, 3), dtype), 1, np.array([1]), make((0, 1), dtype), "amax"), name="empty")
+
+
+def index_copy_ref(x, dim, index, source):
+    out = x.copy()
+    if x.ndim == 0:
+        return source.reshape(-1)[-1].reshape(()) if index.size else out
+    dim %= x.ndim
+    for i, j in enumerate(index.reshape(-1)):
+        out[(slice(None),) * dim + (j,)] = source[(slice(None),) * dim + (i,)]
+    return out
+
+
+def index_copy_samples(dtype):
+    x = make((3, 4), dtype)
+    yield Sample((x, 1, np.array([3, 0]), make((3, 2), dtype)), name="dim1")
+    yield Sample((x, 0, np.array([2, 0, 1]), make((3, 4), dtype)), name="permute-rows")
+    yield Sample((x, -1, np.array(2), make((3, 1), dtype)), name="0d-index")
+    yield Sample((make((), dtype), 0, np.array([0]), make((), dtype)), name="0d")
+    yield Sample((make((0, 3), dtype), 1, np.array([0]), make((0, 1), dtype)), name="empty")
+
+
+def index_fill_ref(x, dim, index, value):
+    out = x.copy()
+    v = np.asarray(value).astype(x.dtype)
+    if x.ndim == 0:
+        return v.reshape(()) if index.size else out
+    out[(slice(None),) * (dim % x.ndim) + (index.reshape(-1),)] = v
+    return out
+
+
+def index_fill_samples(dtype):
+    x = make((3, 4), dtype)
+    yield Sample((x, 1, np.array([3, 0]), _value(dtype)), name="scalar")
+    yield Sample((x, 0, np.array([-1]), make((), dtype)), name="tensor-value-negative-index")
+    yield Sample((x, -1, np.array(2), _value(dtype)), name="0d-index")
+    yield Sample((make((), dtype), 0, np.array([0]), make((), dtype)), name="0d")
+    yield Sample((make((0, 3), dtype), 1, np.array([0, 2]), _value(dtype)), name="empty")
+
+
+def take_samples(dtype):
+    x = make((3, 4), dtype)
+    yield Sample((x, np.array([[0, 5], [-1, 11]])), name="2d-index")
+    yield Sample((x, np.array(7)), name="0d-index")
+    yield Sample((make((), dtype), np.array([0, -1])), name="0d")
+    yield Sample((x, np.zeros((0,), np.int64)), name="empty-index")
+
+
+def take_along_dim_ref(x, indices, dim=None):
+    if dim is None:
+        return np.take_along_axis(x.reshape(-1), indices.reshape(-1), 0)
+    shape = list(np.broadcast_shapes(x.shape[:dim % x.ndim] + (1,) + x.shape[dim % x.ndim + 1:], indices.shape))
+    shape[dim % x.ndim] = x.shape[dim % x.ndim]
+    return np.take_along_axis(np.broadcast_to(x, shape), indices, dim)
+
+
+def take_along_dim_samples(dtype):
+    x = make((3, 4), dtype)
+    yield Sample((x, _index((3, 2), 4), 1), name="dim1")
+    yield Sample((x, _index((2, 4), 3), -2), name="dim0")
+    yield Sample((x, _index((5,), 12)), name="flat")
+    yield Sample((make((2, 3, 1), dtype), _index((1, 1, 4), 1), 2), name="broadcast")
+    yield Sample((x, _index((0, 4), 3), 0), name="empty")
+
+
+def put_ref(x, index, source, accumulate=False):
+    out = x.copy().reshape(-1)
+    if accumulate:
+        np.add.at(out, index.reshape(-1), source.reshape(-1))
+    else:
+        out[index.reshape(-1)] = source.reshape(-1)
+    return out.reshape(x.shape)
+
+
+def put_samples(dtype):
+    x = make((3, 4), dtype)
+    yield Sample((x, np.array([[0, 11], [-2, 5]]), make((4,), dtype)), name="2d-index")
+    yield Sample((x, np.array([1, 1, 7]), make((3,), dtype), True), name="accumulate-repeats")
+    yield Sample((make((), dtype), np.array([0]), make((1,), dtype)), name="0d")
+    yield Sample((x, np.zeros(0, np.int64), make((0,), dtype)), name="empty")
+
+
+def masked_scatter_ref(x, mask, source):
+    shape = np.broadcast_shapes(x.shape, mask.shape)
+    out = np.broadcast_to(x, shape).copy()
+    m = np.broadcast_to(mask, shape)
+    out[m] = source.reshape(-1)[:int(m.sum())]
+    return out
+
+
+def masked_scatter_samples(dtype):
+    yield Sample((make((3, 4), dtype), make((3, 4), flow.bool), make((12,), dtype)), name="full")
+    yield Sample((make((3, 4), dtype), make((4,), flow.bool), make((4, 5), dtype)), name="broadcast-mask")
+    yield Sample((make((4,), dtype), make((2, 4), flow.bool), make((9,), dtype)), name="broadcast-input")
+    yield Sample((make((), dtype), np.array(True), make((2,), dtype)), name="0d")
+    yield Sample((make((0, 3), dtype), make((0, 3), flow.bool), make((2,), dtype)), name="empty")
+
+
+def nonzero_static_ref(x, size, fill_value=-1):
+    found = np.argwhere(x).astype(np.int64)
+    if len(found) >= size:
+        return found[:size]
+    return np.concatenate([found, np.full((size - len(found), x.ndim), fill_value, np.int64)])
+
+
+def nonzero_static_samples(dtype):
+    x = _sparse((3, 4), dtype)
+    yield Sample((x,), {"size": 20}, name="padded")
+    yield Sample((x,), {"size": 1, "fill_value": 7}, name="cut")
+    yield Sample((_sparse((), dtype),), {"size": 2}, name="0d")
+
+
+def unravel_index_ref(indices, shape):
+    return tuple(np.asarray(c, np.int64) for c in np.unravel_index(indices.astype(np.int64) % int(np.prod(shape)),
+                                                                    shape))
+
+
+def unravel_index_samples(dtype):
+    yield Sample((np.array([4, 1, 23], dtype.np_dtype), (2, 3, 4)), name="1d")
+    yield Sample((np.array([[5, 0]], dtype.np_dtype), (6,)), name="2d-indices")
+    yield Sample((np.array(23, dtype.np_dtype), [4, 6]), name="0d")
+    if dtype.is_signed:
+        yield Sample((np.array([-1, -7], dtype.np_dtype), (2, 3)), name="negative")
+
+
+def select_scatter_ref(x, src, dim, index):
+    out = x.copy()
+    out[(slice(None),) * (dim % x.ndim) + (index,)] = src
+    return out
+
+
+def slice_scatter_ref(x, src, dim=0, start=None, end=None, step=1):
+    out = x.copy()
+    out[(slice(None),) * (dim % x.ndim) + (slice(start, end, step),)] = src
+    return out
+
+
+register(
+    *[OpSpec(f"scatter_reduce_{r}", scatter_reduce_ref, _scatter_reduce_samples(r),
+             dtypes=ALL if r != "mean" else NUMERIC, op=flow.scatter_reduce, method="scatter_reduce",
+             unsupported_error=NotImplementedError, gradgrad=r == "sum")
+      for r in ("sum", "prod", "mean", "amax", "amin")],
+    OpSpec("index_reduce", index_reduce_ref, index_reduce_samples, dtypes=ALL, method="index_reduce"),
+    OpSpec("index_copy", index_copy_ref, index_copy_samples, dtypes=ALL, method="index_copy", gradgrad=True),
+    OpSpec("index_fill", index_fill_ref, index_fill_samples, dtypes=ALL, method="index_fill"),
+    OpSpec("take", lambda x, index: x.reshape(-1)[index], take_samples, dtypes=ALL, method="take", gradgrad=True),
+    OpSpec("take_along_dim", take_along_dim_ref, take_along_dim_samples, dtypes=ALL, method="take_along_dim"),
+    OpSpec("put", put_ref, put_samples, dtypes=ALL, method="put"),
+    OpSpec("masked_scatter", masked_scatter_ref, masked_scatter_samples, dtypes=ALL, method="masked_scatter",
+           meta=False),
+    OpSpec("nonzero_static", nonzero_static_ref, nonzero_static_samples, dtypes=ALL, method="nonzero_static",
+           differentiable=False, meta=False),
+    OpSpec("unravel_index", unravel_index_ref, unravel_index_samples, dtypes=INTS, differentiable=False,
+           unsupported_error=TypeError),
+    OpSpec("select_scatter", select_scatter_ref, lambda dtype: [
+        Sample((make((3, 4), dtype), make((4,), dtype), 0, 1), name="row"),
+        Sample((make((2, 3, 4), dtype), make((2, 3), dtype), -1, -1), name="last"),
+        Sample((make((3, 0), dtype), make((0,), dtype), 0, 2), name="empty")],
+        dtypes=ALL, method="select_scatter", gradgrad=True),
+    OpSpec("slice_scatter", slice_scatter_ref, lambda dtype: [
+        Sample((make((5, 4), dtype), make((2, 4), dtype)), {"start": 1, "end": 5, "step": 2}, name="step"),
+        Sample((make((3, 4), dtype), make((3, 2), dtype), 1, -2), name="negative-start"),
+        Sample((make((3, 4), dtype), make((3, 4), dtype)), name="all"),
+        Sample((make((3, 4), dtype), make((3, 0), dtype), 1, 3, 1), name="empty")],
+        dtypes=ALL, method="slice_scatter"),
+    OpSpec("fill", lambda x, value: np.full_like(x, np.asarray(value).astype(x.dtype)), lambda dtype: [
+        Sample((make((3, 4), dtype), _value(dtype)), name="scalar"),
+        Sample((make((3, 4), dtype), make((), dtype)), name="tensor"),
+        Sample((make((0, 2), dtype), make((), dtype)), name="empty")], dtypes=ALL),
 )

@@ -5,7 +5,7 @@ import itertools
 import math
 
 import numpy as np
-from opinfo import ALL, OpSpec, Sample, make, register
+from opinfo import ALL, INTS, OpSpec, Sample, make, register
 
 import oneflow_lite as flow
 
@@ -242,4 +242,233 @@ register(
     OpSpec("contiguous", lambda x: np.array(x, order="C"), _gen(*[(a, None, str(a)) for a in _NUMERIC_SHAPES]),
            dtypes=ALL, method="contiguous"),
     OpSpec("clone", np.copy, _gen(*[(a, None, str(a)) for a in _NUMERIC_SHAPES]), dtypes=ALL, method="clone"),
+)
+
+
+# ---- [compat s3] more shape, joining, splitting and strided functions ---------------------------------------
+def _ref_block_diag(*xs):
+    mats = [x.reshape(1, -1) if x.ndim < 2 else x for x in xs]
+    out = np.zeros((sum(m.shape[0] for m in mats), sum(m.shape[1] for m in mats)), np.result_type(*mats))
+    r = c = 0
+    for m in mats:
+        out[r:r + m.shape[0], c:c + m.shape[1]] = m
+        r, c = r + m.shape[0], c + m.shape[1]
+    return out
+
+
+def _ref_combinations(x, r=2, with_replacement=False):
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = [list(c) for c in pick(x.tolist(), r)]
+    return np.array(rows, x.dtype).reshape(len(rows), r) if r else np.array([], x.dtype)
+
+
+def _ref_tensor_split(x, spec, dim=0):
+    if isinstance(spec, np.ndarray):
+        spec = int(spec) if spec.ndim == 0 else spec.tolist()
+    parts = np.array_split(x, spec, axis=dim) if isinstance(spec, int) else np.split(x, spec, axis=dim)
+    return tuple(parts)
+
+
+def _ref_split_with_sizes(x, sizes, dim=0):
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim))
+
+
+def _ref_diff(x, n=1, dim=-1, prepend=None, append=None):
+    kwargs = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    if n == 0:
+        parts = [p for p in (prepend, x, append) if p is not None]
+        return np.concatenate(parts, axis=dim)
+    return np.diff(x, n, axis=dim, **kwargs)
+
+
+def _ref_repeat_interleave(x, repeats=None, dim=None, output_size=None):
+    if repeats is None:  # repeat_interleave(repeats)
+        return np.repeat(np.arange(x.size, dtype=np.int64), x)
+    return np.repeat(x, repeats, axis=dim)
+
+
+def _ref_vander(x, N=None, increasing=False):
+    if x.dtype.kind != "f":
+        x = x.astype(np.int64)
+    return np.vander(x, N, increasing=increasing).astype(x.dtype)
+
+
+def _strided_index(size, stride, offset):
+    index = np.full(size, offset, np.int64)
+    for d, (s, st) in enumerate(zip(size, stride)):
+        index += (np.arange(s) * st).reshape((s,) + (1,) * (len(size) - d - 1))
+    return index
+
+
+def _ref_as_strided(x, size, stride, storage_offset=0):
+    return x.reshape(-1)[_strided_index(size, stride, storage_offset)]
+
+
+def _ref_as_strided_scatter(x, src, size, stride, storage_offset=0):
+    out = x.copy().reshape(-1)
+    out[_strided_index(size, stride, storage_offset)] = src
+    return out.reshape(x.shape)
+
+
+def _ref_unfold(x, dimension, size, step):
+    if x.ndim == 0:
+        return x.reshape(1)[:size]
+    dimension %= x.ndim
+    windows = np.lib.stride_tricks.sliding_window_view(x, size, axis=dimension)
+    index = [slice(None)] * windows.ndim
+    index[dimension] = slice(None, None, step)
+    return windows[tuple(index)]
+
+
+def _ref_slice(x, dim=0, start=None, end=None, step=1):
+    index = [slice(None)] * x.ndim
+    index[dim] = slice(start, end, step)
+    return x[tuple(index)]
+
+
+def _ref_select(x, dim, index):
+    return np.take(x, index, axis=dim)
+
+
+def _sequence(fn):
+    """``fn(tensors)`` called as ``op(*tensors)``, so gradcheck sees each tensor."""
+    return lambda *tensors, **kwargs: fn(tensors, **kwargs)
+
+
+def _int_array(*values):
+    return np.array(values, np.int64).reshape(-1) if len(values) != 1 else np.array(values[0], np.int64)
+
+
+_STACKING = ((S(3,), S(3,)), (S(2, 3), S(2, 3)), (S(), S()), (S(2, 3, 2), S(2, 3, 2)))
+
+register(
+    *[OpSpec(f"atleast_{k}d", ref, _gen(*[((S(*([2] * n)),), None, f"{n}d") for n in range(5)]), dtypes=ALL)
+      for k, ref in ((1, np.atleast_1d), (2, np.atleast_2d), (3, np.atleast_3d))],
+    OpSpec("block_diag", _ref_block_diag, _gen(
+        ((S(), S(2,), S(2, 3)), None, "mixed"), ((S(2, 2),), None, "one"), ((S(0, 2), S(2, 0)), None, "empty"),
+        ((S(1, 3), S(3, 1)), None, "rows")), dtypes=ALL, gradgrad=True),
+    OpSpec("broadcast_tensors", lambda *xs: tuple(np.broadcast_arrays(*xs)), _gen(
+        ((S(3, 1), S(4)), None, "two"), ((S(), S(2, 3), S(3)), None, "three"), ((S(2, 0), S(1, 1)), None, "empty"),
+        ((S(2, 3),), None, "one")), dtypes=ALL),
+    OpSpec("cartesian_prod", lambda *xs: np.array(list(itertools.product(*xs)), xs[0].dtype).reshape(
+        -1, len(xs)) if len(xs) > 1 else xs[0], _gen(
+        ((S(2), S(3)), None, "two"), ((S(2), S(1), S(2)), None, "three"), ((S(3),), None, "one"),
+        ((S(2), S(0)), None, "empty")), dtypes=ALL),
+    OpSpec("combinations", _ref_combinations, _gen(
+        ((S(4),), None, "pairs"), ((S(4), 3), None, "triples"), ((S(3), 2, True), None, "replacement"),
+        ((S(3), 0), None, "r0"), ((S(2), 3), None, "too_long")), dtypes=ALL),
+    OpSpec("meshgrid", lambda *xs, indexing: tuple(np.meshgrid(*xs, indexing=indexing)), _gen(
+        ((S(2), S(3)), {"indexing": "ij"}, "ij"), ((S(2), S(3), S(4)), {"indexing": "xy"}, "xy"),
+        ((S(), S(3)), {"indexing": "ij"}, "0d"), ((S(3),), {"indexing": "xy"}, "one")), dtypes=ALL),
+    OpSpec("column_stack", lambda *xs: np.column_stack(xs), _gen(*[(a, None, str(len(a[0]))) for a in _STACKING]),
+           dtypes=ALL, op=_sequence(flow.column_stack)),
+    OpSpec("hstack", lambda *xs: np.hstack(xs), _gen(*[(a, None, str(len(a[0]))) for a in _STACKING]),
+           dtypes=ALL, op=_sequence(flow.hstack)),
+    OpSpec("vstack", lambda *xs: np.vstack(xs), _gen(*[(a, None, str(len(a[0]))) for a in _STACKING]),
+           dtypes=ALL, op=_sequence(flow.vstack)),
+    OpSpec("row_stack", lambda *xs: np.vstack(xs), _gen(((S(3,), S(2, 3)), None, "mixed")), dtypes=ALL,
+           op=_sequence(flow.row_stack)),
+    OpSpec("dstack", lambda *xs: np.dstack(xs), _gen(*[(a, None, str(len(a[0]))) for a in _STACKING]),
+           dtypes=ALL, op=_sequence(flow.dstack)),
+    OpSpec("concatenate", lambda *xs, axis=0: np.concatenate(xs, axis=axis), _gen(
+        ((S(2, 3), S(2, 1)), {"axis": 1}, "axis"), ((S(2, 3), S(1, 3)), None, "default")), dtypes=ALL,
+        op=lambda *ts, axis=0: flow.concatenate(ts, axis=axis)),
+    OpSpec("tensor_split", _ref_tensor_split, _gen(
+        ((S(7, 4), 3), None, "sections"), ((S(7, 4), [1, 5], 0), None, "indices"),
+        ((S(3, 4), [3, 1], 1), None, "unsorted"), ((S(3, 4), [-1, 9], -1), None, "negative_and_big"),
+        ((S(0, 2), 2), None, "empty")), dtypes=ALL, method="tensor_split", gradgrad=True),
+    OpSpec("tensor_split_tensor", _ref_tensor_split, _gen(
+        ((S(5,), _int_array(2)), None, "sections"), ((S(5, 2), _int_array(1, 3)), None, "indices")), dtypes=ALL,
+        op=flow.tensor_split, meta=False),
+    *[OpSpec(name, ref, _gen(*cases), dtypes=ALL, method=name) for name, ref, cases in (
+        ("hsplit", np.hsplit, (((S(3, 4), 2), None, "2d"), ((S(6,), 3), None, "1d"), ((S(3, 4), [1, 3]), None,
+                                                                                     "indices"))),
+        ("vsplit", np.vsplit, (((S(4, 3), 2), None, "2d"), ((S(3, 4), [2]), None, "indices"))),
+        ("dsplit", np.dsplit, (((S(2, 3, 4), 2), None, "3d"), ((S(2, 3, 4), [1, 3]), None, "indices"))))],
+    OpSpec("split_with_sizes", _ref_split_with_sizes, _gen(
+        ((S(5, 4), [1, 0, 4]), None, "sizes"), ((S(5, 4), (2, 2), -1), None, "dim")), dtypes=ALL,
+        method="split_with_sizes"),
+    OpSpec("unsafe_split", _ref_split, _gen(((S(5, 4), 2), None, "size"), ((S(5, 4), 3, 1), None, "dim1")),
+           dtypes=ALL, method="unsafe_split"),
+    OpSpec("unsafe_chunk", _ref_chunk, _gen(((S(5, 4), 2), None, "2"), ((S(5, 4), 3, -1), None, "dim")),
+           dtypes=ALL, method="unsafe_chunk"),
+    OpSpec("unsafe_split_with_sizes", _ref_split_with_sizes, _gen(((S(5, 4), [1, 4]), None, "sizes")), dtypes=ALL,
+           method="unsafe_split_with_sizes"),
+    *[OpSpec(name, np.moveaxis, _gen(
+        ((S(2, 3, 4), 0, 2), None, "int"), ((S(2, 3, 4), (0, 1), (2, 0)), None, "tuple"),
+        ((S(2, 3, 4), -1, 0), None, "negative"), ((S(2, 0, 3), (1,), (0,)), None, "empty")), dtypes=ALL,
+        method=name) for name in ("movedim", "moveaxis")],
+    *[OpSpec(name, np.swapaxes, _gen(((S(2, 3, 4), 0, 2), None, "3d"), ((S(3, 4), -1, 0), None, "2d")), dtypes=ALL,
+             method=name) for name in ("swapaxes", "swapdims")],
+    OpSpec("adjoint", lambda x: np.swapaxes(x, -2, -1), _gen(((S(3, 4),), None, "2d"), ((S(2, 3, 4),), None, "3d")),
+           dtypes=ALL, method="adjoint"),
+    OpSpec("ravel", np.ravel, _gen(*[(a, None, str(a)) for a in _NUMERIC_SHAPES]), dtypes=ALL, method="ravel"),
+    OpSpec("rot90", lambda x, k=1, dims=(0, 1): np.rot90(x, k, axes=dims), _gen(
+        ((S(3, 4),), None, "default"), ((S(3, 4), 2), None, "k2"), ((S(3, 4), -1), None, "k-1"),
+        ((S(2, 3, 4), 3, [2, 0]), None, "dims"), ((S(3, 4), 4), None, "k4"), ((S(0, 3), 1), None, "empty")),
+        dtypes=ALL, method="rot90"),
+    OpSpec("fliplr", np.fliplr, _gen(((S(3, 4),), None, "2d"), ((S(2, 3, 4),), None, "3d")), dtypes=ALL,
+           method="fliplr"),
+    OpSpec("flipud", np.flipud, _gen(((S(3),), None, "1d"), ((S(3, 4),), None, "2d")), dtypes=ALL,
+           method="flipud"),
+    OpSpec("diff", _ref_diff, _gen(
+        ((S(5),), None, "1d"), ((S(3, 4), 2, 0), None, "n2"), ((S(3, 4), 1, -1, S(3, 2), S(3, 1)), None, "pend"),
+        ((S(3, 4), 0), None, "n0"), ((S(3, 2), 3), None, "long"), ((S(0, 3),), None, "empty")), dtypes=ALL,
+        method="diff"),
+    OpSpec("repeat_interleave", _ref_repeat_interleave, _gen(
+        ((S(3, 4), 2), None, "int_flat"), ((S(3, 4), 2, 1), None, "int_dim"), ((S(), 3), None, "0d"),
+        ((S(0, 2), 2, 0), None, "empty")), dtypes=ALL, method="repeat_interleave", gradgrad=True),
+    OpSpec("repeat_interleave_tensor", _ref_repeat_interleave, _gen(
+        ((S(3, 4), _int_array(1, 0, 2), 0), None, "tensor"), ((S(3, 4), _int_array(3), -1), None, "tensor_0d"),
+        ((S(3, 2), _int_array(2, 1, 1, 0, 3, 1)), None, "flat")), dtypes=ALL, op=flow.repeat_interleave,
+        meta=False),
+    OpSpec("repeat_interleave_indices", _ref_repeat_interleave, lambda dtype: [
+        Sample((np.array([1, 0, 3], dtype.np_dtype),), name="counts"), Sample((np.zeros(0, dtype.np_dtype),),
+                                                                              name="empty")],
+        dtypes=INTS, differentiable=False, op=flow.repeat_interleave, meta=False,
+        unsupported_error=NotImplementedError),
+    OpSpec("vander", _ref_vander, _gen(
+        ((S(3),), None, "square"), ((S(4), 2, True), None, "increasing"), ((S(2), 0), None, "N0"),
+        ((S(0),), None, "empty")), dtypes=ALL),
+    OpSpec("constant_pad_nd", lambda x, pad, value=0: _ref_pad(x, pad, "constant", value), _gen(
+        ((S(2, 3), (1, 2)), None, "last"), ((S(2, 3), (1, 0, 0, 2), 1), None, "value"),
+        ((S(4, 5), (-1, 2)), None, "crop")), dtypes=ALL),
+    OpSpec("select", _ref_select, _gen(
+        ((S(3, 4), 0, 1), None, "dim0"), ((S(3, 4), -1, -1), None, "negative"), ((S(2, 0, 3), 2, 2), None,
+                                                                               "empty")),
+        dtypes=ALL, method="select", gradgrad=True),
+    OpSpec("as_strided", _ref_as_strided, _gen(
+        ((S(3, 4), (2, 2), (1, 2)), None, "transposed"), ((S(3, 4), (3, 3), (2, 1), 1), None, "overlap"),
+        ((S(6,), (2, 3), (0, 1)), None, "stride0"), ((S(3, 4), (0, 2), (1, 1)), None, "empty"),
+        ((S(5,), (), (), 4), None, "0d")), dtypes=ALL, method="as_strided", gradgrad=True),
+    OpSpec("as_strided_scatter", _ref_as_strided_scatter, _gen(
+        ((S(3, 4), S(2, 2), (2, 2), (1, 2)), None, "transposed"), ((S(6,), S(2, 2), (2, 2), (2, 1), 1), None,
+                                                                    "offset"),
+        ((S(3, 4), S(0, 2), (0, 2), (1, 1)), None, "empty")), dtypes=ALL, method="as_strided_scatter",
+        gradgrad=True),
+    OpSpec("unfold_tensor", _ref_unfold, _gen(
+        ((S(7,), 0, 3, 2), None, "1d"), ((S(3, 4), 1, 2, 1), None, "overlap"), ((S(3, 5), -2, 2, 2), None, "dim0"),
+        ((S(), 0, 1, 1), None, "0d"), ((S(3, 4), 1, 0, 2), None, "size0")), dtypes=ALL,
+        op=lambda x, *a: x.unfold(*a), gradgrad=True),
+    OpSpec("narrow_copy", _ref_narrow, _gen(((S(5, 4), 0, 1, 3), None, "dim0"), ((S(5, 4), -1, -2, 2), None,
+                                                                                 "negative")),
+           dtypes=ALL, method="narrow_copy"),
+    *[OpSpec(name, ref, _gen(*cases), dtypes=ALL, differentiable=name != "detach_copy") for name, ref, cases in (
+        ("alias_copy", np.copy, (((S(3, 4),), None, "2d"),)),
+        ("detach_copy", np.copy, (((S(3, 4),), None, "2d"),)),
+        ("as_strided_copy", _ref_as_strided, (((S(3, 4), (2, 2), (1, 2), 1), None, "2d"),)),
+        ("expand_copy", _ref_expand, (((S(3, 1), (2, 3, 4)), None, "stretch"),)),
+        ("permute_copy", np.transpose, (((S(2, 3, 4), (2, 0, 1)), None, "3d"),)),
+        ("select_copy", _ref_select, (((S(3, 4), 1, 2), None, "2d"),)),
+        ("slice_copy", _ref_slice, (((S(5, 4), 0, 1, 4, 2), None, "step"), ((S(5, 4), 1, -3), None, "negative"),
+                                    ((S(5, 4),), None, "default"))),
+        ("split_copy", _ref_split, (((S(5, 4), 2), None, "size"),)),
+        ("split_with_sizes_copy", _ref_split_with_sizes, (((S(5, 4), [1, 4]), None, "sizes"),)),
+        ("squeeze_copy", _ref_squeeze, (((S(1, 3, 1),), None, "all"), ((S(1, 3, 1), (0, 2)), None, "dims"))),
+        ("t_copy", lambda x: x.T, (((S(3, 4),), None, "2d"),)),
+        ("transpose_copy", np.swapaxes, (((S(2, 3, 4), 0, 2), None, "3d"),)),
+        ("unbind_copy", lambda x, dim=0: tuple(_moved(x, dim)), (((S(3, 4), 1), None, "dim1"),)),
+        ("unfold_copy", _ref_unfold, (((S(7,), 0, 3, 2), None, "1d"),)),
+        ("unsqueeze_copy", np.expand_dims, (((S(3, 4), 1), None, "mid"),)),
+        ("view_copy", lambda x, shape: x.reshape(shape), (((S(3, 4), (2, 6)), None, "2d"),)))],
 )

@@ -9,6 +9,7 @@ the functional API's overload resolution (a few microseconds per call).
 from __future__ import annotations
 
 from oneflow_lite.framework.attr import AttrMap
+from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET
 from oneflow_lite.framework.calls import add_resolver, functional, register_call
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.op_registry import find, lookup
@@ -166,7 +167,10 @@ def expand_reduced(g, kept_shape, shape):
 
 
 def zeros_of(meta):
-    """Zeros with ``meta``'s shape, dtype and device (the gradient of a piecewise-constant op)."""
+    """Zeros with ``meta``'s shape, dtype and device (the gradient of a piecewise-constant op); a global
+    meta's placement and SBP."""
+    if meta.key_set & GLOBAL_KEY_SET:
+        return get_functor("GlobalFull")(meta.shape, 0, meta.dtype, meta.placement, meta.nd_sbp)
     return _zeros(tuple(meta.shape), meta.dtype, meta.device)
 
 

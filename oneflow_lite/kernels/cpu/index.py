@@ -106,6 +106,43 @@ for _op, _reduce in (("dim_scatter_update", None), ("dim_scatter_add", np.add), 
     cpu_kernel(_op + "_scalar", dtype_in("index", int64))(_scatter_scalar_kernel(_op + "_scalar_cpu", _reduce))
 
 
+
+# ---- scatter_reduce ------------------------------------------------------------------------------------------
+_REDUCE_UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+
+
+def _identity(reduce, dtype):
+    """The value a position starts from when ``include_self`` is False."""
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if dtype == _bool:
+        return reduce == "amin"
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    extreme = -np.inf if reduce == "amax" else np.inf
+    return extreme if dtype.kind == "f" else (info.min if reduce == "amax" else info.max)
+
+
+@cpu_kernel("dim_scatter_reduce", dtype_in("index", int64))
+def dim_scatter_reduce_cpu(ctx, x, index, src):
+    attrs = ctx.attrs
+    reduce, dim = attrs["reduce"], attrs["dim"]
+    out, target, coords = _scatter_target(ctx, x, index)
+    src = _at_least_1d(src)[_leading(coords[dim].shape)]
+    counts = np.zeros(target.shape, np.int64)
+    np.add.at(counts, coords, 1)
+    touched = counts > 0
+    if not attrs["include_self"]:
+        target[touched] = _identity(reduce, target.dtype)
+    else:
+        counts += 1
+    _REDUCE_UFUNCS[reduce].at(target, coords, src)
+    if reduce == "mean":
+        divide = np.floor_divide if target.dtype.kind in "iu" else np.true_divide
+        target[touched] = divide(target[touched], counts[touched]).astype(target.dtype)
+    return out
+
 # ---- index_select / index_add -------------------------------------------------------------------------
 def _check_index_range(op, index, size):
     if index.size and (index.min() < 0 or index.max() >= size):

@@ -13,6 +13,7 @@ import numpy as np
 
 from oneflow_lite.dispatch.kernel_predicate import dtype_in
 from oneflow_lite.framework.dtype import ALL_DTYPES, FLOATING_DTYPES, INTEGRAL_DTYPES, NUMERIC_DTYPES, bool_
+from oneflow_lite.kernels.cpu import special
 from oneflow_lite.kernels.cpu.blocked import run_blocked
 from oneflow_lite.kernels.registration import cpu_kernel
 
@@ -50,10 +51,8 @@ def _copy_kernel(ctx, x):
 
 # ---- erf ------------------------------------------------------------------------------------------
 # Note [erf kernels]
-# float64: Cephes' rational approximations (ndtr.c, S. L. Moshier): erf(x) = x T(x^2) / U(x^2) for |x| <= 1,
-# else 1 - erfc(|x|) with erfc(a) = exp(-a^2) P(a) / Q(a), to a few ulp; |x| is capped at 8 (where the P / Q
-# fit ends; erf is 1.0 in float64 beyond 6). That is ``erf_reference``, which the tests compare the float32
-# kernel against.
+# float64: Cephes' rational approximations (``special.erf``, kernels/cpu/special.py), to a few ulp. That is
+# ``erf_reference``, which the tests compare the float32 kernel against.
 # float32 (and float16, computed in float32), in cache-sized blocks with the passes written in place (Note
 # [Blocked kernels] in kernels/cpu/blocked.py): erf(x) = x + x R(x^2) (R of degree 5, relative error 4e-8 for
 # |x| <= 1) on every element, then, on the elements with |x| > 1 only (gathered by index), sign(x) (1 -
@@ -62,16 +61,6 @@ def _copy_kernel(ctx, x):
 # least squares to the minimax error) against mpmath; within 2 ulp of the exact value (tests/
 # test_fused_kernels.py). Most inputs of a network are small, so most elements take the polynomial alone
 # (about 14 passes) and the erfc form runs on few. The GELU kernels use both forms for Phi(x).
-_ERF_T = (9.60497373987051638749E0, 9.00260197203842689217E1, 2.23200534594684319226E3, 7.00332514112805075473E3,
-          5.55923013010394962768E4)
-_ERF_U = (1.0, 3.35617141647503099647E1, 5.21357949780152679795E2, 4.59432382970980127987E3,
-          2.26290000613890934246E4, 4.92673942608635921086E4)
-_ERFC_P = (2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0,
-           4.86371970985681366614E1, 1.96520832956077098242E2, 5.26445194995477358631E2,
-           9.34528527171957607540E2, 1.02755188689515710272E3, 5.57535335369399327526E2)
-_ERFC_Q = (1.0, 1.32281951154744992508E1, 8.67072140885989742329E1, 3.54937778887819891062E2,
-           9.75708501743205489753E2, 1.82390916687909736289E3, 2.24633760818710981792E3,
-           1.65666309194161350182E3, 5.57535340817727675546E2)
 ERFC_K = 0.42
 # E(t), lowest power first: erfc(z) = t E(t) exp(-z^2)
 ERFC_POLY = (0.2367516118116746, 0.24062157403300527, 0.18865239911246853, 0.28774739621752116,
@@ -79,47 +68,10 @@ ERFC_POLY = (0.2367516118116746, 0.24062157403300527, 0.18865239911246853, 0.287
 # R(u), lowest power first: erf(x) = x + x R(x^2) for |x| <= 1
 ERF_SMALL_POLY = (0.12837912262150147, -0.37612326239366706, 0.11280179337522397, -0.026711270068796228,
                    0.004917487232983173, -0.0005631106804104141)
-# Below this many elements the NumPy calls of the vectorised forms cost more than math.erf per element.
-_ERF_SMALL = 512
-_erf_scalar = np.frompyfunc(math.erf, 1, 1)
-
-
-def _polyval(x, coefs):
-    r = x * coefs[0]
-    r += coefs[1]
-    for c in coefs[2:]:
-        r *= x
-        r += c
-    return r
-
-
-def erf_reference(x: np.ndarray) -> np.ndarray:
-    """The error function of a floating array by Cephes' forms, in float64 for float64 (else float32), in
-    ``x``'s dtype (math.erf per element on small arrays)."""
-    dt = x.dtype
-    if x.size < _ERF_SMALL:
-        return np.asarray(_erf_scalar(x), dtype=dt)
-    x = x.astype(_F64 if dt == _F64 else _F32, copy=False)
-    r = np.empty_like(x)
-    with _errstate(all="ignore"):
-        small = np.abs(x) <= 1.0
-        xs = x[small]
-        z = xs * xs
-        num = _polyval(z, _ERF_T)
-        num *= xs
-        num /= _polyval(z, _ERF_U)
-        r[small] = num
-        np.logical_not(small, out=small)
-        xb = x[small]
-        a = np.minimum(np.abs(xb), 8.0)
-        e = a * a
-        np.negative(e, out=e)
-        np.exp(e, out=e)
-        e *= _polyval(a, _ERFC_P)
-        e /= _polyval(a, _ERFC_Q)
-        np.subtract(1.0, e, out=e)
-        r[small] = np.copysign(e, xb, out=e)
-    return r.astype(dt, copy=False)
+# Below this many elements the NumPy calls of the vectorised forms cost more than math.erf per element
+# (special.erf's own cutoff).
+_ERF_SMALL = special.ERF_SMALL
+erf_reference = special.erf
 
 
 def small_erf_poly(out, x, u) -> None:
@@ -191,6 +143,56 @@ for _op, _fn in (("expm1", np.expm1), ("log", np.log), ("log1p", np.log1p), ("lo
                  ("reciprocal", np.reciprocal)):
     cpu_kernel(_op, _FLOAT_X)(_ufunc_kernel(_fn, _op + "_cpu", quiet=True))
 cpu_kernel("erf", _FLOAT_X)(_ufunc_kernel(erf, "erf_cpu", quiet=False))
+for _op, _fn in (("acos", np.arccos), ("asin", np.arcsin), ("atan", np.arctan), ("acosh", np.arccosh),
+                 ("asinh", np.arcsinh), ("atanh", np.arctanh), ("sinh", np.sinh), ("cosh", np.cosh),
+                 ("exp2", np.exp2), ("log10", np.log10)):
+    cpu_kernel(_op, _FLOAT_X)(_ufunc_kernel(_fn, _op + "_cpu", quiet=True))
+cpu_kernel("frac", _FLOAT_X)(_ufunc_kernel(lambda x: x - np.trunc(x), "frac_cpu", quiet=True))  # inf: NaN
+# The special functions compute in float64 (Note [Special functions on NumPy] in kernels/cpu/special.py).
+for _op, _fn in (("erfc", special.erfc), ("erfinv", special.erfinv), ("lgamma", special.lgamma),
+                 ("digamma", special.digamma), ("i0", np.i0), ("i1", special.i1)):
+    cpu_kernel(_op, _FLOAT_X)(_ufunc_kernel(special.in_float64(_fn), _op + "_cpu", quiet=True))
+
+
+@cpu_kernel("polygamma", _FLOAT_X)
+def polygamma_cpu(ctx, x):
+    return special.in_float64(lambda a: special.polygamma(ctx.attrs["n"], a))(x)
+
+
+@cpu_kernel("signbit", _FLOAT_X)
+def signbit_cpu(ctx, x):
+    return np.signbit(x)
+
+
+@cpu_kernel("signbit", _NON_FLOAT_X)
+def signbit_non_float_cpu(ctx, x):
+    """Integers: ``x < 0``; unsigned integers and bool: never."""
+    return x < 0 if x.dtype.kind == "i" else np.zeros(x.shape, _BOOL)
+
+
+@cpu_kernel("frexp", _FLOAT_X)
+def frexp_cpu(ctx, x):
+    """``(mantissa, exponent)``: the exponent is int32, 0 for 0, inf and NaN (whose mantissa is themselves)."""
+    m, e = np.frexp(x)
+    return m, e.astype(np.int32, copy=False)
+
+
+@cpu_kernel("logit", _FLOAT_X)
+def logit_cpu(ctx, x):
+    eps = ctx.attrs["eps"]
+    with _errstate(all="ignore"):
+        if eps >= 0:
+            x = np.clip(x, x.dtype.type(eps), x.dtype.type(1.0 - eps))
+        return np.log(x / (1 - x))
+
+
+@cpu_kernel("logit_grad", _FLOAT_DY)
+def logit_grad_cpu(ctx, dy, x):
+    eps = ctx.attrs["eps"]
+    t = x.dtype.type
+    outside = (x < 0) | (x > 1) if eps < 0 else (x < t(eps)) | (x > t(1.0 - eps))
+    with _errstate(all="ignore"):
+        return np.where(outside, t(np.nan) if eps < 0 else t(0), dy / (x * (1 - x)))
 for _op, _fn in (("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc)):
     cpu_kernel(_op, _FLOAT_X)(_ufunc_kernel(_fn, _op + "_cpu", quiet=False))
     cpu_kernel(_op, _INT_X)(_copy_kernel)

@@ -1,0 +1,282 @@
+"""SBP signature rules: for each op type, the SBP signatures it admits on one placement dimension (OneFlow's
+``GetSbpFn``), and how its local call differs from the logical one.
+
+Note [SBP rules]
+A rule is registered per op type (``register_sbp_rule``): an :class:`SbpRule` holding
+
+- ``signatures(ctx)``: the admitted ``(input SBPs, output SBPs)`` pairs for one placement dimension of
+  ``ctx.n`` ranks, from the logical metas and attrs in ``ctx``; the global interpreter picks, for each
+  placement dimension, the one whose inputs are cheapest to box to (Note [Choosing a signature]);
+- ``localize(ctx, plan)`` (optional), run once per plan: returns the attrs that differ in the local call
+  (e.g. a ``shape`` attr holding the logical output shape becomes this rank's piece's shape), and may set
+  ``plan.finish(plan, inputs, outputs)``, a per-call step after the local kernel (e.g. the mean of a split
+  dimension divided by the global count instead of the local one), with ``plan.data`` for it.
+
+Rules are written for families (``broadcast``: elementwise and broadcasting ops; ``reduce``; ``view``;
+matmul / linear; softmax; nll; embedding; ...) and registered for each op type of the family. An op
+without a rule runs on broadcast inputs (every rank computes the whole op) and says so once in the log.
+Random ops have no rule on purpose: a broadcast result must be the same on every rank.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import partial
+
+from oneflow_lite.framework import sbp as S
+
+B = S.broadcast
+P = S.partial_sum
+split = S.split
+_lock = threading.Lock()
+
+
+class SbpContext:
+    """What a rule sees: the op type, the logical input / output metas, the composed attrs, and the number
+    of ranks ``n`` on the placement dimension being decided."""
+
+    __slots__ = ("attrs", "inputs", "n", "op_type", "outputs")
+
+    def __init__(self, op_type, inputs, outputs, attrs, n):
+        self.op_type = op_type
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self.n = n
+
+
+class SbpRule:
+    """The SBP behaviour of an op type (Note [SBP rules])."""
+
+    __slots__ = ("localize", "signatures")
+
+    def __init__(self, signatures, localize=None):
+        self.signatures = signatures
+        self.localize = localize
+
+    def __repr__(self):
+        fn = self.signatures
+        name = getattr(getattr(fn, "func", fn), "__name__", repr(fn))
+        if isinstance(fn, partial) and fn.keywords:
+            name += "(" + ", ".join(f"{k}={getattr(v, '__name__', v)!r}" for k, v in fn.keywords.items()) + ")"
+        return name + ("" if self.localize is None else f", localized by {self.localize.__name__}")
+
+
+def describe_rule(op_type: str) -> str:
+    """The line ``dump_table`` prints under the Global key (Note [Key annotations] in dispatch/introspection.py)."""
+    rule = SBP_RULES.get(op_type)
+    if rule is None:
+        return "sbp rule: none (global calls run on broadcast inputs)"
+    return f"sbp rule: {rule!r}"
+
+
+SBP_RULES: dict[str, SbpRule] = {}
+
+
+def register_sbp_rule(op_types, rule: SbpRule) -> None:
+    """Register ``rule`` for each op type of ``op_types`` (a name or a list of names)."""
+    if isinstance(op_types, str):
+        op_types = (op_types,)
+    with _lock:
+        for t in op_types:
+            SBP_RULES[t] = rule
+
+
+def find_sbp_rule(op_type: str) -> SbpRule | None:
+    return SBP_RULES.get(op_type)
+
+
+# ---- broadcast (elementwise and broadcasting ops) -----------------------------------------------------
+def broadcast_signatures(ctx, partial_sets=(), skip=None) -> list:
+    """Split any output dim that some input has whole (inputs that broadcast along it stay B), all B, and
+    the given sets of inputs partial (the op is linear in them; the other inputs B)."""
+    out = ctx.outputs[0].shape
+    nd = len(out)
+    skipped = skip(ctx) if skip is not None else ()
+    n_out = len(ctx.outputs)
+    sigs = []
+    for d in range(nd):
+        if d in skipped:
+            continue
+        ins = []
+        for m in ctx.inputs:
+            k = d - (nd - m.ndim)
+            ins.append(split(k) if k >= 0 and m.shape[k] == out[d] else B)
+        if any(s is not B for s in ins):
+            sigs.append((tuple(ins), (split(d),) * n_out))
+    sigs.append(((B,) * len(ctx.inputs), (B,) * n_out))
+    for ps in partial_sets:
+        if max(ps) < len(ctx.inputs):
+            sigs.append((tuple(P if i in ps else B for i in range(len(ctx.inputs))), (P,) * n_out))
+    return sigs
+
+
+def _axis_dim(ctx):
+    nd = ctx.inputs[0].ndim
+    a = ctx.attrs["axis"]
+    return (a + nd if a < 0 else a,)
+
+
+broadcast = SbpRule(broadcast_signatures)
+linear_unary = SbpRule(partial(broadcast_signatures, partial_sets=((0,),)))
+softmax = SbpRule(partial(broadcast_signatures, skip=_axis_dim))
+
+_UNARY = ["abs", "ceil", "cos", "erf", "exp", "expm1", "floor", "log", "log1p", "log2", "reciprocal", "round", "rsqrt", "sign", "sin", "sqrt", "square", "tan", "tanh", "trunc", "sigmoid", "relu", "elu", "gelu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "mish", "selu", "silu", "softplus", "logical_not", "bitwise_not", "isnan", "isinf", "isfinite", "nan_to_num", "clip_by_scalar", "scalar_add", "scalar_floor_mod", "scalar_floordiv", "scalar_fmod", "scalar_lerp", "scalar_logical_equal", "scalar_logical_greater", "scalar_logical_greater_equal", "scalar_logical_less", "scalar_logical_less_equal", "scalar_logical_not_equal", "scalar_pow", "scalar_reverse_div", "scalar_reverse_pow", "scalar_truncdiv", "relu_grad", "elu_grad", "gelu_grad", "hardsigmoid_grad", "hardswish_grad", "hardtanh_grad", "leaky_relu_grad", "mish_grad", "selu_grad", "sigmoid_grad", "silu_grad", "softplus_grad", "tanh_grad", "clip_by_scalar_grad", "broadcast_atan2", "broadcast_bitwise_and", "broadcast_bitwise_or", "broadcast_bitwise_xor", "broadcast_equal", "broadcast_floor_mod", "broadcast_floordiv", "broadcast_fmod", "broadcast_greater", "broadcast_greater_equal", "broadcast_less", "broadcast_less_equal", "broadcast_logical_and", "broadcast_logical_or", "broadcast_logical_xor", "broadcast_maximum", "broadcast_minimum", "broadcast_not_equal", "broadcast_pow", "broadcast_truncdiv", "clip_by_tensor", "clip_by_tensor_max", "clip_by_tensor_min", "where", "masked_fill", "masked_fill_tensor", "lerp", "addcmul", "addcdiv", "mse_loss", "mse_loss_grad", "l1_loss", "l1_loss_grad", "smooth_l1_loss", "smooth_l1_loss_grad", "huber_loss", "huber_loss_grad", "kl_div_loss", "kl_div_loss_grad", "kl_div_loss_target_grad", "binary_cross_entropy", "binary_cross_entropy_grad", "binary_cross_entropy_target_grad", "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits_grad", "binary_cross_entropy_with_logits_target_grad", "sgd_update", "one_hot", "dropout"]
+register_sbp_rule(_UNARY, broadcast)
+register_sbp_rule(("negative", "scalar_mul", "scalar_div", "cast", "copy"), linear_unary)
+register_sbp_rule(("broadcast_add", "broadcast_sub"), SbpRule(partial(broadcast_signatures, partial_sets=((0, 1),))))
+register_sbp_rule("broadcast_mul", SbpRule(partial(broadcast_signatures, partial_sets=((0,), (1,)))))
+register_sbp_rule("broadcast_div", SbpRule(partial(broadcast_signatures, partial_sets=((0,),))))
+register_sbp_rule(("softmax", "log_softmax", "softmax_grad", "log_softmax_grad", "safe_softmax"), softmax)
+
+
+# ---- reductions ---------------------------------------------------------------------------------------
+def _reduced_axes(ctx) -> tuple:
+    nd = ctx.inputs[0].ndim
+    if "axis" in ctx.attrs:
+        axes = ctx.attrs["axis"]
+        keep = ctx.attrs["keepdims"]
+    else:
+        axes, keep = (ctx.attrs["dim"],), ctx.attrs["keepdim"]
+    return tuple(sorted(a + nd if a < 0 else a for a in axes)) if nd else (), keep
+
+
+def reduce_signatures(ctx, partial_ok=False) -> list:
+    """A split of a kept dim stays a split (of the dim it becomes); a split of a reduced dim gives a partial
+    sum when ``partial_ok``; B -> B; P -> P when ``partial_ok``."""
+    axes, keep = _reduced_axes(ctx)
+    n_out = len(ctx.outputs)
+    sigs = []
+    for d in range(ctx.inputs[0].ndim):
+        if d in axes:
+            if partial_ok:
+                sigs.append(((split(d),), (P,) * n_out))
+        else:
+            sigs.append(((split(d),), (split(d if keep else d - sum(a < d for a in axes)),) * n_out))
+    sigs.append(((B,), (B,) * n_out))
+    if partial_ok:
+        sigs.append(((P,), (P,) * n_out))
+    return sigs
+
+
+def _mean_finish(plan, inputs, outputs):
+    """The local mean of a split reduced dim is over the local count: rescale to the global count."""
+    factor = plan.data
+    for o in outputs:
+        a = o._array
+        if factor == 0.0:
+            a[...] = 0
+        else:
+            a *= a.dtype.type(factor)
+
+
+def _mean_factor(ctx, plan):
+    axes, _ = _reduced_axes(ctx)
+    local, logical = plan.in_local_shapes[0], ctx.inputs[0].shape
+    num = den = 1
+    for a in axes:
+        num *= local[a]
+        den *= logical[a]
+    plan.data = (num / den) if den else 1.0
+    if plan.data != 1.0:
+        plan.finish = _mean_finish
+
+
+register_sbp_rule(("reduce_sum",), SbpRule(partial(reduce_signatures, partial_ok=True)))
+register_sbp_rule(("reduce_mean",), SbpRule(partial(reduce_signatures, partial_ok=True), localize=_mean_factor))
+register_sbp_rule(("reduce_max", "reduce_min", "reduce_prod", "reduce_all", "reduce_any", "reduce_logsumexp",
+                   "reduce_max_dim", "reduce_min_dim", "argmax", "argmin", "count_nonzero"),
+                  SbpRule(reduce_signatures))
+
+
+# ---- views: reshape, flatten, squeeze, expand_dims -----------------------------------------------------
+def view_split_map(in_shape, out_shape, n) -> dict:
+    """Input dim -> output dim whose splits over ``n`` ranks hold the same elements: the same number of
+    elements before both, and the same size or both divisible by ``n``."""
+    pre_out, acc = {}, 1
+    for j, d in enumerate(out_shape):
+        pre_out.setdefault(acc, []).append(j)
+        acc *= d
+    found, acc = {}, 1
+    for i, d in enumerate(in_shape):
+        for j in pre_out.get(acc, ()):
+            o = out_shape[j]
+            if d > 1 and (o == d or (d % n == 0 and o % n == 0)):
+                found[i] = j
+                break
+        acc *= d
+    return found
+
+
+def view_signatures(ctx) -> list:
+    m = view_split_map(ctx.inputs[0].shape, ctx.outputs[0].shape, ctx.n)
+    return [((split(a),), (split(b),)) for a, b in m.items()] + [((B,), (B,)), ((P,), (P,))]
+
+
+def _reshape_attrs(ctx, plan):
+    return {"shape": plan.out_local_shapes[0]}
+
+
+register_sbp_rule("reshape", SbpRule(view_signatures, localize=_reshape_attrs))
+register_sbp_rule(("flatten", "squeeze", "expand_dims"), SbpRule(view_signatures))
+
+
+def transpose_signatures(ctx) -> list:
+    perm = ctx.attrs["perm"]
+    return [((split(p),), (split(j),)) for j, p in enumerate(perm)] + [((B,), (B,)), ((P,), (P,))]
+
+
+register_sbp_rule("transpose", SbpRule(transpose_signatures))
+
+
+def expand_signatures(ctx) -> list:
+    ins, out = ctx.inputs[0].shape, ctx.outputs[0].shape
+    lead = len(out) - len(ins)
+    sigs = [((split(k),), (split(k + lead),)) for k, d in enumerate(ins) if d == out[k + lead] and d > 1]
+    return sigs + [((B,), (B,)), ((P,), (P,))]
+
+
+register_sbp_rule("expand", SbpRule(expand_signatures,
+                                    localize=lambda ctx, plan: {"expand_shape": plan.out_local_shapes[0]}))
+
+
+# ---- matmul and linear --------------------------------------------------------------------------------
+def matmul_signatures(ctx) -> list:
+    """(S(m), B) -> S(m); (B, S(n)) -> S(n); (S(k), S(k)) -> P; batch dims split together; B / P passes."""
+    a, b = ctx.inputs[0], ctx.inputs[1]
+    na, nb, no = a.ndim, b.ndim, ctx.outputs[0].ndim
+    sigs = []
+    if na >= 2 and nb >= 2:
+        bo = no - 2
+        for d in range(bo):  # batch dims
+            ka, kb = d - (bo - (na - 2)), d - (bo - (nb - 2))
+            sa = split(ka) if ka >= 0 and a.shape[ka] == ctx.outputs[0].shape[d] else B
+            sb = split(kb) if kb >= 0 and b.shape[kb] == ctx.outputs[0].shape[d] else B
+            sigs.append(((sa, sb), (split(d),)))
+        sigs.append(((split(na - 2), B), (split(no - 2),)))
+        sigs.append(((B, split(nb - 1)), (split(no - 1),)))
+    elif na >= 2:  # matrix @ vector
+        sigs.append(((split(na - 2), B), (split(no - 1),)))
+    sigs.append(((split(na - 1), split(max(nb - 2, 0))), (P,)))
+    sigs += [((B, B), (B,)), ((P, B), (P,)), ((B, P), (P,))]
+    return sigs
+
+
+def linear_signatures(ctx) -> list:
+    """x (..., k), weight (n, k), bias (n,): batch splits; column parallel (weight S(0), bias S(0)) -> S(-1);
+    row parallel (x S(-1), weight S(1), bias P) -> P."""
+    x = ctx.inputs[0]
+    has_bias = len(ctx.inputs) == 3
+    nd = x.ndim
+    bias = (B,) if has_bias else ()
+    sigs = [((split(d), B) + bias, (split(d),)) for d in range(nd - 1)]
+    if ctx.inputs[1].ndim == 2:
+        sigs.append(((B, split(0)) + ((split(0),) if has_bias else ()), (split(nd - 1),)))
+        sigs.append(((split(nd - 1), split(1)) + ((P,) if has_bias else ()), (P,)))
+    sigs.append(((B, B) + bias, (B,)))
+    sigs.append(((P, B) + ((P,) if has_bias else ()), (P,)))
+    return sigs
+
+
+register_sbp_rule("matmul", SbpRule(matmul_signatures))
+register_sbp_rule("linear", SbpRule(linear_signatures))
