@@ -3,6 +3,7 @@ float64: erf and GELU (Note [erf kernels], Note [GELU kernels]), including NaN a
 several blocks (Note [Blocked kernels]) and non-contiguous ones."""
 
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -113,6 +114,29 @@ def test_gelu_of_float16_and_of_non_contiguous_inputs():
         np.testing.assert_allclose(h.numpy().astype(np.float64),
                                    activation.gelu_reference(form, x.astype(np.float16).astype(np.float64)),
                                    rtol=1e-3, atol=1e-4)
+
+
+def test_blocked_scratch_rows_are_reused_per_thread_and_kind():
+    """Note [Blocked kernels]: one set of scratch rows per thread and kind, reused by calls of every size;
+    results stay those of the reference whatever an earlier call left in the rows."""
+    rows = blocked._scratch_rows(np.dtype(np.float32), 2, 1)
+    assert blocked._scratch_rows(np.dtype(np.float32), 2, 1) is rows
+    assert [r.dtype for r in rows] == [np.float32, np.float32, np.bool_] and {r.size for r in rows} == {blocked.BLOCK}
+    assert blocked._scratch_rows(np.dtype(np.float64), 2, 1) is not rows
+    other = []
+    t = threading.Thread(target=lambda: other.append(blocked._scratch_rows(np.dtype(np.float32), 2, 1)))
+    t.start()
+    t.join()
+    assert other[0] is not rows
+    rng = np.random.default_rng(5)
+    for n in (blocked.BLOCK * 2 + 7, 300, blocked.BLOCK, 1000):  # large, small, exactly one block, small again
+        x = (rng.standard_normal(n) * 3).astype(np.float32)
+        dy = rng.standard_normal(n).astype(np.float32)
+        np.testing.assert_allclose(activation._gelu(EXACT, x), activation.gelu_reference(EXACT, x.astype(np.float64)),
+                                   rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(activation._gelu_grad(EXACT, dy, x),
+                                   activation.gelu_grad_reference(EXACT, dy.astype(np.float64), x.astype(np.float64)),
+                                   rtol=1e-5, atol=2e-6)
 
 
 def test_gelu_gradcheck_float64():
