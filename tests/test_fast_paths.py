@@ -6,8 +6,10 @@ is exercised by calling the same thing several times, so the first call takes th
 the later ones the fast path, and every result is compared with NumPy or hand-computed values.
 """
 
+import gc
 import itertools
 import pickle
+import weakref
 
 import numpy as np
 import pytest
@@ -532,3 +534,22 @@ def test_the_fast_path_calls_a_kernels_plain_form_and_checks_its_dtype():
     finally:
         reg.remove()
         definition.remove()
+
+
+def test_overload_resolution_leaves_no_reference_cycle():
+    """An overload that did not fit keeps its error without the traceback: the traceback's frames would hold the
+    caller's tensors in a cycle until the garbage collector runs (with it off, a training step's activations)."""
+    def caller(t):
+        return flow.arange(0, 3, dtype=flow.int64, device=t.device)  # the first overload does not fit
+
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(2):
+            x = flow.ones(3)
+            ref = weakref.ref(x)
+            np.testing.assert_array_equal(caller(x).numpy(), [0, 1, 2])
+            del x
+            assert ref() is None
+    finally:
+        gc.enable()
