@@ -18,6 +18,8 @@ import warnings
 
 import numpy as np
 
+from oneflow_lite.dispatch import tls
+from oneflow_lite.dispatch.dispatch_key import DispatchKey, key_set
 from oneflow_lite.dispatch.tls import ExcludeDispatchKeyGuard
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
@@ -658,30 +660,25 @@ class ScaledDotProductAttentionFunctor:
         self.softmax = _op("safe_softmax", ("in",), ("out",))
         self._softmax_attrs = cached_attrs({}, ("axis",), (-1,))
         self._bias_attrs = {}
+        self.fused = _op("scaled_dot_product_attention", ("query", "key", "value"), ("out", "attn"))
+        self.fused_masked = _op("scaled_dot_product_attention", ("query", "key", "value", "mask"), ("out", "attn"))
+        self._fused_attrs = {}
 
     def __call__(self, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-        qm, km, vm = q._meta, k._meta, v._meta
-        if not qm.dtype is km.dtype is vm.dtype:
-            raise RuntimeError(f"scaled_dot_product_attention: Expected query, key, and value to have the same "
-                               f"dtype, but got query.dtype: {qm.dtype.name}, key.dtype: {km.dtype.name} and "
-                               f"value.dtype: {vm.dtype.name} instead.")
-        if not qm.dtype.is_floating_point:
-            raise OpKernelNotFoundError(f"scaled_dot_product_attention: not implemented for dtype {qm.dtype.name}; "
-                                        f"query, key and value must be float16, float32 or float64")
-        if min(qm.ndim, km.ndim, vm.ndim) < 2:
-            raise RuntimeError(f"scaled_dot_product_attention: query, key and value need at least 2 dimensions "
-                               f"(..., L or S, E), got {qm.ndim}, {km.ndim} and {vm.ndim}")
-        if is_causal and attn_mask is not None:
-            raise RuntimeError("scaled_dot_product_attention: Explicit attn_mask should not be set when "
-                               "is_causal=True")
-        seq_q, seq_k, e = qm.shape[-2], km.shape[-2], qm.shape[-1]
-        if km.shape[-1] != e or vm.shape[-2] != seq_k:
-            raise RuntimeError(f"scaled_dot_product_attention: expected key of shape (..., S, {e}) and value of "
-                               f"shape (..., S, Ev) for query of shape {_dims(qm.shape)}, got key "
-                               f"{_dims(km.shape)} and value {_dims(vm.shape)}")
+        e = _check_attention_args(q, k, v, attn_mask, is_causal)
         if scale is None:
             scale = 1.0 / math.sqrt(e) if e else math.inf
-        grouped = enable_gqa
+        if not enable_gqa and _fused_attention_applies(q, k, v, attn_mask, dropout_p, e):
+            attrs = cached_attrs(self._fused_attrs, ("scale", "is_causal"), (float(scale), bool(is_causal)))
+            if attn_mask is None:
+                return dispatch(self.fused, (q, k, v), attrs)[0]
+            return dispatch(self.fused_masked, (q, k, v, attn_mask), attrs)[0]
+        return self._composite(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+    def _composite(self, q, k, v, attn_mask, dropout_p, is_causal, scale, grouped):
+        """The math reference: matmuls, the mask as a bias, ``safe_softmax``, dropout, for any call."""
+        qm = q._meta
+        seq_q, seq_k = qm.shape[-2], k._meta.shape[-2]
         if grouped:
             q, k, v = self._group(q, k, v)
         scores = _fn.ScalarMul(_fn.MatMul(q, _fn.Transpose(k, -2, -1)), scale, False)
@@ -694,11 +691,8 @@ class ScaledDotProductAttentionFunctor:
             if md is _bool:
                 attrs = cached_attrs(self._bias_attrs, ("causal_shape", "dtype"), ((), qm.dtype))
                 bias = dispatch(self.mask_bias_op, (attn_mask,), attrs)[0]
-            elif md is qm.dtype:
-                bias = attn_mask
             else:
-                raise RuntimeError(f"scaled_dot_product_attention: Expected attn_mask dtype to be bool or to match "
-                                   f"query dtype ({qm.dtype.name}), but got {md.name}")
+                bias = attn_mask
         elif is_causal:
             attrs = cached_attrs(self._bias_attrs, ("causal_shape", "dtype", "device"),
                                  ((seq_q, seq_k), qm.dtype, qm.device))
@@ -730,6 +724,57 @@ class ScaledDotProductAttentionFunctor:
                                f"be a multiple of the number of key / value heads ({hk} and {vs[-3]})")
         return (_reshape(q, (*qs[:-3], hk, hq // hk, *qs[-2:])), _reshape(k, (*ks[:-3], hk, 1, *ks[-2:])),
                 _reshape(v, (*vs[:-3], hk, 1, *vs[-2:])))
+
+
+def _check_attention_args(q, k, v, attn_mask, is_causal) -> int:
+    """PyTorch's errors for the arguments of scaled_dot_product_attention; E, the query's last dim."""
+    qm, km, vm = q._meta, k._meta, v._meta
+    if not qm.dtype is km.dtype is vm.dtype:
+        raise RuntimeError(f"scaled_dot_product_attention: Expected query, key, and value to have the same "
+                           f"dtype, but got query.dtype: {qm.dtype.name}, key.dtype: {km.dtype.name} and "
+                           f"value.dtype: {vm.dtype.name} instead.")
+    if not qm.dtype.is_floating_point:
+        raise OpKernelNotFoundError(f"scaled_dot_product_attention: not implemented for dtype {qm.dtype.name}; "
+                                    f"query, key and value must be float16, float32 or float64")
+    if min(qm.ndim, km.ndim, vm.ndim) < 2:
+        raise RuntimeError(f"scaled_dot_product_attention: query, key and value need at least 2 dimensions "
+                           f"(..., L or S, E), got {qm.ndim}, {km.ndim} and {vm.ndim}")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    e = qm.shape[-1]
+    if km.shape[-1] != e or vm.shape[-2] != km.shape[-2]:
+        raise RuntimeError(f"scaled_dot_product_attention: expected key of shape (..., S, {e}) and value of "
+                           f"shape (..., S, Ev) for query of shape {_dims(qm.shape)}, got key "
+                           f"{_dims(km.shape)} and value {_dims(vm.shape)}")
+    if attn_mask is not None and attn_mask._meta.dtype is not _bool and attn_mask._meta.dtype is not qm.dtype:
+        raise RuntimeError(f"scaled_dot_product_attention: Expected attn_mask dtype to be bool or to match query "
+                           f"dtype ({qm.dtype.name}), but got {attn_mask._meta.dtype.name}")
+    return e
+
+
+# The dispatch keys under which attention stays the composite of matmuls and a softmax: dispatch modes see
+# those ops (the FLOP counter counts the matmuls), autocast runs them at its precisions, vmap has their rules.
+_COMPOSITE_KEYS = key_set(DispatchKey.Python, DispatchKey.Autocast, DispatchKey.Batched)
+_FUSED_DTYPES = (dt.float16, dt.float32, dt.float64)
+
+
+def _fused_attention_applies(q, k, v, attn_mask, dropout_p, e) -> bool:
+    """Whether the call can run as one ``scaled_dot_product_attention`` op (Note [Fused attention] in ops/nn.py):
+    no dropout, q / k / v with the same leading dims and E > 0, a mask that needs no gradient, cpu float16 / 32
+    / 64, and no dispatch key that must see the composite."""
+    qm, km, vm = q._meta, k._meta, v._meta
+    if dropout_p > 0.0 or not e or qm.dtype not in _FUSED_DTYPES or not (qm.ndim == km.ndim == vm.ndim):
+        return False
+    if qm.shape[:-2] != km.shape[:-2] or qm.shape[:-2] != vm.shape[:-2]:
+        return False
+    keys = q._key_set | k._key_set | v._key_set
+    if attn_mask is not None:
+        if attn_mask.requires_grad:
+            return False
+        keys |= attn_mask._key_set
+    if tls.ACTIVE[0]:
+        keys = (keys | tls.state.included) & ~tls.state.excluded
+    return not keys & _COMPOSITE_KEYS
 
 
 # ---- distances --------------------------------------------------------------------------------------------

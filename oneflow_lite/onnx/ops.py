@@ -281,6 +281,29 @@ def _safe_softmax(ctx, node, ins):
     ctx.make("Where", [empty, ctx.const(0, dt), soft], [_out(node)])
 
 
+@converter("scaled_dot_product_attention")
+def _scaled_dot_product_attention(ctx, node, ins):
+    """softmax(q k^T scale + mask) v (Note [Fused attention] in ops/nn.py): MatMul, Mul, the mask as a bias,
+    the safe softmax of ``safe_softmax``'s mapping (a row masked everywhere gives 0), MatMul; both outputs."""
+    a, dt = node.res.attrs, _np(ctx, node.inputs[0])
+    q_shape, k_shape = ctx.meta(node.inputs[0]).shape, ctx.meta(node.inputs[1]).shape
+    perm = [*range(len(k_shape) - 2), len(k_shape) - 1, len(k_shape) - 2]
+    scores = ctx.make("Mul", [ctx.make("MatMul", [ins[0], ctx.make("Transpose", [ins[1]], perm=perm)]),
+                              ctx.const(float(a["scale"]), dt)])
+    if a["is_causal"]:
+        tri = np.tri(q_shape[-2], k_shape[-2], dtype=np.bool_)
+        scores = ctx.make("Add", [scores, ctx.const(np.where(tri, 0, -np.inf).astype(dt))])
+    elif len(ins) == 4:
+        mask = ins[3]
+        if ctx.meta(node.inputs[3]).dtype.np_dtype == np.bool_:
+            mask = ctx.make("Where", [mask, ctx.const(0, dt), ctx.const(-np.inf, dt)])
+        scores = ctx.make("Add", [scores, mask])
+    soft = ctx.make("Softmax", [scores], axis=-1)
+    empty = ctx.make("Equal", [_reduce(ctx, "ReduceMax", scores, [len(q_shape) - 1], True), ctx.const(-np.inf, dt)])
+    attn = ctx.make("Where", [empty, ctx.const(0, dt), soft], [node.outputs[1]])
+    ctx.make("MatMul", [attn, ins[2]], [_out(node)])
+
+
 # ---- linear algebra -------------------------------------------------------------------------------
 @converter("matmul")
 def _matmul(ctx, node, ins):
