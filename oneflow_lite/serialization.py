@@ -34,6 +34,13 @@ resolves are the containers pickle needs (``collections.OrderedDict``, ``set``, 
 ``safe_globals`` allowed. Any other global (a class, a function) is refused before it is looked up, with
 PyTorch's message naming it and the call that would allow it, so a file from an untrusted source cannot run
 code. ``weights_only=False`` is the plain unpickler (PyTorch's ``torch.load`` before 2.6).
+
+Note [Directory paths]
+OneFlow saves into directories, and its scripts often create one (``os.makedirs(path)``) before
+``flow.save(model.state_dict(), path)`` and ``flow.load(path)``. A path naming an existing directory therefore
+holds the archive as ``<path>/snapshot.npz`` (``DIRECTORY_ENTRY``), and ``flow.load`` of a directory reads that
+entry. ``flow.save(graph, path)`` of an ``nn.Graph`` makes ``path`` a directory holding the graph's job and
+variables (``nn.Graph.save``), as OneFlow does for serving; ``nn.Graph.load(path)`` runs it.
 """
 
 from __future__ import annotations
@@ -56,7 +63,9 @@ from oneflow_lite.framework import dtype as dtypes
 from oneflow_lite.framework.device import device as Device
 from oneflow_lite.framework.tensor import LAZY_KEY_SET, Tensor
 from oneflow_lite.framework.tensor_meta import Size
+from oneflow_lite.framework.world import world
 from oneflow_lite.functors.creation import from_numpy
+from oneflow_lite.graph import Graph
 from oneflow_lite.nn.parameter import Parameter
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load", "safe_globals", "save"]
@@ -67,6 +76,7 @@ _MANIFEST = "__manifest__"
 _PICKLE = "__pickle__"
 _PROTOCOL = 4
 _ZIP_MAGIC = b"PK\x03\x04"
+DIRECTORY_ENTRY = "snapshot.npz"  # Note [Directory paths]
 _DTYPES = {d.name: d for d in dtypes.ALL_DTYPES}
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
@@ -147,11 +157,20 @@ class _Pickler(pickle.Pickler):
                 t.requires_grad, type(t) is Parameter)
 
 
-def save(obj, f) -> None:
+def save(obj, f, global_dst_rank=None, save_as_external_data=False) -> None:
     """Save ``obj`` (any picklable object: a tensor, a state dict, a whole module, an optimizer's state, ...) to
-    ``f``, a path or a writable binary file object, in the format of Note [Save file format]. An object that
-    cannot be pickled raises before anything is written; a path is written atomically (a failed save leaves
-    an existing file unchanged)."""
+    ``f``, a path (an existing directory: Note [Directory paths]) or a writable binary file object, in the format
+    of Note [Save file format]. An object that cannot be pickled raises before anything is written; a path is
+    written atomically (a failed save leaves an existing file unchanged). ``global_dst_rank`` (OneFlow's): only
+    that rank writes (None: every rank). ``save_as_external_data`` is accepted for OneFlow compatibility
+    (tensors are always stored beside the pickle)."""
+    if not _writes_here(global_dst_rank):
+        return
+    if isinstance(obj, Graph):
+        path = _path(f, "save", "writable")
+        os.makedirs(path, exist_ok=True)
+        obj.save(path)
+        return
     buf = io.BytesIO()
     pickler = _Pickler(buf)
     try:
@@ -164,7 +183,7 @@ def save(obj, f) -> None:
     if hasattr(f, "write"):
         np.savez(f, **arrays)
         return
-    path = _path(f, "save", "writable")
+    path = _in_directory(_path(f, "save", "writable"))
     tmp = f"{path}.tmp{os.getpid()}.{threading.get_ident()}"
     try:
         with open(tmp, "wb") as out:
@@ -404,6 +423,23 @@ def _path(f, op: str, mode: str) -> str:
     return os.fspath(f)
 
 
+def _in_directory(path: str) -> str:
+    """The file that ``path`` names: its ``DIRECTORY_ENTRY`` when it is a directory (Note [Directory paths])."""
+    return os.path.join(path, DIRECTORY_ENTRY) if os.path.isdir(path) else path
+
+
+def _check_rank(op: str, arg: str, rank) -> None:
+    size = world().size
+    if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < size):
+        raise ValueError(f"flow.{op}: {arg} must be None or a rank in [0, {size}), got {rank!r}")
+
+
+def _writes_here(global_dst_rank) -> bool:
+    """Whether this rank writes a ``flow.save(..., global_dst_rank=...)`` (every rank when it is None)."""
+    _check_rank("save", "global_dst_rank", global_dst_rank)
+    return global_dst_rank is None or world().rank == global_dst_rank
+
+
 def _device_name(spec) -> str:
     """``spec``'s canonical name (``"cpu"`` -> ``"cpu:0"``), or ``spec`` itself for a device not registered here."""
     try:
@@ -432,17 +468,20 @@ def _read_archive(f, name: str) -> dict:
         raise RuntimeError(f"flow.load: '{name}' is truncated or corrupt ({type(e).__name__}: {e})") from None
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, global_src_rank=None,
+         **pickle_load_args):
     """Load an object saved by :func:`save` from ``f`` (a path or a readable, seekable binary file object).
 
     ``map_location`` places the tensors: None keeps each tensor's saved device, a device or device string
     moves them all there, a dict maps saved device strings (``"cpu:0"``) to devices. ``weights_only`` (None
     means True, as in PyTorch 2.6) loads with the restricted unpickler of Note [Weights-only loading];
     ``weights_only=False`` unpickles anything, running the code a pickle names: only for trusted files.
+    ``global_src_rank`` (OneFlow's: the rank that reads) is checked; every rank reads the file itself.
     ``pickle_module`` and ``mmap`` are accepted for PyTorch compatibility (the file holds its arrays
     uncompressed; they are read into memory). A file that is not a flow.save file, or is truncated or
     corrupt, raises a RuntimeError naming it.
     """
+    _check_rank("load", "global_src_rank", global_src_rank)
     if weights_only is not None and not isinstance(weights_only, bool):
         raise TypeError(f"flow.load: weights_only must be a bool or None, got {type(weights_only).__name__}")
     if not (map_location is None or isinstance(map_location, (str, Device, dict))):
@@ -455,6 +494,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         arrays = _read_archive(f, name)
     else:
         name = _path(f, "load", "readable")
+        if os.path.isdir(name) and not os.path.exists(_in_directory(name)):
+            raise FileNotFoundError(f"flow.load: '{name}' is a directory without the '{DIRECTORY_ENTRY}' that "
+                                    f"flow.save writes into a directory")
+        name = _in_directory(name)
         with open(name, "rb") as fh:
             arrays = _read_archive(fh, name)
     try:
