@@ -116,6 +116,7 @@ def test_programs_give_pytorchs_numbers(name):
 
 
 # ---- public programs run unchanged: nanoGPT and minGPT (scripts), OneFlow's tutorials ----------------------------
+import glob  # noqa: E402
 import pickle  # noqa: E402
 import re  # noqa: E402
 import shutil  # noqa: E402
@@ -259,3 +260,32 @@ def test_oneflow_graph_tutorial_trains_saves_and_serves(tmp_path, monkeypatch, c
         np.testing.assert_array_equal(saved[name].numpy(), params[name].detach().numpy())
     x, y = next(iter(g["train_dataloader"]))
     assert math.isfinite(served(x, y).item())  # the saved training job runs without the model code
+
+
+def _names(n, seed=0):
+    """A names file like makemore's names.txt: lowercase words, one a line, from a few syllables."""
+    rng = np.random.default_rng(seed)
+    syllables = ["an", "el", "ma", "ri", "so", "ka", "li", "ne", "ja", "ro", "bel", "tin", "lee", "ya"]
+    return "\n".join("".join(rng.choice(syllables, rng.integers(1, 4))) for _ in range(n)) + "\n"
+
+
+@pytest.mark.filterwarnings("ignore:'pin_memory' argument is set as true")  # as PyTorch without an accelerator
+def test_makemore_transformer_script_logs_to_tensorboard_and_samples(tmp_path, monkeypatch, capsys):
+    """makemore.py, unchanged (its InfiniteDataLoader, AdamW, torch.inference_mode, SummaryWriter, top-k sampling)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "names.txt").write_text(_names(300))
+    args = ["-i", "names.txt", "-o", "out", "--type", "transformer", "--device", "cpu", "--n-layer", "2",
+            "--n-head", "2", "--n-embd", "16", "--n-embd2", "16", "--batch-size", "16", "--learning-rate", "1e-2"]
+    out = _script(monkeypatch, capsys, PROGRAMS / "makemore.py", *args, "--max-steps", "501")
+    losses = [float(v) for v in re.findall(r"step \d+ \| loss ([\d.]+)", out)]
+    assert len(losses) == 51 and np.mean(losses[-5:]) < 0.75 * losses[0], out
+    assert "test loss" in out and "saving model to out/model.pt" in out and os.path.exists("out/model.pt")
+    (events,) = glob.glob("out/events.out.tfevents.*")
+    with open(events, "rb") as f:
+        data = f.read()
+    assert data.count(b"Loss/train") == 1 and data.count(b"Loss/test") == 1
+    with pytest.raises(SystemExit) as exit_info:  # --sample-only prints 50 samples, then sys.exit()
+        _script(monkeypatch, capsys, PROGRAMS / "makemore.py", *args, "--sample-only")
+    assert exit_info.value.code is None
+    counts = [int(v) for v in re.findall(r"(\d+) samples that are (?:in train|in test|new):", capsys.readouterr().out)]
+    assert len(counts) == 3 and sum(counts) == 50
