@@ -157,7 +157,7 @@ class _Pickler(pickle.Pickler):
                 t.requires_grad, type(t) is Parameter)
 
 
-def save(obj, f, global_dst_rank=None, save_as_external_data=False) -> None:
+def save(obj, f, *, global_dst_rank=None, save_as_external_data=False) -> None:
     """Save ``obj`` (any picklable object: a tensor, a state dict, a whole module, an optimizer's state, ...) to
     ``f``, a path (an existing directory: Note [Directory paths]) or a writable binary file object, in the format
     of Note [Save file format]. An object that cannot be pickled raises before anything is written; a path is
