@@ -108,3 +108,21 @@ def test_cross_entropy_takes_n_by_1_class_indices_as_oneflow():
 
 def _log_softmax_dim1(x):
     return x - np.log(np.exp(x).sum(1, keepdims=True))
+
+
+def test_graph_config_cudnn_conv_heuristic_search_algo_is_recorded():
+    class G(nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.m = nn.Conv2d(2, 3, 3)
+            self.config.enable_cudnn_conv_heuristic_search_algo(False)  # Oneflow-Inc/models' ResNet-50 graphs
+
+        def build(self, x):
+            return self.m(x)
+
+    g = G()
+    assert g.config.as_dict()["cudnn_conv_heuristic_search_algo"] is False
+    x = flow.randn(1, 2, 5, 5)
+    np.testing.assert_allclose(g(x).numpy(), g.m(x).detach().numpy(), rtol=1e-6, atol=1e-6)
+    with pytest.raises(TypeError, match=r"enable_cudnn_conv_heuristic_search_algo\(\): mode must be a bool"):
+        g.config.enable_cudnn_conv_heuristic_search_algo(1)
