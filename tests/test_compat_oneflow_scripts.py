@@ -3,6 +3,7 @@ directory that the script created, ``global_dst_rank`` / ``global_src_rank``, ``
 ``graph.load_state_dict``, and (N, 1) class-index targets for ``CrossEntropyLoss``."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -126,3 +127,35 @@ def test_graph_config_cudnn_conv_heuristic_search_algo_is_recorded():
     np.testing.assert_allclose(g(x).numpy(), g.m(x).detach().numpy(), rtol=1e-6, atol=1e-6)
     with pytest.raises(TypeError, match=r"enable_cudnn_conv_heuristic_search_algo\(\): mode must be a bool"):
         g.config.enable_cudnn_conv_heuristic_search_algo(1)
+
+
+def test_distributed_data_parallel_reads_its_modules_attributes():
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lr = 0.01
+            self.w = nn.Parameter(flow.tensor([[0.0], [0.0]]))
+
+        def forward(self, x):
+            return flow.matmul(x, self.w)
+
+    model = Model()
+    m = nn.parallel.DistributedDataParallel(model)  # OneFlow's returns the module: scripts read m.lr, m.w
+    assert m.lr == 0.01 and m.w is model.w and m.module is model
+    assert [n for n, _ in m.named_parameters()] == ["module.w"]  # PyTorch's wrapper, its state-dict keys
+    with pytest.raises(AttributeError, match="'DistributedDataParallel' object has no attribute 'nope' \\(nor has "
+                                             "its module, a Model\\)"):
+        m.nope
+
+
+def test_oneflow_ddp_example_on_one_process(capsys):
+    import runpy
+    import pathlib
+    runpy.run_path(str(pathlib.Path(__file__).parent / "programs" / "oneflow_ddp_train.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    x, y, w = np.array([[1.0, 2.0], [2.0, 3.0]]), np.array([[8.0], [13.0]]), np.zeros((2, 1))
+    for _ in range(500):  # rank 0's batch: SGD(lr=0.01) on the summed squared error
+        w -= 0.01 * 2 * x.T @ (x @ w - y)
+    got = [float(v) for v in re.findall(r"\[\[?\s*(-?[\d.]+)\]", out.split("w:")[-1])]
+    np.testing.assert_allclose(got, w[:, 0], rtol=1e-3)
+    assert out.count(" loss:") == 10
