@@ -159,3 +159,9 @@ def test_oneflow_ddp_example_on_one_process(capsys):
     got = [float(v) for v in re.findall(r"\[\[?\s*(-?[\d.]+)\]", out.split("w:")[-1])]
     np.testing.assert_allclose(got, w[:, 0], rtol=1e-3)
     assert out.count(" loss:") == 10
+
+
+def test_cross_entropy_same_shape_integer_target_is_still_an_error():
+    # a target of the input's shape holds class probabilities (PyTorch), even with one class
+    with pytest.raises(RuntimeError, match="Expected floating point type for target with class probabilities"):
+        flow.nn.functional.cross_entropy(flow.randn(4, 1), flow.zeros(4, 1, dtype=flow.int64))
