@@ -48,6 +48,13 @@ resolves are the containers pickle needs (``collections.OrderedDict``, ``set``, 
 ``safe_globals`` allowed. Any other global (a class, a function) is refused before it is looked up, with
 PyTorch's message naming it and the call that would allow it, so a file from an untrusted source cannot run
 code. ``weights_only=False`` is the plain unpickler (PyTorch's ``torch.load`` before 2.6).
+
+Note [Directory paths]
+OneFlow saves into directories, and its scripts often create one (``os.makedirs(path)``) before
+``flow.save(model.state_dict(), path)`` and ``flow.load(path)``. A path naming an existing directory therefore
+holds the archive as ``<path>/snapshot.npz`` (``DIRECTORY_ENTRY``), and ``flow.load`` of a directory reads that
+entry. ``flow.save(graph, path)`` of an ``nn.Graph`` makes ``path`` a directory holding the graph's job and
+variables (``nn.Graph.save``), as OneFlow does for serving; ``nn.Graph.load(path)`` runs it.
 """
 
 from __future__ import annotations
@@ -74,6 +81,7 @@ from oneflow_lite.framework.placement import placement as Placement
 from oneflow_lite.framework.tensor import LAZY_KEY_SET, Tensor
 from oneflow_lite.framework.tensor_meta import Size
 from oneflow_lite.framework.world import world
+from oneflow_lite.graph import Graph
 from oneflow_lite.functors.creation import from_numpy
 from oneflow_lite.nn.parameter import Parameter
 
@@ -87,6 +95,7 @@ _PROTOCOL = 4
 _ZIP_MAGIC = b"PK\x03\x04"
 _DTYPES = {d.name: d for d in dtypes.ALL_DTYPES}
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+DIRECTORY_ENTRY = "snapshot.npz"  # Note [Directory paths]
 
 
 # ---- pickling tensors and flow objects ------------------------------------------------------------------
@@ -189,14 +198,22 @@ def _check_rank(rank, what: str) -> None:
                          f"got {rank!r}")
 
 
-def save(obj, f, global_dst_rank=None) -> None:
+def save(obj, f, *, global_dst_rank=None, save_as_external_data=False) -> None:
     """Save ``obj`` (any picklable object: a tensor, a state dict, a whole module, an optimizer's state, ...) to
-    ``f``, a path or a writable binary file object, in the format of Note [Save file format]. An object that
-    cannot be pickled raises before anything is written; a path is written atomically (a failed save leaves
-    an existing file unchanged). With ``global_dst_rank=r`` every rank calls it, global tensors are gathered
-    to rank ``r`` and only rank ``r`` writes (Note [Global tensors in saved files])."""
+    ``f``, a path (an existing directory: Note [Directory paths]) or a writable binary file object, in the format
+    of Note [Save file format]. An object that cannot be pickled raises before anything is written; a path is
+    written atomically (a failed save leaves an existing file unchanged). With ``global_dst_rank=r`` every rank
+    calls it, global tensors are gathered to rank ``r`` and only rank ``r`` writes (Note [Global tensors in
+    saved files]). ``save_as_external_data`` (OneFlow's) is accepted: tensors are always stored beside the
+    pickle."""
     if global_dst_rank is not None:
         _check_rank(global_dst_rank, "flow.save: global_dst_rank")
+    if isinstance(obj, Graph):
+        if global_dst_rank is None or world().rank == global_dst_rank:
+            path = _path(f, "save", "writable")
+            os.makedirs(path, exist_ok=True)
+            obj.save(path)
+        return
     buf = io.BytesIO()
     pickler = _Pickler(buf, global_dst_rank)
     try:
@@ -211,7 +228,7 @@ def save(obj, f, global_dst_rank=None) -> None:
     if hasattr(f, "write"):
         np.savez(f, **arrays)
         return
-    path = _path(f, "save", "writable")
+    path = _in_directory(_path(f, "save", "writable"))
     tmp = f"{path}.tmp{os.getpid()}.{threading.get_ident()}"
     try:
         with open(tmp, "wb") as out:
@@ -487,8 +504,17 @@ def _open_archive(f) -> tuple:
         name = str(getattr(f, "name", f))
         return name, _read_archive(f, name)
     name = _path(f, "load", "readable")
+    if os.path.isdir(name) and not os.path.exists(_in_directory(name)):
+        raise FileNotFoundError(f"flow.load: '{name}' is a directory without the '{DIRECTORY_ENTRY}' that "
+                                f"flow.save writes into a directory")
+    name = _in_directory(name)
     with open(name, "rb") as fh:
         return name, _read_archive(fh, name)
+
+
+def _in_directory(path: str) -> str:
+    """The file that ``path`` names: its ``DIRECTORY_ENTRY`` when it is a directory (Note [Directory paths])."""
+    return os.path.join(path, DIRECTORY_ENTRY) if os.path.isdir(path) else path
 
 
 def _manifest_version(name: str, arrays: dict):

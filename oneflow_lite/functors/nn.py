@@ -223,6 +223,10 @@ class CrossEntropyFunctor:
         m = x._meta
         class_dim = 0 if m.ndim == 1 else 1
         num_classes = m.shape[class_dim]
+        if _flat_indices(target, m, num_classes):
+            loss = self(x, _reshape(target, m.shape[:class_dim] + m.shape[class_dim + 1:]), weight, None,
+                        ignore_index, None, reduction, label_smoothing)
+            return _reshape(loss, target._meta.shape) if reduction == "none" else loss
         logp = self.log_softmax(x, class_dim)
         if target._meta.shape == m.shape:
             return self._probabilities(logp, target, weight, ignore_index, reduction, label_smoothing, class_dim)
@@ -258,6 +262,15 @@ class CrossEntropyFunctor:
         if reduction == "sum":
             return total
         return _fn.ScalarDiv(total, m.numel // num_classes if num_classes else 0, False)
+
+
+def _flat_indices(target, m, num_classes) -> bool:
+    """Whether ``target`` holds class indices for an input of meta ``m`` in another shape of as many elements,
+    with as many dims as the input (OneFlow flattens the target: its tutorials pass (N, 1) indices for (N, C)
+    logits); ``cross_entropy`` then reads it in the input's shape without the class dim."""
+    t = target._meta
+    return (t.ndim == m.ndim and t.ndim > 1 and t.shape != m.shape and not t.dtype.is_floating_point
+            and t.dtype is not _bool and num_classes > 0 and t.numel == m.numel // num_classes)
 
 
 def _class_view(ndim, num_classes):

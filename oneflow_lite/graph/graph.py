@@ -78,6 +78,8 @@ from oneflow_lite.interpreters.autocast import state_key as _autocast_state
 from oneflow_lite.interpreters.lazy import current_build_ctx, lazy_mode
 
 _log = logging.getLogger("oneflow_lite.graph")
+SAVED_GRAPH_ENTRY = "graph.npz"  # the file of a graph saved into a directory (flow.save(graph, dir))
+
 # Exporters by format: onnx/ (which imports graph/) registers "onnx" for Graph.export_onnx.
 EXPORTERS: dict = {}
 _FORMAT = "oneflow_lite.nn.Graph"
@@ -222,6 +224,7 @@ class Graph:
         object.__setattr__(self, "_entries", {})
         object.__setattr__(self, "_fast", {})  # keys of calls with tensor arguments only -> entries
         object.__setattr__(self, "_last", None)
+        object.__setattr__(self, "_dropped", None)  # the last call's entry when _drop_captures forgot it
         object.__setattr__(self, "_lock", threading.RLock())
         object.__setattr__(self, "config", GraphConfig(self._drop_plans, self._drop_captures))
         object.__setattr__(self, "_optimizers", [])  # (optimizer, lr scheduler or None), see add_optimizer
@@ -274,7 +277,7 @@ class Graph:
             self._drop_captures()
 
     # ---- attributes -----------------------------------------------------------------------------
-    _RESERVED = frozenset(("_name", "_blocks", "_entries", "_fast", "_last", "_lock", "_path", "config",
+    _RESERVED = frozenset(("_name", "_blocks", "_entries", "_fast", "_last", "_dropped", "_lock", "_path", "config",
                            "_optimizers", "_graph_modules", "_debug", "_grad_scaler"))
 
     def __setattr__(self, name, value):
@@ -332,6 +335,8 @@ class Graph:
         with self._lock:
             self._entries.clear()
             self._fast.clear()
+            if self._last is not None:
+                self.__dict__["_dropped"] = self._last
             self.__dict__["_last"] = None
 
     # ---- calling --------------------------------------------------------------------------------
@@ -609,16 +614,18 @@ class Graph:
         if export is None:
             raise RuntimeError(f"nn.Graph '{self._name}'.export_onnx(): no ONNX exporter is registered (import "
                                f"oneflow_lite.onnx)")
-        zeros = [Tensor._make(np.zeros(m.shape, m.np_dtype), m) for m in entry.in_metas]
-        args, kwargs = io.unflatten(entry.in_spec[0], zeros), io.unflatten(entry.in_spec[1], zeros)
+        args, kwargs = _zero_inputs(entry)
         return export(self, args, path, kwargs=kwargs, **options)
 
     # ---- persistence ----------------------------------------------------------------------------
     def save(self, path) -> None:
         """Write the last call's captured job and the current values of its variables to ``path``
-        (a NumPy ``.npz`` archive); :meth:`load` makes a runnable graph of it without the model code. A graph
-        on global tensors is saved by every rank together (Note [Saved graphs on global tensors])."""
+        (a NumPy ``.npz`` archive; ``<path>/graph.npz`` when ``path`` is a directory, as ``flow.save(graph, dir)``
+        makes it); :meth:`load` makes a runnable graph of it without the model code. A graph on global tensors is
+        saved by every rank together (Note [Saved graphs on global tensors])."""
         entry = self._last
+        if entry is None and self._dropped is not None:  # state loaded since: capture that signature again
+            entry = self._entry_for(*_zero_inputs(self._dropped))
         if entry is None:
             raise RuntimeError(f"nn.Graph '{self._name}'.save(): call the graph once (capturing it) before saving")
         if entry.plan is None:
@@ -639,7 +646,7 @@ class Graph:
                   "__meta__": np.frombuffer(json.dumps(meta).encode(), np.uint8)}
         for i, name in enumerate(meta["variables"]):
             arrays[f"var{i}"] = values[name]
-        path = os.fspath(path)
+        path = _graph_file(path)
         tmp = f"{path}.tmp{os.getpid()}"
         try:
             with open(tmp, "wb") as f:
@@ -653,7 +660,7 @@ class Graph:
     def load(path) -> Graph:
         """A runnable graph from a file written by :meth:`save` (no Python model code needed); it accepts the
         input signature it was saved with. A corrupt or mismatched file raises a RuntimeError saying so."""
-        return _load(os.fspath(path))
+        return _load(_graph_file(path))
 
     @staticmethod
     def trace(fn) -> Graph:
@@ -666,6 +673,12 @@ class Graph:
         if not callable(fn):
             raise TypeError(f"nn.Graph.trace(): expected a function, got {type(fn).__name__}")
         return FunctionGraph(fn)
+
+
+def _zero_inputs(entry) -> tuple:
+    """(args, kwargs) of zeros with the input signature of ``entry`` (to capture it without real inputs)."""
+    zeros = [Tensor._make(np.zeros(m.shape, m.np_dtype), m) for m in entry.in_metas]
+    return io.unflatten(entry.in_spec[0], zeros), io.unflatten(entry.in_spec[1], zeros)
 
 
 def _make_lr_tensor(lr) -> Tensor:
@@ -789,6 +802,12 @@ def _copy_job(job) -> job_pb2.Job:
     out = job_pb2.Job()
     out.CopyFrom(job)
     return out
+
+
+def _graph_file(path) -> str:
+    """The file of a saved graph at ``path``: ``<path>/graph.npz`` when ``path`` is a directory."""
+    path = os.fspath(path)
+    return os.path.join(path, SAVED_GRAPH_ENTRY) if os.path.isdir(path) else path
 
 
 def _load(path: str) -> Graph:
