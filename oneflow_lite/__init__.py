@@ -72,6 +72,23 @@ from oneflow_lite import comm, env  # noqa: F401,E402  (flow.comm, flow.env: the
 from oneflow_lite.framework import sbp  # noqa: F401,E402  (flow.sbp.split(d), broadcast, partial_sum)
 from oneflow_lite.framework.placement import placement  # noqa: F401,E402
 
+# [compat t1] the rest of PyTorch's torch-level names: layouts and memory formats, exceptions, streams and events,
+# futures, cond, the __torch_function__ switches, symbolic-size helpers, the autocast state functions.
+from oneflow_lite.framework.layout import (  # noqa: F401,E402
+    channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided,
+)
+from oneflow_lite.framework.runtime_errors import AcceleratorError, FatalError, OutOfMemoryError  # noqa: F401,E402
+from oneflow_lite.streams import Event, Stream  # noqa: F401,E402
+from oneflow_lite import cpu, futures  # noqa: F401,E402  (flow.cpu, flow.futures)
+from oneflow_lite.futures import Future, fork, wait  # noqa: F401,E402
+from oneflow_lite.control_flow import cond  # noqa: F401,E402
+from oneflow_lite.overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: F401,E402
+from oneflow_lite.amp import GradScaler  # noqa: F401,E402  (torch.GradScaler is torch.amp.GradScaler)
+from oneflow_lite.symbolic import *  # noqa: F401,F403,E402
+from oneflow_lite.autocast_functions import *  # noqa: F401,F403,E402  (get_autocast_dtype: with set_autocast_dtype)
+from oneflow_lite.device_modules import get_device_module, is_vulkan_available  # noqa: F401,E402
+from oneflow_lite.random import thread_safe_generator  # noqa: F401,E402
+
 _C = functional
 default_generator = _default_generator("cpu")  # torch.default_generator; callable with a device, as OneFlow's
 globals().update(_LEGACY_TYPES)  # FloatTensor, LongTensor, ... (Note [Legacy tensor types])

@@ -20,6 +20,7 @@ from __future__ import annotations
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
 from oneflow_lite.framework.device import device as Device
+from oneflow_lite.framework.layout import check_memory_format, strided
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import Tensor, legacy_new
 from oneflow_lite.functors.registry import functor, get_functor
@@ -77,6 +78,7 @@ def _to_error(args, kwargs) -> TypeError:
 def _parse_to(args, kwargs):
     """(device or None, dtype or None, copy) of a ``Tensor.to`` call."""
     kw = dict(kwargs)
+    check_memory_format("to", kw.pop("memory_format", None))  # Note [Memory formats]
     device = kw.pop("device", None)
     dtype = kw.pop("dtype", None)
     other = kw.pop("other", None)
@@ -124,7 +126,10 @@ def _parse_to(args, kwargs):
 
 def to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``: this tensor with another dtype
-    and / or device; ``self`` when nothing changes and ``copy`` is False (see Note [Tensor.to])."""
+    and / or device; ``self`` when nothing changes and ``copy`` is False (see Note [Tensor.to]).
+    ``memory_format=`` is checked and keeps the values (Note [Memory formats] in framework/layout.py)."""
+    if "memory_format" in kwargs:
+        check_memory_format("to", kwargs["memory_format"], self._meta.ndim)
     return convert(self, *_parse_to(args, kwargs))
 
 
@@ -247,6 +252,7 @@ def type_as(self, other):
 
 
 Tensor.to = to
+Tensor.layout = property(lambda self: strided, doc="``flow.strided``: every tensor here is dense and strided.")
 Tensor.cpu = cpu
 Tensor.type = type_
 Tensor.type_as = type_as
