@@ -88,6 +88,10 @@ from oneflow_lite.symbolic import *  # noqa: F401,F403,E402
 from oneflow_lite.autocast_functions import *  # noqa: F401,F403,E402  (get_autocast_dtype: with set_autocast_dtype)
 from oneflow_lite.device_modules import get_device_module, is_vulkan_available  # noqa: F401,E402
 from oneflow_lite.random import thread_safe_generator  # noqa: F401,E402
+from oneflow_lite.framework.legacy_storage import (  # noqa: F401,E402  (PyTorch's legacy typed storage classes)
+    BFloat16Storage, BoolStorage, ByteStorage, CharStorage, DoubleStorage, FloatStorage, HalfStorage, IntStorage,
+    LongStorage, ShortStorage,
+)
 
 _C = functional
 default_generator = _default_generator("cpu")  # torch.default_generator; callable with a device, as OneFlow's
