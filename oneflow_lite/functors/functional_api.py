@@ -1022,4 +1022,24 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "masked_select": method("Tensor (Tensor input, Tensor mask) => MaskedSelect"),
     "nonzero": method("Tensor (Tensor input, *, Bool as_tuple=False) => Nonzero"),
     "count_nonzero": method("Tensor (Tensor input, IntList dim=None) => CountNonzero"),
+    # ---- [compat t1] the rest of torch's functions on dense tensors (functors/reduce.py, functors/creation.py,
+    # functors/shape.py)
+    "isin": [
+        "Tensor (Tensor elements, Tensor test_elements, *, Bool assume_unique=False, Bool invert=False) => Isin",
+        ("Tensor (Tensor elements, Scalar test_element, *, Bool assume_unique=False, Bool invert=False) "
+         "=> IsinScalar"),
+        ("Tensor (Scalar element, Tensor test_elements, *, Bool assume_unique=False, Bool invert=False) "
+         "=> IsinScalarTensor")],
+    "gradient": [
+        "TensorTuple (Tensor input, *, Scalar spacing=None, IntList dim=None, Int edge_order=1) => Gradient",
+        "TensorTuple (Tensor input, *, FloatList spacing, IntList dim=None, Int edge_order=1) => Gradient",
+        "TensorTuple (Tensor input, *, TensorTuple spacing, IntList dim=None, Int edge_order=1) => Gradient"],
+    "histogramdd": [
+        ("TensorTuple (Tensor input, Int bins, *, FloatList range=None, Tensor weight=None, Bool density=False) "
+         "=> Histogramdd"),
+        ("TensorTuple (Tensor input, IntList bins, *, FloatList range=None, Tensor weight=None, "
+         "Bool density=False) => Histogramdd"),
+        ("TensorTuple (Tensor input, TensorTuple bins, *, FloatList range=None, Tensor weight=None, "
+         "Bool density=False) => Histogramdd")],
+    # ---- end [compat t1]
 }
