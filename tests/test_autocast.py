@@ -491,3 +491,48 @@ def test_no_autocast_state_is_left_behind():
         with flow.autocast("cpu", dtype=F16):
             pass
     assert tls.included() == 0 and tls.excluded() == 0
+
+
+# ---- layer_norm after a lower-precision op (Note [Autocast policies]) ------------------------------------------------
+@pytest.mark.parametrize("dtype", [F16, BF16], ids=["float16", "bfloat16"])
+def test_layer_norm_after_a_linear_keeps_the_lower_precision_dtype(dtype):
+    """PyTorch's cpu layer_norm mixes a float16 / bfloat16 input with float32 weight and bias and returns the
+    input's dtype; here the weight and bias are cast to the input's dtype. The output's dtype is PyTorch's, its
+    values are those of the float32 normalisation within the dtype's rounding, the parameters' grads float32."""
+    flow.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8))
+    with flow.no_grad():
+        model[1].weight.copy_(flow.randn(8))
+        model[1].bias.copy_(flow.randn(8))
+    x = _x(3, 4)
+    with flow.autocast("cpu", dtype=dtype):
+        y = model(x)
+    assert y.dtype is dtype
+    h = (x.numpy() @ model[0].weight.detach().numpy().T + model[0].bias.detach().numpy()).astype(np.float32)
+    h = flow.tensor(h).to(dtype).float().numpy()  # the linear's output, rounded to the dtype
+    xhat = (h - h.mean(1, keepdims=True)) / np.sqrt(h.var(1, keepdims=True) + 1e-5)
+    gamma = model[1].weight.detach().to(dtype).float().numpy()
+    beta = model[1].bias.detach().to(dtype).float().numpy()
+    eps = 2.0 ** -10 if dtype is F16 else 2.0 ** -7
+    np.testing.assert_allclose(y.float().numpy(), xhat * gamma + beta, rtol=2 * eps, atol=4 * eps)
+    y.float().sum().backward()
+    assert all(p.grad.dtype is flow.float32 for p in model.parameters())
+
+
+def test_layer_norm_after_a_linear_equals_torch_autocast():
+    torch = pytest.importorskip("torch")
+    flow.manual_seed(1)
+    model = nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8))
+    tm = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.LayerNorm(8))
+    with torch.no_grad():
+        for name, p in tm.named_parameters():
+            p.copy_(torch.tensor(dict(model.named_parameters())[name].detach().numpy()))
+    x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+    for dtype, tdtype, ulp in ((F16, torch.float16, 2.0 ** -10), (BF16, torch.bfloat16, 2.0 ** -7)):
+        with flow.autocast("cpu", dtype=dtype):
+            mine = model(flow.tensor(x))
+        with torch.autocast("cpu", dtype=tdtype):
+            theirs = tm(torch.tensor(x))
+        assert str(theirs.dtype) == f"torch.{mine.dtype.name}"
+        np.testing.assert_allclose(mine.float().detach().numpy(), theirs.float().detach().numpy(), rtol=0,
+                                   atol=8 * ulp)

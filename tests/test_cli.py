@@ -8,6 +8,7 @@ import pytest
 
 from oneflow_lite.__main__ import main
 from oneflow_lite.dispatch import dump_table
+from oneflow_lite.dispatch.dispatcher import DISPATCHER
 
 
 def _run(*args):
@@ -27,7 +28,10 @@ def test_ops_lists_registered_ops_with_their_keys():
     assert re.fullmatch(r"op type +keys with a handler +kernels \(device:count\)", lines[0])
     relu = [line for line in lines if line.split()[0] == "relu"]
     assert len(relu) == 1
-    assert re.fullmatch(r"relu +Meta CPU CUDA PrivateUse1( \w+)* +cpu:1 meta:1", relu[0]), relu[0]
+    # relu's kernels: its NumPy kernel and its bfloat16 kernel (kernels/cpu/bfloat16.py), each with its meta twin
+    kernels = [reg.fn.__name__ for reg in DISPATCHER.entry("relu").kernels["cpu"]]
+    assert kernels == ["relu_cpu", "relu_bfloat16_via_float32"]
+    assert re.fullmatch(r"relu +Meta CPU CUDA PrivateUse1( \w+)* +cpu:2 meta:2", relu[0]), relu[0]
     names = [line.split()[0] for line in lines[1:-1]]
     assert names == sorted(names) and "relu" in names
     assert lines[-1] == f"{len(names)} op types"

@@ -1,4 +1,5 @@
-"""The interpreters compose (issue [ext] item 7): profiler over autocast over vmap over autograd in one program.
+"""The interpreters compose (issue [ext] item 7): profiler over autocast over vmap over autograd in one program,
+and the same stack captured by an nn.Graph with AMP (issue [graph2]), with a grad scaler training through vmap.
 
 Each concern is an interpreter at its own key (Note [Dispatch key order]): Autocast casts the logical op's
 inputs (the casts are recorded by Autograd below it), Autograd records the logical (per-sample) ops,
@@ -84,3 +85,96 @@ def test_autocast_over_vmap_equals_autocast_per_sample():
     for name in params:
         expected = np.stack([g[name].numpy() for g, _ in per_sample])
         np.testing.assert_allclose(grads[name].numpy(), expected, rtol=1e-2, atol=1e-3, err_msg=name)
+
+
+# ---- nn.Graph + autocast (issue [graph2]'s AMP over the same stack) ----------------------------------------------------
+def test_profiler_over_a_graph_with_amp_over_vmap_over_autograd_equals_eager():
+    """profiler > nn.Graph (enable_amp: build() captured under float16 autocast) > vmap > grad: the captured job
+    holds the casts and the batched per-sample ops; its runs equal the eager composition bit for bit, and the
+    profiler sees each graph run and the ops of its capture."""
+    model, xs, ys = _mlp_and_data(16)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss(p, x, y):
+        return F.cross_entropy(flow.func.functional_call(model, p, (x[None],)), y[None])
+
+    class PerSampleGrads(nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.config.enable_amp(True)
+
+        def build(self, xs, ys):
+            return flow.vmap(flow.func.grad(loss), in_dims=(None, 0, 0))(params, xs, ys)
+
+    g = PerSampleGrads()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing runs once per sample
+        with flow.profiler.profile() as prof:
+            grads = g(xs, ys)
+            again = g(xs, ys)
+    with flow.autocast("cpu", dtype=flow.float16):
+        eager = flow.vmap(flow.func.grad(loss), in_dims=(None, 0, 0))(params, xs, ys)
+    for name, p in params.items():
+        assert grads[name].dtype is flow.float32 and grads[name].shape == (16, *p.shape)
+        np.testing.assert_array_equal(grads[name].numpy(), eager[name].numpy(), err_msg=name)
+        np.testing.assert_array_equal(again[name].numpy(), eager[name].numpy(), err_msg=name)
+    events = {e.key: e.count for e in prof.key_averages()}
+    assert events[f"nn.Graph: {g.name}"] == 2
+    assert {"cast", "linear", "relu", "log_softmax", "nll", "nll_grad", "matmul"} <= set(events), sorted(events)
+    ops = [op.user_conf.op_type_name for op in g.captured_job.net.op if op.user_conf.op_type_name]
+    assert "cast" in ops and "linear" in ops
+    assert tls.included() == 0 and batched_interp.active_levels() == []
+
+
+def test_a_graph_with_amp_and_a_grad_scaler_trains_through_vmap_as_eager():
+    """profiler > nn.Graph (enable_amp + GradScaler) > vmap > autograd: the loss is the mean of vmapped per-sample
+    losses and ``loss.backward()`` in build() differentiates through vmap's outputs into the parameters (Note
+    [Gradients through vmap's outputs]) from the scaled root grad (Note [Graph AMP]). Step by step equal to the
+    eager loop: autocast, vmap, ``scaler.scale(loss).backward()``, ``scaler.step``, ``scaler.update``."""
+    import copy
+
+    from oneflow_lite.optim.optimizer import fused_updates
+
+    model, xs, ys = _mlp_and_data(64)
+    reference = copy.deepcopy(model)
+    optimizer = flow.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    eager_opt = flow.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    scaler, eager_scaler = (flow.amp.GradScaler("cpu", growth_interval=2) for _ in range(2))
+
+    def per_sample(m):
+        return lambda x, y: F.cross_entropy(m(x[None]), y[None])
+
+    class Train(nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+            self.add_optimizer(optimizer)
+            self.config.enable_amp(True)
+            self.set_grad_scaler(scaler)
+
+        def build(self, xs, ys):
+            loss = flow.vmap(per_sample(self.model))(xs, ys).mean()
+            loss.backward()
+            return loss
+
+    g = Train()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with flow.profiler.profile() as prof:
+            for i in range(4):
+                x, y = xs[16 * i:16 * (i + 1)], ys[16 * i:16 * (i + 1)]
+                loss = g(x, y)
+                eager_opt.zero_grad()
+                with flow.autocast("cpu", dtype=flow.float16):
+                    eager_loss = flow.vmap(per_sample(reference))(x, y).mean()
+                eager_scaler.scale(eager_loss).backward()
+                with fused_updates(False):  # the graph's step is captured op by op (Note [Graph AMP])
+                    eager_scaler.step(eager_opt)
+                eager_scaler.update()
+                assert loss.item() == eager_loss.item()
+                assert scaler.get_scale() == eager_scaler.get_scale()
+                for p, q in zip(model.parameters(), reference.parameters()):
+                    np.testing.assert_array_equal(p.numpy(), q.numpy())
+    assert scaler.get_scale() == 2.0 ** 18  # 2 ** 16, grown twice
+    events = {e.key for e in prof.key_averages()}
+    assert {f"nn.Graph: {g.name}", "multi_count_not_finite", "dynamic_loss_scale_schedule"} <= events

@@ -205,3 +205,21 @@ def test_mode_and_profiler_examples_help_and_bad_arguments(script, args, message
     assert r.returncode == 0 and "usage:" in r.stdout
     r = _run(script, *args)
     assert r.returncode == 2 and f"{script}: error: {message}" in r.stderr
+
+
+# ---- examples/autocast_train.py --graph (nn.Graph AMP: enable_amp, set_grad_scaler) -----------------------------
+def test_autocast_train_with_a_graph():
+    r = _run("autocast_train.py", "--epochs", "2", "--graph")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    for epoch, line in enumerate(lines[:2], 1):
+        assert re.fullmatch(rf"epoch {epoch}/2: loss (\d+\.\d{{4}})  loss scale (\d+)", line), line
+    assert float(re.search(r"loss (\S+)", lines[1]).group(1)) < math.log(10)
+    assert lines[2] == "dtypes: logits float16, loss float32, parameters float32"
+    assert _percent(r"^test accuracy: (\d+\.\d\d)%$", lines[3]) > 80
+    assert len(lines) == 4
+    r = _run("autocast_train.py", "--epochs", "1", "--graph", "--dtype", "bfloat16")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1] == "dtypes: logits bfloat16, loss float32, parameters float32"
+    r = _run("autocast_train.py", "--dtype", "float32")
+    assert r.returncode == 2 and "argument --dtype: invalid choice: 'float32'" in r.stderr

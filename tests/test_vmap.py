@@ -350,13 +350,13 @@ def test_in_place_ops_on_batched_tensors():
         w.zero_()
         w[1] = 5.0
         w[2:] = v[:2] * 10
-        w[i] = 7.0  # a batched index: each sample's slice written in turn
+        w[i] = 7.0  # a batched index: arange(B) indexes the batch dim in front of it (no per-sample loop)
         return w
 
     index = flow.tensor([0, 3, 3])
     batched_interp._warned.clear()
-    with pytest.warns(UserWarning, match="vmap: its batching rule does not cover this call for op "
-                                         "'tensor_setitem_scalar'"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         got = flow.vmap(setitems)(a, index)
     expected = np.zeros((B, 4), np.float32)
     expected[:, 1] = 5
@@ -433,14 +433,16 @@ def test_graph_captures_the_batched_ops():
     assert ops == ["matmul", "relu", "reduce_sum"]
 
 
-def test_grad_through_vmap_outputs_is_not_supported_and_warns():
+def test_grad_through_vmap_outputs_reaches_closed_over_tensors():
+    """Once refused with a warning (the outputs were detached); now grad(vmap(f)) works: tests/test_vmap_autograd.py."""
     w = r(5, 4).requires_grad_()
-    batched_interp._warned.clear()
-    from oneflow_lite.func import vmap_transform as vmap_mod
-    vmap_mod._warned_detached.clear()
-    with pytest.warns(UserWarning, match="vmap: an output of the mapped function requires grad"):
-        out = flow.vmap(lambda v: w @ v)(r(B, 4))
-    assert not out.requires_grad
+    x = r(B, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = flow.vmap(lambda v: w @ v)(x)
+    assert out.requires_grad and out.grad_fn.name() == "VmapBackward"
+    out.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.broadcast_to(x.numpy().sum(0), (5, 4)), rtol=1e-5)
 
 
 def test_func_grad_vjp_and_functional_call():

@@ -470,11 +470,42 @@ def _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_
                     ready.append(nxt)
 
 
+# Note [Backward entry hooks]
+# A transform may have to see a ``backward()`` call before it runs: vmap refuses it (a batched root has a grad
+# per sample; PyTorch's functorch error, interpreters/batched.py), nn.Graph's loss scaling multiplies the root
+# grads of a ``loss.backward()`` captured with a grad scaler by the scale (Note [Graph AMP] in graph/amp.py).
+# Each registers ``hook(tensors, grads)`` (the roots and their root grads), which may raise or return new root
+# grads (None: unchanged). ``backward()`` tests the table once per call, never per node; ``autograd.grad`` does
+# not call the hooks (it is what vmap's ``grad`` transform runs on).
+_backward_entry_hooks: dict = {}  # handle id -> hook
+
+
+def add_backward_entry_hook(hook):
+    """Call ``hook(tensors, grads)`` at every ``backward()`` call until the returned handle's ``remove()``
+    (Note [Backward entry hooks])."""
+    if not callable(hook):
+        raise TypeError(f"add_backward_entry_hook(): hook must be a callable (tensors, grads) -> grads or None, got "
+                        f"{type(hook).__name__}")
+    handle = RemovableHandle(_backward_entry_hooks)
+    _backward_entry_hooks[handle.id] = hook
+    return handle
+
+
+def _run_entry_hooks(tensors, grads):
+    for hook in list(_backward_entry_hooks.values()):
+        result = hook(tensors, grads)
+        if result is not None:
+            grads = list(result)
+    return grads
+
+
 # ---- entry points --------------------------------------------------------------------------------
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``)."""
     tensors = _as_tensor_tuple(tensors, "tensors", "backward")
     grads = _make_grads(tensors, grad_tensors, "backward", "grad_tensors")
+    if _backward_entry_hooks:  # Note [Backward entry hooks]
+        grads = _run_entry_hooks(tensors, grads)
     if retain_graph is None:
         retain_graph = create_graph
     roots = [gradient_edge(t) for t in tensors]
@@ -522,4 +553,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 register_backward_engine(backward)
 register_accumulate_grad(accumulate_grad)
 
-__all__ = ["add_backward_observer", "backward", "grad", "run_backward"]
+__all__ = ["add_backward_entry_hook", "add_backward_observer", "backward", "grad", "run_backward"]

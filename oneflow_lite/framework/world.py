@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 import traceback
 
 import numpy as np
@@ -262,6 +263,7 @@ def _install_abort_hook(world: World) -> None:
         sys.stdout.flush()
         if exc_type is KeyboardInterrupt:
             previous(exc_type, exc, tb)
+        time.sleep(0.5)  # let mpiexec forward the message before Abort kills the job (lost under load otherwise)
         world.comm.Abort(1)
 
     sys.excepthook = abort_job

@@ -9,19 +9,20 @@ outputs are unwrapped with their batch dim at ``out_dims``. Nested vmaps map ove
 inside ("error", "different" per sample or the "same" for all).
 
 Gradients: ``vmap(grad(f))`` (or ``flow.autograd.grad`` inside the mapped function) gives per-sample
-gradients (Note [Batching and autograd]). Gradients do not flow back through vmap's outputs into tensors
-the mapped function closed over (PyTorch's ``grad(vmap(f))``): such outputs are returned detached, with
-a warning.
+gradients (Note [Batching and autograd]); gradients also flow back through vmap's outputs into the mapped
+inputs and the tensors the function closed over (PyTorch's ``grad(vmap(f))``, ``vmap(f)(x).sum().backward()``:
+Note [Gradients through vmap's outputs] in func/vmap_autograd.py). ``backward()`` inside the mapped function
+raises, as in PyTorch.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 
 from oneflow_lite.framework.calls import F
-from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, Tensor
+from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.func import vmap_autograd
 from oneflow_lite.func.pytree import broadcast_prefix, leaf_paths, tree_flatten, tree_unflatten
 from oneflow_lite.interpreters import batched as _batched
 
@@ -110,14 +111,17 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
     leaves, spec, dims, size = _mapped_inputs(func, in_dims, args)
     if chunk_size is not None and chunk_size < size:
         return _chunked(func, in_dims, out_dims, randomness, chunk_size, leaves, spec, dims, size, kwargs)
+    refusal = vmap_autograd.refusing_backward()  # Note [backward() inside vmap]
     level, token = _batched.enter_level(size, randomness)
     try:
-        wrapped = [leaf if d is None else _batched.make_batched(_move_to_front(leaf, d), level)
+        wrapped = [leaf if d is None else vmap_autograd.wrap_mapped_input(_move_to_front(leaf, d), level)
                    for leaf, d in zip(leaves, dims)]
         out = func(*tree_unflatten(wrapped, spec), **kwargs)
-        return _unwrap_outputs(out, out_dims, level, size)
+        return _unwrap_outputs(out, out_dims, level, size, randomness)
     finally:
         _batched.leave_level(token)
+        if refusal is not None:
+            refusal.remove()
 
 
 def _move_to_front(t, d):
@@ -134,7 +138,7 @@ def _move_from_front(t, d):
     return F.ops.transpose(t, perm=tuple(perm))
 
 
-def _unwrap_outputs(out, out_dims, level, size):
+def _unwrap_outputs(out, out_dims, level, size, randomness):
     leaves, spec = tree_flatten(out)
     dims = broadcast_prefix(out_dims, spec, "vmap: out_dims")
     result = []
@@ -149,26 +153,14 @@ def _unwrap_outputs(out, out_dims, level, size):
                                  f"a mapped input); only outputs that do not can have out_dims None")
             result.append(leaf)
             continue
-        if batched and leaf._key_set & AUTOGRAD_KEY_SET:
-            _warn_detached()
         if not batched:
             value = F.ops.expand(leaf, expand_shape=(size, *leaf._meta.shape))
         ndim = value._meta.ndim
         if not -ndim <= d < ndim:
             raise ValueError(f"vmap: out_dims={d} for output {i} is out of bounds for a result of {ndim} dim(s)")
         result.append(_move_from_front(value, d % ndim))
+    vmap_autograd.attach(result, leaves, dims, level, size, randomness)
     return tree_unflatten(result, spec)
-
-
-_warned_detached = []
-
-
-def _warn_detached():
-    if not _warned_detached:
-        _warned_detached.append(True)
-        warnings.warn("vmap: an output of the mapped function requires grad, but gradients do not flow back through "
-                      "vmap's outputs (grad of vmap is not supported); it is returned detached. Compute gradients "
-                      "inside the mapped function (vmap(grad(f))), or run vmap under flow.no_grad().", stacklevel=4)
 
 
 def _chunked(func, in_dims, out_dims, randomness, chunk_size, leaves, spec, dims, size, kwargs):

@@ -37,6 +37,7 @@ from oneflow_lite.functors.reduce import return_types
 from oneflow_lite.functors.registry import composite, functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
+from oneflow_lite.ops.unary import UNARY_FUNCTIONS
 
 _bool = dt.bool_
 _int64 = dt.int64
@@ -87,17 +88,17 @@ def _square_dtype(d):
     return _int64 if d is _bool else d
 
 
-for _functor, _name, _compute in (
-        ("Abs", "abs", None), ("Sign", "sign", None), ("Square", "square", _square_dtype),
-        ("Floor", "floor", None), ("Ceil", "ceil", None), ("Trunc", "trunc", None),
-        ("Expm1", "expm1", floating), ("Log", "log", floating), ("Log1p", "log1p", floating),
-        ("Log2", "log2", floating), ("Sqrt", "sqrt", floating), ("Rsqrt", "rsqrt", floating),
-        ("Sin", "sin", floating), ("Cos", "cos", floating), ("Tan", "tan", floating),
-        ("Reciprocal", "reciprocal", floating), ("Erf", "erf", floating)):
-    register_functor(_functor, partial(Unary, _name, _compute))
-for _functor, _name in (("LogicalNot", "logical_not"), ("IsNan", "isnan"), ("IsInf", "isinf"),
-                        ("IsFinite", "isfinite")):
-    register_functor(_functor, partial(Unary, _name, bool_out=True))
+def functor_name(op_type: str) -> str:
+    """``log_sigmoid`` -> ``LogSigmoid``; PyTorch's capitals for ``isnan`` / ``isinf`` / ``isfinite``."""
+    return _SPELLED.get(op_type) or "".join(part[:1].upper() + part[1:] for part in op_type.split("_"))
+
+
+_SPELLED = {"isnan": "IsNan", "isinf": "IsInf", "isfinite": "IsFinite"}
+_COMPUTE = {"input": None, "float": floating, "square": _square_dtype, "bool": None}
+
+# A Unary functor per row of the table in ops/unary.py (Note [The table of unary functions]).
+for _op, _compute in UNARY_FUNCTIONS.items():
+    register_functor(functor_name(_op), partial(Unary, _op, _COMPUTE[_compute], bool_out=_compute == "bool"))
 
 
 @functor("Round")
@@ -234,13 +235,6 @@ class ClampTensorFunctor:
 
 
 # ---- [compat s1] inverse trigonometric and hyperbolic functions, special functions ------------------------
-for _functor, _name in (("Acos", "acos"), ("Asin", "asin"), ("Atan", "atan"), ("Acosh", "acosh"),
-                        ("Asinh", "asinh"), ("Atanh", "atanh"), ("Sinh", "sinh"), ("Cosh", "cosh"),
-                        ("Erfc", "erfc"), ("Erfinv", "erfinv"), ("Exp2", "exp2"), ("Log10", "log10"),
-                        ("Lgamma", "lgamma"), ("Digamma", "digamma"), ("I0", "i0")):
-    register_functor(_functor, partial(Unary, _name, floating))
-register_functor("Frac", partial(Unary, "frac"))  # floating tensors only, as PyTorch
-register_functor("Signbit", partial(Unary, "signbit", bool_out=True))
 # Aliases get functors of their own, so their op exprs carry their name (Note [Functional names of op calls]).
 for _functor, _name, _compute in (("Arccos", "acos", floating), ("Arcsin", "asin", floating),
                                   ("Arctan", "atan", floating), ("Arccosh", "acosh", floating),

@@ -8,16 +8,19 @@ Three kinds of option, each changed by a method of OneFlow's name:
 - OneFlow's fusion switches (``allow_fuse_add_to_output``, ``allow_fuse_model_update_ops``,
   ``allow_fuse_cast_scale``; off by default, as in OneFlow): job passes (graph/fusions.py), also applied
   at the next compilation;
-- capture options (``set_gradient_accumulation_steps``): they change what ``build()`` is captured into, so
-  changing one drops the captured jobs and the next call captures again.
+- capture options (``set_gradient_accumulation_steps``, ``enable_amp``): they change what ``build()`` is
+  captured into, so changing one drops the captured jobs and the next call captures again.
 
 Note [Capture options]
-An option that changes the capture (gradient accumulation today; AMP's ``enable_amp`` and a grad scaler
-join them) is a field of ``capture_options()``, which the graph reads when it captures; the graph keys
-nothing else on it, because changing an option drops every captured job (``on_recapture``).
+An option that changes the capture (gradient accumulation, AMP's ``enable_amp``; the graph's grad scaler,
+``nn.Graph.set_grad_scaler``, acts the same way) is a field of ``capture_options()``, which the graph reads
+when it captures; the graph keys nothing else on it, because changing an option drops every captured job
+(``on_recapture``).
 """
 
 from __future__ import annotations
+
+from oneflow_lite.framework import dtype as dtypes
 
 
 class GraphConfig:
@@ -32,6 +35,7 @@ class GraphConfig:
         self._on_change = on_change
         self._on_recapture = on_recapture
         self._grad_acc_steps = 1
+        self._amp_dtype = None  # the autocast dtype of build() with enable_amp, else None
         self._training = False
 
     def _set(self, name, mode, what=None):
@@ -100,9 +104,30 @@ class GraphConfig:
     def gradient_accumulation_steps(self) -> int:
         return self._grad_acc_steps
 
+    def enable_amp(self, mode: bool = True, *, dtype=dtypes.float16) -> None:
+        """Mixed precision: ``build()`` is captured under ``flow.autocast`` with ``dtype`` (float16 by default, as
+        OneFlow's; or ``flow.bfloat16``), so the job records the casts of the autocast policies, and
+        ``backward()`` runs outside autocast. With ``nn.Graph.set_grad_scaler`` the job also scales the loss (Note
+        [Graph AMP] in graph/amp.py)."""
+        if type(mode) is not bool:
+            raise TypeError(f"GraphConfig.enable_amp(): mode must be a bool, got {type(mode).__name__}")
+        allowed = tuple(d for d in (dtypes.float16, getattr(dtypes, "bfloat16", None)) if d is not None)
+        if dtype not in allowed:
+            raise ValueError(f"GraphConfig.enable_amp(): dtype must be one of "
+                             f"{', '.join('flow.' + d.name for d in allowed)}, got {dtype!r}")
+        value = dtype if mode else None
+        if value is not self._amp_dtype:
+            self._amp_dtype = value
+            if self._on_recapture is not None:
+                self._on_recapture()
+
+    @property
+    def amp_enabled(self) -> bool:
+        return self._amp_dtype is not None
+
     def capture_options(self) -> dict:
         """The options the capture reads (Note [Capture options])."""
-        return {"grad_acc_steps": self._grad_acc_steps}
+        return {"grad_acc_steps": self._grad_acc_steps, "amp_dtype": self._amp_dtype}
 
     # ---- queries --------------------------------------------------------------------------------
     def _train(self, mode: bool = True) -> None:
@@ -118,7 +143,8 @@ class GraphConfig:
         return self._flags[name]
 
     def as_dict(self) -> dict:
-        return {**self._flags, "gradient_accumulation_steps": self._grad_acc_steps}
+        amp = None if self._amp_dtype is None else self._amp_dtype.name
+        return {**self._flags, "gradient_accumulation_steps": self._grad_acc_steps, "amp": amp}
 
     def __repr__(self):
         return "GraphConfig(" + ", ".join(f"{k}={v}" for k, v in self.as_dict().items()) + ")"

@@ -2,8 +2,9 @@
 graph-internal ops they make.
 
 Each pass rewrites a ``JobIR`` in place and returns a one-line report; none changes a result (the tests
-compare every switch on and off bit for bit). ``fused_add_to_output`` and ``fused_cast_scale`` are made
-only by these passes, after capture: a saved or exported job never holds them.
+compare every switch on and off bit for bit). ``fused_add_to_output`` is made only by these passes, after
+capture: a saved or exported job never holds it. ``fused_cast_scale`` is also captured by a graph with a grad
+scaler (its loss scaling and gradient unscaling, Note [Graph AMP] in graph/amp.py).
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ Note [Graph signatures]
 A graph caches one compiled plan per input signature: the nested structure of
 the arguments, each tensor's shape, dtype, device and requires_grad, the values
 of Python scalars among them (they are baked into the captured ops), and the
-``training`` flag of each module attribute. A call with a new signature captures
+``training`` flag of each module attribute, and the thread's autocast state (a call
+under ``flow.autocast`` records casts a call without it does not). A call with a new signature captures
 and compiles again (logged at INFO on ``oneflow_lite.graph``) and keeps the plan
 beside the earlier ones. Outputs never require grad: a graph is not differentiated
 from outside (call ``backward()`` inside ``build()``).
@@ -55,6 +56,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from oneflow_lite._proto import job_pb2
+from oneflow_lite.dispatch.tls import ACTIVE as _KEYS_ACTIVE
 from oneflow_lite.framework import dtype as dtypes
 from oneflow_lite.framework import op_registry
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET, RemovableHandle, Tensor
@@ -62,6 +64,7 @@ from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.graph import io, picture
 from oneflow_lite.graph import state as graph_state
 from oneflow_lite.graph.accumulation import join_outputs, split_inputs
+from oneflow_lite.graph.amp import SCALE_NAME, TRACKER_NAME, AmpCapture, check_scaler
 from oneflow_lite.graph.capture import GraphBuildCtx
 from oneflow_lite.graph.compiler import Plan, StalePlan
 from oneflow_lite.graph.config import GraphConfig
@@ -70,6 +73,7 @@ from oneflow_lite.graph.global_plan import GlobalJobPlan, is_global_job
 from oneflow_lite.graph.ir import JobError, JobIR, is_free_eager_name
 from oneflow_lite.graph.pipeline import checkpoint_segments, run_job_passes
 from oneflow_lite.graph.proxy import GraphModule, ModuleBlock  # noqa: F401  (re-exported)
+from oneflow_lite.interpreters.autocast import state_key as _autocast_state
 from oneflow_lite.interpreters.lazy import current_build_ctx, lazy_mode
 
 _log = logging.getLogger("oneflow_lite.graph")
@@ -222,6 +226,7 @@ class Graph:
         object.__setattr__(self, "_optimizers", [])  # (optimizer, lr scheduler or None), see add_optimizer
         object.__setattr__(self, "_graph_modules", {})  # module path -> GraphModule (graph/proxy.py)
         object.__setattr__(self, "_debug", DebugOptions())  # graph.debug() (graph/debug.py)
+        object.__setattr__(self, "_grad_scaler", None)  # set_grad_scaler (graph/amp.py)
 
     @property
     def name(self) -> str:
@@ -255,9 +260,21 @@ class Graph:
         self._optimizers.append((optimizer, lr_sch))
         self.config._train(True)
 
+    def set_grad_scaler(self, grad_scaler) -> None:
+        """Loss scaling inside the job (OneFlow's ``nn.Graph.set_grad_scaler``): a ``flow.amp.GradScaler``
+        (dynamic: scale, unscale, inf / NaN check, step skipping, growth and backoff at every run, its state as
+        graph variables) or a ``flow.amp.StaticGradScaler`` (a constant factor); ``build()`` calls
+        ``loss.backward()`` without ``scale()``. A GradScaler made for 'cuda' (PyTorch's default device,
+        disabled eagerly here) is enabled: the graph scales on its own device. See Note [Graph AMP] in
+        graph/amp.py. The next call captures again."""
+        scaler = check_scaler(self._name, grad_scaler)
+        if scaler is not self._grad_scaler:
+            self.__dict__["_grad_scaler"] = scaler
+            self._drop_captures()
+
     # ---- attributes -----------------------------------------------------------------------------
     _RESERVED = frozenset(("_name", "_blocks", "_entries", "_fast", "_last", "_lock", "_path", "config",
-                           "_optimizers", "_graph_modules", "_debug"))
+                           "_optimizers", "_graph_modules", "_debug", "_grad_scaler"))
 
     def __setattr__(self, name, value):
         if name in self._RESERVED:
@@ -291,6 +308,11 @@ class Graph:
             for j, group in enumerate(optimizer.param_groups):
                 if isinstance(group["lr"], Tensor):
                     names.setdefault(id(group["lr"]), f"optimizer{i}_param_group{j}_lr")
+        scaler = self._grad_scaler
+        if scaler is not None and hasattr(scaler, "_state_tensors"):
+            scale, tracker = scaler._state_tensors()
+            names.setdefault(id(scale), SCALE_NAME)
+            names.setdefault(id(tracker), TRACKER_NAME)
         return names
 
     def _trainable_tensors(self) -> list:
@@ -315,7 +337,11 @@ class Graph:
     _KEY_MASK = AUTOGRAD_KEY_SET | LAZY_KEY_SET  # key bits of an input in the signature (a lazy one never hits)
 
     def _flags(self) -> tuple:
-        return tuple([getattr(b._origin, "training", None) for b in self._blocks.values()])
+        """The modules' training flags and the thread's autocast state (Note [Graph signatures])."""
+        flags = [getattr(b._origin, "training", None) for b in self._blocks.values()]
+        # only when some thread has changed its key sets can this one be under autocast
+        flags.append(_autocast_state() if _KEYS_ACTIVE[0] else None)
+        return tuple(flags)
 
     def __call__(self, *args, **kwargs):
         """Run the graph; the first call of an input signature captures and compiles it."""
@@ -417,15 +443,18 @@ class Graph:
         lazy = [ctx.add_input(f"_{self._name}_input.{p}", t) for p, t in leaves]
         for (p, _), t in zip(leaves, lazy):
             emit(debug, 1, lambda p=p, t=t: f"(INPUT:_{self._name}_input.{p}:{meta_repr(t._meta)})")
-        n = self.config.capture_options()["grad_acc_steps"]  # Note [Capture options] in graph/config.py
-        if n > 1:
-            outs = [self.build(*io.unflatten(a_spec, micro), **io.unflatten(k_spec, micro))
-                    for micro in split_inputs(self._name, leaves, lazy, n)]
-            outputs = join_outputs(self._name, outs)
-        else:
-            outputs = self.build(*io.unflatten(a_spec, lazy), **io.unflatten(k_spec, lazy))
-        for optimizer, _ in self._optimizers:
-            optimizer.step()
+        options = self.config.capture_options()  # Note [Capture options] in graph/config.py
+        amp = self._amp_capture(options["amp_dtype"], leaves)
+        with amp.capturing(ctx):
+            n = options["grad_acc_steps"]
+            with amp.autocast():
+                if n > 1:
+                    outs = [self.build(*io.unflatten(a_spec, micro), **io.unflatten(k_spec, micro))
+                            for micro in split_inputs(self._name, leaves, lazy, n)]
+                    outputs = join_outputs(self._name, outs)
+                else:
+                    outputs = self.build(*io.unflatten(a_spec, lazy), **io.unflatten(k_spec, lazy))
+            amp.step(ctx, self._optimizers)
         out_spec, out_leaves = io.flatten(outputs, "output", self._name)
         for p, t in out_leaves:
             name = f"_{self._name}_output" + (f".{p}" if p else "")
@@ -434,6 +463,17 @@ class Graph:
         ctx.finish(train=ctx.trainable_written())
         self._check_gradients_used(ctx)
         return out_spec
+
+    def _amp_capture(self, dtype, leaves) -> AmpCapture:
+        """What the capture does for ``enable_amp`` and the grad scaler (Note [Graph AMP] in graph/amp.py)."""
+        scaler = self._grad_scaler
+        if scaler is not None and not self._optimizers:
+            raise RuntimeError(f"nn.Graph '{self._name}': set_grad_scaler() scales the loss of a training graph, but "
+                               f"no optimizer was added; add one with add_optimizer() in __init__")
+        devices = {t._meta.device.type for _, t in leaves}
+        for block in self._blocks.values():
+            devices.update(p._meta.device.type for _, p in block._origin.named_parameters())
+        return AmpCapture(dtype, scaler, tuple(sorted(devices or {"cpu"})))
 
     # Note [Backward without an optimizer]
     # OneFlow's graph refuses ``loss.backward()`` when no optimizer was added ("job has no TrainConf when
@@ -647,6 +687,9 @@ class _LoadedGraph(Graph):
         self._init(name)
         object.__setattr__(self, "_path", path)
 
+    def _flags(self) -> tuple:
+        return ()  # a saved job runs as it was saved, under autocast or not
+
     def _add(self, entry):
         self._entries[(entry.in_spec, tuple([(m, 0) for m in entry.in_metas]), ())] = entry
         self.__dict__["_last"] = entry
@@ -852,8 +895,8 @@ def _read_variables(path: str, files: dict, ir: JobIR, var_names) -> dict:
         if a.shape != tuple(m.shape) or a.dtype != m.np_dtype:
             raise _load_error(path, f"variable '{vname}' is declared {_meta_text(m)} but its value has shape "
                                     f"{a.shape} and dtype {a.dtype}")
-        variables[vname] = Tensor._make(np.ascontiguousarray(a), make_meta(a.shape, dtypes.from_numpy_dtype(a.dtype),
-                                                                          m.device))
+        a = np.ascontiguousarray(a).reshape(a.shape)  # ascontiguousarray makes a 0-d array 1-d
+        variables[vname] = Tensor._make(a, make_meta(a.shape, dtypes.from_numpy_dtype(a.dtype), m.device))
     return variables
 
 

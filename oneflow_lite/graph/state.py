@@ -4,8 +4,10 @@ Note [Graph state dicts]
 A graph's state (OneFlow's layout): one entry per module attribute, the module's own ``state_dict()``
 (its parameters and persistent buffers, the graph's variables), then the state of what
 ``add_optimizer`` added: ``System-Optimizer-<i>`` (the optimizer's ``state_dict()``: its per-parameter
-state, such as momentum buffers and step counts, and its param groups) and ``System-LRScheduler-<i>``.
-``flow.save`` writes it, ``flow.load`` reads it back.
+state, such as momentum buffers and step counts, and its param groups) and ``System-LRScheduler-<i>``; with
+a dynamic grad scaler (``set_grad_scaler``), ``System-GradScaler``: its ``state_dict()`` (the scale and growth
+tracker the job updates, Note [Graph AMP] in graph/amp.py). ``flow.save`` writes it, ``flow.load`` reads it
+back.
 
 ``load_state_dict`` copies the modules' values into their tensors in place, so every graph sharing the
 modules (an evaluation graph beside the training graph) sees them at its next run. OneFlow loads a graph's
@@ -20,6 +22,12 @@ from collections import OrderedDict
 
 _OPTIMIZER = "System-Optimizer-{}"
 _SCHEDULER = "System-LRScheduler-{}"
+_SCALER = "System-GradScaler"
+
+
+def _dynamic_scaler(graph):
+    scaler = graph._grad_scaler
+    return scaler if scaler is not None and hasattr(scaler, "load_state_dict") else None
 
 
 def state_dict(graph) -> OrderedDict:
@@ -31,6 +39,8 @@ def state_dict(graph) -> OrderedDict:
         state[_OPTIMIZER.format(i)] = optimizer.state_dict()
         if lr_sch is not None:
             state[_SCHEDULER.format(i)] = lr_sch.state_dict()
+    if _dynamic_scaler(graph) is not None:
+        state[_SCALER] = graph._grad_scaler.state_dict()
     return state
 
 
@@ -40,6 +50,8 @@ def _expected_keys(graph) -> list:
         keys.append(_OPTIMIZER.format(i))
         if lr_sch is not None:
             keys.append(_SCHEDULER.format(i))
+    if _dynamic_scaler(graph) is not None:
+        keys.append(_SCALER)
     return keys
 
 
@@ -66,5 +78,7 @@ def load_state_dict(graph, state: dict, strict: bool = True) -> None:
             reloaded = True
         if lr_sch is not None and _SCHEDULER.format(i) in state:
             lr_sch.load_state_dict(state[_SCHEDULER.format(i)])
+    if _dynamic_scaler(graph) is not None and _SCALER in state:
+        graph._grad_scaler.load_state_dict(state[_SCALER])  # writes the tensors the job reads, in place
     if reloaded:
         graph._drop_captures()

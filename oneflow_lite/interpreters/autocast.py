@@ -79,6 +79,29 @@ def _set_key(on: bool) -> None:
         set_included(included | AUTOCAST_KEY_SET if on else included & ~AUTOCAST_KEY_SET)
 
 
+def state_key():
+    """The thread's autocast state as a hashable value (None when autocast is off): a graph keys its captures on
+    it (Note [Graph signatures] in graph/graph.py), since the casts are recorded in the captured job."""
+    if not _tls.included & AUTOCAST_KEY_SET:
+        return None
+    return tuple(sorted((d, t.name) for d, t in _state.dtypes.items()))
+
+
+def suspend() -> tuple:
+    """Turn autocast off in this thread for every device type until ``resume(token)`` (nn.Graph's AMP runs
+    ``backward()`` outside autocast, as an eager training step does, Note [Graph AMP] in graph/amp.py)."""
+    st = _state
+    token = (st.dtypes, _tls.included & AUTOCAST_KEY_SET)
+    st.dtypes = {}
+    _set_key(False)
+    return token
+
+
+def resume(token: tuple) -> None:
+    _state.dtypes, key = token
+    _set_key(bool(key))
+
+
 def enabled_dtype(device_type: str):
     """The autocast dtype of ``device_type`` in this thread, or None when autocast is off for it."""
     return _state.dtypes.get(device_type)
@@ -140,7 +163,8 @@ def _is_floating_not_double(d) -> bool:
 # - float32: float16 / bfloat16 inputs are cast to float32;
 # - promote: the floating inputs (but float64) are cast to the widest of them (float32 if one is);
 # - any other op runs in its inputs' dtypes (PyTorch's CPU lists leave softmax, layer_norm, the
-#   reductions, the activations... there).
+#   reductions, the activations... there); ``layer_norm`` with a lower-precision input gets its float32
+#   weight and bias cast to the input's dtype, as its kernel takes one dtype where PyTorch's mixes them.
 # Composite functions decompose: ``einsum`` is its op, ``scaled_dot_product_attention`` is matmuls and
 # a softmax, ``conv_transpose*`` is ``conv_data_grad``; ``cross_entropy`` is ``log_softmax`` (which runs
 # in its input's dtype) then ``nll`` (float32), where PyTorch casts the input of the whole
@@ -165,6 +189,22 @@ def promote(op_expr, inputs, attrs):
     if len(eligible) < 2:
         return None
     return _cast_all(inputs, _F32, _is_floating_not_double)  # two of float16, bfloat16, float32: float32
+
+
+def params_to_input(op_expr, inputs, attrs):
+    """``layer_norm``: PyTorch's cpu kernel takes a float16 / bfloat16 input with float32 weight and bias and
+    returns the input's dtype; this op takes one dtype, so float32 weight and bias are cast to the input's
+    lower-precision dtype (the output's dtype is PyTorch's; the weight is rounded to it first)."""
+    if _device_dtype(inputs) is None:
+        return None
+    d = inputs[0]._meta.dtype
+    if not d.is_floating_point or d is _F32 or d is _F64:
+        return None
+    return _cast_all(inputs, d, _is_float32)
+
+
+def _is_float32(d) -> bool:
+    return d is _F32
 
 
 def pad_policy(op_expr, inputs, attrs):
@@ -193,6 +233,7 @@ POLICIES = {
     **{op: fp32 for op in FP32_OPS},
     **{op: promote for op in PROMOTE_OPS},
     "pad": pad_policy,
+    "layer_norm": params_to_input,
 }
 
 

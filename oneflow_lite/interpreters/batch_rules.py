@@ -16,9 +16,11 @@ into N, or into the channels with ``groups`` when the weights are batched), laye
 
 from __future__ import annotations
 
+import itertools
 from string import ascii_letters
 
 from oneflow_lite.framework.calls import F
+from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.interpreters.batched import loop_inplace, register_batch_rule
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
@@ -565,19 +567,39 @@ register_batch_rule("conv_filter_grad", _conv_filter_grad)
 
 # ---- layer norm -------------------------------------------------------------------------------------------------
 def _layer_norm(call):
-    if any(call.batched[1:]):
-        return call.loop()  # per-sample affine parameters
+    """The batch folded into the leading (not normalized) dims. Batched ``gamma`` / ``beta`` (per-sample affine
+    parameters): the normalisation without them, then ``y * gamma + beta`` broadcast per sample (the op's own
+    order of operations)."""
     ndim = call.logical_ndim(0)
-    return call.redo(call.values, begin_norm_axis=_wrap(call.attrs["begin_norm_axis"], ndim) + 1)
+    begin = _wrap(call.attrs["begin_norm_axis"], ndim) + 1
+    if not any(call.batched[1:]):
+        return call.redo(call.values, begin_norm_axis=begin)
+    a = call.attrs
+    y, mean, inv = F.ops.layer_norm(_batched(call, 0), begin_norm_axis=begin, epsilon=a["epsilon"], center=False,
+                                    scale=False)
+    params = iter(range(1, len(call.values)))
+    if a["scale"]:
+        y = F.ops.broadcast_mul(y, _affine_param(call, next(params), begin))
+    if a["center"]:
+        y = F.ops.broadcast_add(y, _affine_param(call, next(params), begin))
+    return y, mean, inv
+
+
+def _affine_param(call, i, begin):
+    """Input ``i`` (a normalized-shape parameter) broadcastable against the physical (B, *lead, *normalized)."""
+    v = call.values[i]
+    return _pad_rank(v, begin - 1) if call.batched[i] else v
 
 
 def _layer_norm_grad(call):
-    if len(call.values) == 5 and call.batched[4]:
-        return call.loop()
+    """dx; a batched ``gamma`` is folded into the output grad first (the kernel's ``dy * gamma``)."""
     ndim = call.logical_ndim(1)
-    ins = [call.values[i] if call.batched[i] else
-           _expand_to_batch(call.values[i], call.size, call.values[i]._meta.ndim) for i in range(4)]
-    return call.redo([*ins, *call.values[4:]], begin_norm_axis=_wrap(call.attrs["begin_norm_axis"], ndim) + 1)
+    begin = _wrap(call.attrs["begin_norm_axis"], ndim) + 1
+    ins = [_batched(call, i) for i in range(4)]
+    if len(call.values) == 5 and call.batched[4]:
+        ins[0] = F.ops.broadcast_mul(ins[0], _affine_param(call, 4, begin))
+        return (F.ops.layer_norm_grad(*ins, begin_norm_axis=begin),)
+    return call.redo([*ins, *call.values[4:]], begin_norm_axis=begin)
 
 
 def _layer_norm_param_grad(call):
@@ -607,13 +629,44 @@ def _index(call):
     """``x[indices]`` with only ``x`` batched: the indexed dims shift past the batch dim; when they are not
     adjacent, the broadcast index dims come first (NumPy's rule), so the batch dim is moved back in front."""
     if any(call.batched[1:]):
-        return call.loop()
+        return _index_batched_indices(call)
     dims = [d + 1 for d in call.attrs["dims"]]
     out = call.redo(call.values, dims=dims)[0]
     if dims and dims[-1] - dims[0] != len(dims) - 1:
         lead = out._meta.ndim - (call.values[0]._meta.ndim - len(dims))  # the broadcast dims, in front
         perm = [lead, *range(lead), *range(lead + 1, out._meta.ndim)]
         out = F.ops.transpose(out, perm=tuple(perm))
+    return (out,)
+
+
+_index_ops = {}  # number of index tensors -> the index op expr
+
+
+def _index_op(n):
+    op = _index_ops.get(n)
+    if op is None:
+        op = _index_ops[n] = OpBuilder("index").input("input").input("indices", n).output("output").build()
+    return op
+
+
+def _index_batched_indices(call):
+    """Batched index tensors: the batch dim of ``x`` becomes one more advanced index, ``arange(B)`` in front
+    (broadcast against the others), so sample b reads its own indices in its own slice. The broadcast index
+    dims then lead the result, batch first; when the logical indexed dims were adjacent after other dims, those
+    dims are moved back in front of the index dims (NumPy's rule for the logical call)."""
+    size = call.size
+    x = _batched(call, 0)
+    indices = batched_values(call, range(1, len(call.values)))
+    k = indices[0]._meta.ndim - 1  # the logical rank of the broadcast indices
+    batch = _reshape(F.arange(size, dtype=indices[0]._meta.dtype, device=x._meta.device), (size, *(1,) * k))
+    dims = call.attrs["dims"]
+    out = dispatch(_index_op(len(indices) + 1), (x, batch, *indices), _index_op(len(indices) + 1).compose_attrs(
+        {"dims": (0, *[d + 1 for d in dims])}))[0]
+    pre = dims[0]
+    if pre and dims[-1] - dims[0] == len(dims) - 1:  # logical result: (*x[:pre], *index dims, *rest)
+        n = out._meta.ndim
+        perm = (0, *range(1 + k, 1 + k + pre), *range(1, 1 + k), *range(1 + k + pre, n))
+        out = F.ops.transpose(out, perm=perm)
     return (out,)
 
 
@@ -628,7 +681,10 @@ def _setitem(call, outputs=None):
     a = call.attrs
     kinds, adv = a["kinds"], a["adv_dims"]
     if any(call.batched[first_index:]):
-        return _setitem_loop(call, outputs)
+        if not _full_slices(kinds, a["values"], call.values[0]._meta.shape[1 if call.batched[0] else 0:]) or any(
+                v._meta.dtype.name == "bool" for v in call.values[first_index:]):
+            return _setitem_loop(call, outputs)
+        return _setitem_batched_indices(call, outputs, first_index)
     values = list(call.values)
     values[0] = _batched(call, 0)
     if first_index == 2 and call.batched[1]:
@@ -660,6 +716,73 @@ def _value_in_front(call, value, kinds, adv, indices):
 
 def _setitem_loop(call, outputs):
     return call.loop() if outputs is None else loop_inplace(call, outputs)
+
+
+def _full_slices(kinds, values, shape) -> bool:
+    """Whether the encoded basic index is only full slices (``x[:, :, idx]``): its view is the tensor itself."""
+    if any(k != 1 for k in kinds) or len(kinds) > len(shape):
+        return False
+    return all(values[3 * i] == 0 and values[3 * i + 1] >= shape[i] and values[3 * i + 2] == 1
+               for i in range(len(kinds)))
+
+
+_setitem_ops = {}  # (op type, number of index tensors) -> op expr
+
+
+def _setitem_op(op_type, n):
+    op = _setitem_ops.get((op_type, n))
+    if op is None:
+        b = OpBuilder(op_type).input("ref")
+        if op_type == "tensor_setitem":
+            b.input("value")
+        op = _setitem_ops[(op_type, n)] = b.input("indices", n).output("out").build()
+    return op
+
+
+def _setitem_batched_indices(call, outputs, first_index):
+    """``ref[indices] = value`` (or ``+=``: ``index_put``, the gradient of ``index``) with batched integer index
+    tensors and no basic part but full slices: as for ``index``, ``arange(B)`` indexes the batch dim of ``ref`` in front of the
+    others. The indexed region is then (B, *index dims, *other dims of ref), so the value is broadcast to the
+    logical region per sample and, when the logical indexed dims were adjacent after other dims, those dims move
+    behind the index dims."""
+    a = call.attrs
+    adv = a["adv_dims"]
+    ref = _batched(call, 0)
+    shape = ref._meta.shape[1:]
+    indices = batched_values(call, range(first_index, len(call.values)))
+    index_shape = _broadcast_shape([t._meta.shape[1:] for t in indices])
+    k = len(index_shape)
+    batch = _reshape(F.arange(call.size, dtype=indices[0]._meta.dtype, device=ref._meta.device), (call.size, *(1,) * k))
+    values = [ref]
+    if first_index == 2:
+        pre = adv[0] if adv[-1] - adv[0] == len(adv) - 1 else 0
+        rest = [n for i, n in enumerate(shape) if i not in adv]
+        region = (*rest[:pre], *index_shape, *rest[pre:])
+        value = _value_to_region(_batched(call, 1), region, call.size)
+        if pre:
+            value = F.ops.transpose(value, perm=(0, *range(1 + pre, 1 + pre + k), *range(1, 1 + pre),
+                                                 *range(1 + pre + k, 1 + len(region))))
+        values.append(value)
+    op = _setitem_op(call.op_type, len(indices) + 1)
+    attrs = op.compose_attrs({**a, "kinds": (), "values": (), "adv_dims": (0, *[d + 1 for d in adv])})
+    return dispatch(op, (*values, batch, *indices), attrs, outputs)
+
+
+def _broadcast_shape(shapes) -> tuple:
+    out = []
+    for dims in itertools.zip_longest(*[reversed(tuple(s)) for s in shapes], fillvalue=1):
+        out.append(max(dims) if min(dims) != 0 else 0)
+    return tuple(reversed(out))
+
+
+def _value_to_region(value, region, size):
+    """A physical value (B, *v), ``v`` broadcastable to ``region`` (extra leading 1s allowed, as the kernel
+    drops them), expanded to (B, *region)."""
+    v = list(value._meta.shape[1:])
+    while len(v) > len(region) and v[0] == 1:
+        v.pop(0)
+    value = _reshape(value, (size, *(1,) * (len(region) - len(v)), *v))
+    return F.ops.expand(value, expand_shape=(size, *region))
 
 
 register_batch_rule("tensor_setitem", _setitem, inplace=True)

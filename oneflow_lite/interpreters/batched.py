@@ -25,7 +25,10 @@ batched tensors, then runs it below its key with Autograd excluded, so the ops o
 not recorded. Backward formulas call ops on the saved batched tensors and the batched output grads,
 which come back here: ``vmap(grad(f))`` gives per-sample gradients. While a vmap is active the Batched
 key is also in the thread's included set, so random ops (which have no batched input) reach the handler
-and follow vmap's ``randomness``.
+and follow vmap's ``randomness``. The handler also notes, per level, the gradient edges of the unbatched
+inputs that require grad (tensors from outside the vmap entering the batched computation): they are where
+gradients through vmap's outputs leave the per-sample graph (Note [Gradients through vmap's outputs] in
+func/vmap_autograd.py).
 """
 
 from __future__ import annotations
@@ -34,17 +37,19 @@ import itertools
 import threading
 import warnings
 
+from oneflow_lite.autograd.graph import gradient_edge
 from oneflow_lite.dispatch.dispatch_key import DispatchKey, keys_below
 from oneflow_lite.dispatch.dispatcher import DISPATCHER
 from oneflow_lite.dispatch.tls import set_included
 from oneflow_lite.dispatch.tls import state as _tls
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.op_expr import UserOpExpr
-from oneflow_lite.framework.tensor import BATCHED_KEY_SET, Tensor
+from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, BATCHED_KEY_SET, Tensor
 from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.interpreters.op_interp_util import dispatch, redispatch
 
 _BATCHED = BATCHED_KEY_SET
+_AG = AUTOGRAD_KEY_SET
 _BELOW = keys_below(DispatchKey.Batched)
 _make = Tensor._make
 
@@ -103,17 +108,21 @@ class _VmapState(threading.local):
     def __init__(self):
         self.levels = []  # (level, batch size, randomness) of the active vmaps, outermost first
         self.in_random_rule = False  # a random op's rule runs: its physical random ops are drawn as they are
+        self.crossings = {}  # level -> {gradient edge: None} of unbatched inputs that require grad (in order)
 
 
 _state = _VmapState()
 _next_level = itertools.count(1)
 
 
-def enter_level(batch_size: int, randomness: str) -> tuple:
-    """Start a vmap level in this thread; returns ``(level, token)`` (``leave_level`` takes the token)."""
-    level = next(_next_level)
+def enter_level(batch_size: int, randomness: str, level: int | None = None) -> tuple:
+    """Start a vmap level in this thread (a new one, or ``level`` again: the backward of vmap's outputs replays
+    the level's per-sample graph); returns ``(level, token)`` (``leave_level`` takes the token)."""
+    if level is None:
+        level = next(_next_level)
     st = _state
     st.levels.append((level, batch_size, randomness))
+    st.crossings[level] = {}
     included = _tls.included
     if not included & _BATCHED:
         set_included(included | _BATCHED)
@@ -122,11 +131,14 @@ def enter_level(batch_size: int, randomness: str) -> tuple:
 
 def leave_level(token: tuple) -> None:
     level, had_key = token
-    levels = _state.levels
+    st = _state
+    levels = st.levels
     if levels and levels[-1][0] == level:
         levels.pop()
     else:  # an exception left an inner level on the stack: drop it with this one
-        _state.levels = [lv for lv in levels if lv[0] < level]
+        st.levels = [lv for lv in levels if lv[0] < level]
+    for lv in [lv for lv in st.crossings if lv >= level]:
+        del st.crossings[lv]
     included = _tls.included
     if not had_key and included & _BATCHED:
         set_included(included & ~_BATCHED)
@@ -135,6 +147,12 @@ def leave_level(token: tuple) -> None:
 def active_levels() -> list:
     """The (level, batch size, randomness) of this thread's active vmaps, outermost first."""
     return list(_state.levels)
+
+
+def crossings(level: int) -> dict:
+    """The gradient edges of the unbatched tensors requiring grad that ops of ``level`` have read so far (Note
+    [Batching and autograd]); empty for a level that is not active."""
+    return _state.crossings.get(level, {})
 
 
 def _randomness(level: int) -> str:
@@ -266,8 +284,13 @@ def batched_interpreter(op_expr, ks, inputs, attrs, outputs):
         v, b = unwrap(t, level)
         values.append(v)
         batched.append(b)
-        if b and size is None:
-            size = v._meta.shape[0]
+        if b:
+            if size is None:
+                size = v._meta.shape[0]
+        elif t._key_set & _AG:  # a differentiable tensor from outside enters the level (Note [Batching and autograd])
+            seen = _state.crossings.get(level)
+            if seen is not None:
+                seen[gradient_edge(t)] = None
     if outputs is not None:
         if size is None:  # only the written tensor is batched
             size = next(o._array.value._meta.shape[0] for o in outputs if o._key_set & _BATCHED)

@@ -71,7 +71,7 @@ def check_scalar_fits(ctx, value, dtype) -> None:
     if dtype is dt.bool_:
         return
     if dtype.is_floating_point:
-        fits = not math.isfinite(value) or abs(value) <= float(np.finfo(dtype.np_dtype).max)
+        fits = not math.isfinite(value) or abs(value) <= float(dt.finfo(dtype).max)
     else:
         info = np.iinfo(dtype.np_dtype)
         fits = math.isfinite(value) and info.min <= math.trunc(value) <= info.max

@@ -457,7 +457,7 @@ def _check_fill_value(ctx, dtype):
     if dtype is dt.bool_:
         fits = True
     elif dtype.is_floating_point:
-        fits = not math.isfinite(value) or abs(value) <= float(np.finfo(dtype.np_dtype).max)
+        fits = not math.isfinite(value) or abs(value) <= float(dt.finfo(dtype).max)
     else:
         info = np.iinfo(dtype.np_dtype)
         fits = math.isfinite(value) and info.min <= math.trunc(value) <= info.max

@@ -44,11 +44,28 @@ def _bool_dtype(ctx):
     return _BOOL
 
 
-for _op in ("abs", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "sin", "cos", "tan", "sign",
-            "floor", "ceil", "trunc", "reciprocal", "erf"):
-    register_user_op(_op, inputs=["x"], outputs=["y"], infer_shape=same_shape, infer_dtype=same_dtype)
-for _op in ("logical_not", "isnan", "isinf", "isfinite"):  # bool results: not differentiable
-    register_user_op(_op, inputs=["x"], outputs=["y"], infer_shape=same_shape, infer_dtype=_bool_dtype, no_grad=True)
+# Note [The table of unary functions]
+# One row per elementwise unary function: op type -> how its functor picks the dtype it computes in
+# (Note [Unary ops compute in their input's dtype]): "input" (the input's), "float" (integer and bool inputs
+# in the default float dtype), "square" (bool -> int64), "bool" (a bool result: not differentiable). The ops
+# are defined here from it, and functors/unary.py registers a ``Unary`` functor per row (named in CamelCase:
+# ``log_sigmoid`` -> ``LogSigmoid``), so a new unary function is a row here and its gradient row below, its
+# kernel in kernels/cpu/unary.py, its signature in functors/functional_api.py and its spec row.
+UNARY_FUNCTIONS = {
+    "abs": "input", "sign": "input", "square": "square", "floor": "input", "ceil": "input", "trunc": "input",
+    "expm1": "float", "log": "float", "log1p": "float", "log2": "float", "sqrt": "float", "rsqrt": "float",
+    "sin": "float", "cos": "float", "tan": "float", "reciprocal": "float", "erf": "float",
+    "acos": "float", "asin": "float", "atan": "float", "acosh": "float", "asinh": "float", "atanh": "float",
+    "sinh": "float", "cosh": "float", "erfc": "float", "erfinv": "float", "exp2": "float", "log10": "float",
+    "lgamma": "float", "digamma": "float", "i0": "float", "frac": "input",
+    "logical_not": "bool", "isnan": "bool", "isinf": "bool", "isfinite": "bool", "signbit": "bool",
+}
+for _op, _compute in UNARY_FUNCTIONS.items():
+    if _compute == "bool":  # bool results: not differentiable
+        register_user_op(_op, inputs=["x"], outputs=["y"], infer_shape=same_shape, infer_dtype=_bool_dtype,
+                         no_grad=True)
+    else:
+        register_user_op(_op, inputs=["x"], outputs=["y"], infer_shape=same_shape, infer_dtype=same_dtype)
 
 # round half to even, at ``decimals`` decimal digits (negative: to tens, hundreds, ...)
 register_user_op("round", inputs=["x"], outputs=["y"], attrs={"decimals": ("int64", 0)}, infer_shape=same_shape,
@@ -102,7 +119,7 @@ def _check_bound(ctx, d, which):
     conversion); inf and NaN are fine for floating dtypes."""
     if d.is_floating_point:
         v = ctx.attr("floating_" + which)
-        limit = float(np.finfo(d.np_dtype).max)
+        limit = float(dt.finfo(d).max)
         if -limit <= v <= limit or math.isnan(v) or math.isinf(v):
             return
     else:
@@ -190,10 +207,8 @@ derivative("clip_by_tensor_max", name="Clamp",
 
 # ---- inverse trigonometric and hyperbolic functions, special functions ---------------------------------
 # Float ops (Note [Unary ops compute in their input's dtype]); the gradients follow derivatives.yaml.
-for _op in ("acos", "asin", "atan", "acosh", "asinh", "atanh", "sinh", "cosh", "erfc", "erfinv", "exp2", "log10",
-            "lgamma", "digamma", "i0", "i1", "frac"):
-    register_user_op(_op, inputs=["x"], outputs=["y"], infer_shape=same_shape, infer_dtype=same_dtype)
-register_user_op("signbit", inputs=["x"], outputs=["y"], infer_shape=same_shape, infer_dtype=_bool_dtype, no_grad=True)
+# i1: the derivative of i0 (no function of its own)
+register_user_op("i1", inputs=["x"], outputs=["y"], infer_shape=same_shape, infer_dtype=same_dtype)
 # polygamma(n, x): the n-th derivative of digamma (n >= 0; the functor checks it)
 register_user_op("polygamma", inputs=["x"], outputs=["y"], attrs={"n": ("int64", 0)}, infer_shape=same_shape,
                  infer_dtype=same_dtype)

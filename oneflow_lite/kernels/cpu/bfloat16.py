@@ -6,8 +6,13 @@ bfloat16 is a storage dtype (Note [Storage dtypes] in framework/dtype.py). For e
 its bfloat16 inputs and rounds the floating results back to bfloat16 (integer and bool results, such as
 comparisons, stay as they are): PyTorch's cpu kernels also compute bfloat16 in float32, so sums and
 matmuls accumulate in float32. The float32 kernel is the one a float32 call would choose (the same
-predicates and priorities), found on first use per dtype signature. Ops not listed find no bfloat16
-kernel and raise OpKernelNotFoundError. The module is imported after every other cpu kernel module.
+predicates and priorities), found on first use per dtype signature. An op may have optional inputs after
+its required ones (``linear``'s bias, ``layer_norm``'s gamma and beta): the float32 kernel is chosen with an
+op of as many inputs as the call gives, taken in order, which is exact when the kernels' predicates look at
+the required inputs only (as those of the listed ops do). Ops not
+listed find no bfloat16 kernel and raise OpKernelNotFoundError, unless a kernel of theirs accepts any dtype
+(``masked_fill``, ``pad``, ``cast`` and the shape ops move bfloat16 values as they are). The module is
+imported after every other cpu kernel module.
 """
 
 from __future__ import annotations
@@ -23,23 +28,26 @@ from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.kernels.registration import cpu_kernel
 
-# Not listed yet: broadcast_add, broadcast_sub, broadcast_mul, broadcast_less, negative, abs, tanh, relu (and
-# relu_grad), matmul. Existing tests pin each of them to a single cpu kernel (tests/test_fast_paths.py
-# test_plain_kernels_compute_what_their_kernels_compute, tests/test_cli.py test_ops_lists_registered_ops_...).
 BFLOAT16_OPS = (
     # elementwise arithmetic and comparisons
-    "broadcast_div", "broadcast_pow", "broadcast_maximum", "broadcast_minimum", "broadcast_equal",
-    "broadcast_not_equal", "broadcast_greater", "broadcast_greater_equal", "broadcast_less_equal", "scalar_add",
-    "scalar_mul", "scalar_div", "scalar_pow", "scalar_reverse_div", "scalar_reverse_pow", "scalar_logical_equal", "scalar_logical_not_equal",
+    "broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div", "broadcast_pow", "broadcast_maximum",
+    "broadcast_minimum", "broadcast_equal", "broadcast_not_equal", "broadcast_less", "broadcast_less_equal",
+    "broadcast_greater", "broadcast_greater_equal", "scalar_add", "scalar_mul", "scalar_div", "scalar_pow",
+    "scalar_reverse_div", "scalar_reverse_pow", "scalar_logical_equal", "scalar_logical_not_equal",
     "scalar_logical_greater", "scalar_logical_greater_equal", "scalar_logical_less", "scalar_logical_less_equal",
     # elementwise math and activations
-    "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos",
-    "tan", "sigmoid", "gelu", "silu", "erf", "floor", "ceil", "round", "trunc", "sign", "isnan",
-    "isinf", "isfinite", "leaky_relu", "elu", "hardtanh", "clip_by_scalar", "where",
+    "negative", "abs", "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "reciprocal", "sin",
+    "cos", "tan", "tanh", "relu", "sigmoid", "gelu", "silu", "erf", "floor", "ceil", "round", "trunc", "sign",
+    "isnan", "isinf", "isfinite", "leaky_relu", "elu", "hardtanh", "clip_by_scalar", "clip_by_tensor",
+    "clip_by_tensor_min", "clip_by_tensor_max", "where",
+    # matrix products (accumulated in float32, rounded once)
+    "matmul", "linear",
     # reductions, softmax
-    "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "softmax", "log_softmax",
+    "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "softmax", "log_softmax", "argmax",
+    # normalisation
+    "layer_norm", "layer_norm_grad", "layer_norm_param_grad",
     # the gradients of the above, so bfloat16 tensors train
-    "gelu_grad", "sigmoid_grad", "tanh_grad", "silu_grad", "softmax_grad", "log_softmax_grad",
+    "relu_grad", "gelu_grad", "sigmoid_grad", "tanh_grad", "silu_grad", "softmax_grad", "log_softmax_grad",
     "leaky_relu_grad", "elu_grad", "hardtanh_grad", "clip_by_scalar_grad",
 )
 
@@ -79,23 +87,28 @@ class Float32Compute:
     def __init__(self, op_type):
         self.op_type = op_type
         self.__name__ = f"{op_type}_bfloat16_via_float32"
-        self._selector = None  # an op expr of op_type, to choose the float32 kernel with
+        self._selectors = {}  # number of inputs given -> an op expr of op_type, to choose the float32 kernel with
         self._kernels = {}  # (input dtypes, output dtypes) in float32 -> the float32 kernel
+
+    def _selector(self, n_inputs):
+        """An op expr of the op with its first ``n_inputs`` inputs (trailing optional inputs may be absent)."""
+        expr = self._selectors.get(n_inputs)
+        if expr is None:
+            op_def = op_registry.find(self.op_type)
+            builder = OpBuilder(self.op_type)
+            for arg in op_def.inputs[:n_inputs]:
+                builder.input(arg.name)
+            for arg in op_def.outputs:
+                builder.output(arg.name)
+            expr = self._selectors[n_inputs] = builder.build()
+        return expr
 
     def _float32_kernel(self, in_dtypes, out_dtypes):
         key = (in_dtypes, out_dtypes)
         fn = self._kernels.get(key)
         if fn is None:
-            if self._selector is None:
-                op_def = op_registry.find(self.op_type)
-                builder = OpBuilder(self.op_type)
-                for arg in op_def.inputs:
-                    builder.input(arg.name)
-                for arg in op_def.outputs:
-                    builder.output(arg.name)
-                self._selector = builder.build()
             fn = self._kernels[key] = DISPATCHER.select_kernel(
-                self._selector, DISPATCHER.entry(self.op_type), _CPU, in_dtypes, out_dtypes)
+                self._selector(len(in_dtypes)), DISPATCHER.entry(self.op_type), _CPU, in_dtypes, out_dtypes)
         return fn
 
     def __call__(self, ctx, *arrays):
@@ -118,8 +131,10 @@ def _round_back(result, meta):
 def _register():
     for op_type in BFLOAT16_OPS:
         op_def = op_registry.find(op_type)
-        if op_def is None or any(a.variadic or a.optional for a in op_def.inputs):
-            raise RuntimeError(f"bfloat16 kernels: op '{op_type}' is unknown or has variadic / optional inputs")
+        flags = [a.optional for a in op_def.inputs] if op_def is not None else []
+        if op_def is None or any(a.variadic for a in op_def.inputs) or flags != sorted(flags):
+            raise RuntimeError(f"bfloat16 kernels: op '{op_type}' is unknown, has variadic inputs or an optional "
+                               f"input before a required one")
         cpu_kernel(op_type, _ANY_BFLOAT16_INPUT, priority=10)(Float32Compute(op_type))
 
 
