@@ -1,0 +1,439 @@
+"""[compat t1] the tail of torch.*: layouts and memory formats, exceptions, streams and events, futures, cond,
+symbolic-size helpers, autocast state functions, native_* / batch_norm_* pieces, torch.convolution, grid
+samplers, the functional recurrent forms, legacy storages, isin, gradient, histogramdd.
+
+References are NumPy formulas written here or layers already tested against NumPy; torch is an optional
+oracle in the last test."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import oneflow_lite as flow
+import oneflow_lite.nn.functional as F
+
+rng = np.random.default_rng(0)
+
+
+def t(a):
+    return flow.tensor(np.asarray(a))
+
+
+def close(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a.numpy() if hasattr(a, "numpy") else a, dtype=np.float64),
+                               np.asarray(b, dtype=np.float64), rtol=tol, atol=tol)
+
+
+# ---- layouts, memory formats, exceptions ------------------------------------------------------------------------
+
+def test_layout_and_memory_formats():
+    x = flow.ones(2, 3, 4, 5)
+    assert x.layout is flow.strided and isinstance(flow.strided, flow.layout)
+    for fmt in (flow.contiguous_format, flow.channels_last, flow.channels_last_3d, flow.preserve_format):
+        assert isinstance(fmt, flow.memory_format)
+        assert pickle.loads(pickle.dumps(fmt)) is fmt
+    assert repr(flow.channels_last) == "oneflow_lite.channels_last"
+    y = x.to(memory_format=flow.channels_last)
+    close(y, np.ones((2, 3, 4, 5)))
+    with pytest.raises(RuntimeError, match="rank 4 tensor to use channels_last"):
+        flow.ones(2, 3).to(memory_format=flow.channels_last)
+    with pytest.raises(TypeError, match="cannot create"):
+        flow.layout()
+    with pytest.raises(TypeError, match="memory_format"):
+        flow.ones(2).to(memory_format="channels_last")
+
+
+def test_exceptions_are_catchable_as_pytorch_has_them():
+    assert issubclass(flow.OutOfMemoryError, RuntimeError) and issubclass(flow.AcceleratorError, RuntimeError)
+    assert issubclass(flow.FatalError, Exception)
+    with pytest.raises(flow.OutOfMemoryError):
+        raise flow.OutOfMemoryError("out of memory")
+
+
+# ---- streams, events, futures, cond -----------------------------------------------------------------------------
+
+def test_stream_and_event():
+    s = flow.Stream()
+    assert s.device_type == "cpu" and s.query() and s == flow.Stream()
+    start, end = flow.Event(enable_timing=True), flow.Event(enable_timing=True)
+    s.record_event(start)
+    end.record()
+    assert start.query() and end.query()
+    assert start.elapsed_time(end) >= 0.0
+    with s:
+        assert flow.cpu.current_stream() == s
+    s.synchronize()
+    s.wait_event(end)
+    s.wait_stream(flow.Stream())
+
+
+def test_fork_wait_and_futures():
+    fut = flow.fork(lambda a, b=0: a * 10 + b, 4, b=2)
+    assert fut.done() and flow.wait(fut) == 42
+    f = flow.futures.Future()
+    doubled = f.then(lambda done: done.value() * 2)
+    assert not f.done()
+    f.set_result(3)
+    assert doubled.wait() == 6 and f.value() == 3
+    assert flow.futures.wait_all([flow.fork(lambda: 1), flow.fork(lambda: 2)]) == [1, 2]
+    bad = flow.futures.Future()
+    bad.set_exception(ValueError("boom"))
+    with pytest.raises(ValueError, match="boom"):
+        bad.wait()
+    with pytest.raises(ZeroDivisionError):
+        flow.fork(lambda: 1 / 0)
+
+
+def test_cond_picks_a_branch_and_records_its_gradient():
+    x = flow.tensor([1.0, 2.0], requires_grad=True)
+    out = flow.cond(x.sum() > 0, lambda a: a * 3, lambda a: a - 1, (x,))
+    out.sum().backward()
+    close(out, [3.0, 6.0])
+    close(x.grad, [3.0, 3.0])
+    close(flow.cond(False, lambda a: a * 3, lambda a: a - 1, [x]), [0.0, 1.0])
+    with pytest.raises(RuntimeError, match="single-element"):
+        flow.cond(flow.ones(2), lambda: 0, lambda: 1)
+    with pytest.raises(RuntimeError, match="true_fn to be callable"):
+        flow.cond(True, 1, lambda: 1)
+
+
+def test_disable_torch_function_is_a_context_manager():
+    with flow.DisableTorchFunction():
+        close(flow.ones(2) + 1, [2.0, 2.0])
+    with flow.DisableTorchFunctionSubclass():
+        pass
+
+
+# ---- symbolic-size helpers --------------------------------------------------------------------------------------
+
+def test_sym_helpers_on_concrete_values():
+    assert flow.sym_max(2, 3.5) == 3.5 and isinstance(flow.sym_max(4, 3.5), float)
+    assert flow.sym_min(2, 3) == 2 and isinstance(flow.sym_min(2, 3), int)
+    assert flow.sym_sum([1, 2, 3]) == 6 and flow.sym_sum(1, 2) == 3
+    assert flow.sym_ite(True, 1, 2) == 1 and flow.sym_ite(False, 1, 2) == 2
+    assert flow.sym_int(3.7) == 3 and flow.sym_float(2) == 2.0 and flow.sym_not(True) is False
+    assert flow.sym_sqrt(9) == 3.0
+    assert isinstance(5, (int, flow.SymInt))
+    flow.sym_constrain_range(5, min=0, max=10)
+    with pytest.raises(RuntimeError, match="Invalid value range"):
+        flow.sym_constrain_range_for_size(-1)
+    with pytest.raises(TypeError, match="symbolic shapes are not provided"):
+        flow.SymInt()
+    with pytest.raises(AssertionError, match="type mismatch"):
+        flow.sym_ite(True, 1, 2.0)
+
+
+# ---- autocast state functions -----------------------------------------------------------------------------------
+
+def test_autocast_state_functions():
+    assert flow.get_autocast_dtype("cpu") == flow.bfloat16 and flow.get_autocast_dtype("cuda") == flow.float16
+    assert not flow.is_autocast_enabled("cpu") if hasattr(flow, "is_autocast_enabled") else True
+    flow.set_autocast_dtype("cpu", flow.float16)
+    try:
+        assert flow.get_autocast_dtype("cpu") == flow.float16
+        with flow.autocast("cpu", dtype=flow.bfloat16):
+            assert flow.get_autocast_dtype("cpu") == flow.bfloat16
+        assert flow.get_autocast_dtype("cpu") == flow.float16
+    finally:
+        flow.set_autocast_dtype("cpu", flow.bfloat16)
+    with flow.autocast("cpu"):
+        flow.set_autocast_enabled("cpu", False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            assert not flow.is_autocast_cpu_enabled()
+    n = flow.autocast_increment_nesting()
+    assert flow.autocast_decrement_nesting() == n - 1
+    flow.set_autocast_cache_enabled(False)
+    assert not flow.is_autocast_cache_enabled()
+    flow.set_autocast_cache_enabled(True)
+    flow.clear_autocast_cache()
+    with pytest.raises(RuntimeError, match="device type"):
+        flow.get_autocast_dtype("nonsense")
+
+
+def test_cpu_module_and_device_modules():
+    assert flow.cpu.is_available() and flow.cpu.device_count() == 1
+    flow.cpu.synchronize()
+    assert flow.get_device_module("cpu") is flow.cpu and flow.get_device_module("cuda") is flow.cuda
+    assert flow.is_vulkan_available() is False
+
+
+# ---- legacy storages and Tensor device helpers ------------------------------------------------------------------
+
+def test_legacy_storage_classes():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        s = flow.FloatStorage([1, 2.5])
+        assert s.dtype == flow.float32 and list(s) == [1.0, 2.5]
+        assert list(flow.LongStorage(3)) == [0, 0, 0] and len(flow.DoubleStorage()) == 0
+        assert isinstance(flow.ones(2).storage(), flow.FloatStorage)
+        assert not isinstance(flow.ones(2).storage(), flow.LongStorage)
+    assert flow.ones(2).storage_type() is flow.FloatStorage
+    assert flow.ones(2, dtype=flow.int64).storage_type() is flow.LongStorage
+    assert flow.ones(2).is_distributed() is False
+    with pytest.raises(AssertionError, match="XPU"):
+        flow.ones(2).xpu()
+
+
+# ---- native_* and the batch_norm_* pieces -----------------------------------------------------------------------
+
+def test_native_layer_norm():
+    x, w, b = rng.standard_normal((2, 3, 5)), rng.standard_normal(5), rng.standard_normal(5)
+    out, mean, rstd = flow.native_layer_norm(t(x), [5], t(w), t(b), 1e-5)
+    m, v = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    close(out, (x - m) / np.sqrt(v + 1e-5) * w + b)
+    close(mean, m)
+    close(rstd, 1 / np.sqrt(v + 1e-5))
+    assert tuple(mean.shape) == (2, 3, 1)
+
+
+def test_native_batch_norm_train_and_eval():
+    x, w = rng.standard_normal((4, 3, 2)), rng.standard_normal(3)
+    rm, rv = t(np.zeros(3)), t(np.ones(3))
+    out, mean, invstd = flow.native_batch_norm(t(x), t(w), t(w), rm, rv, True, 0.1, 1e-5)
+    m, v = x.mean((0, 2)), x.var((0, 2))
+    close(out, (x - m[:, None]) / np.sqrt(v[:, None] + 1e-5) * w[:, None] + w[:, None])
+    close(mean, m)
+    close(invstd, 1 / np.sqrt(v + 1e-5))
+    close(rm, 0.1 * m)
+    close(rv, 0.9 + 0.1 * x.var((0, 2), ddof=1))
+    out, mean, invstd = flow.native_batch_norm(t(x), None, None, rm, rv, False, 0.1, 1e-5)
+    close(out, (x - 0.1 * m[:, None]) / np.sqrt(0.9 + 0.1 * x.var((0, 2), ddof=1)[:, None] + 1e-5))
+    assert tuple(mean.shape) == (0,)
+
+
+def test_native_group_norm_and_dropout_and_norm_except_dim():
+    x, w = rng.standard_normal((2, 6, 4)), rng.standard_normal(6)
+    out, mean, rstd = flow.native_group_norm(t(x), t(w), None, 2, 6, 4, 3, 1e-5)
+    g = x.reshape(2, 3, 8)
+    m, v = g.mean(-1), g.var(-1)
+    close(out, ((g - m[..., None]) / np.sqrt(v[..., None] + 1e-5)).reshape(2, 6, 4) * w[:, None])
+    close(mean, m)
+    close(rstd, 1 / np.sqrt(v + 1e-5))
+    out, mask = flow.native_dropout(t(x), 0.0, True)
+    close(out, x)
+    assert mask.dtype == flow.bool and bool(mask.all())
+    out, mask = flow.native_dropout(t(x), 0.5, True)
+    close(out, np.where(mask.numpy(), x * 2, 0))
+    v4 = rng.standard_normal((2, 3, 4))
+    close(flow.norm_except_dim(t(v4), 2, 1), np.sqrt((v4 ** 2).sum((0, 2)))[None, :, None])
+    close(flow.norm_except_dim(t(v4), 3, -1), (np.abs(v4) ** 3).sum() ** (1 / 3))
+
+
+def _bn_reference(x):
+    axes = (0,) + tuple(range(2, x.ndim))
+    return axes, x.mean(axes), x.var(axes)
+
+
+def test_batch_norm_stats_elemt_and_gather():
+    x, w, b = rng.standard_normal((4, 3, 5)), rng.standard_normal(3), rng.standard_normal(3)
+    axes, m, v = _bn_reference(x)
+    mean, invstd = flow.batch_norm_stats(t(x), 1e-5)
+    close(mean, m)
+    close(invstd, 1 / np.sqrt(v + 1e-5))
+    close(flow.batch_norm_elemt(t(x), t(w), t(b), mean, invstd, 1e-5),
+          (x - m[:, None]) / np.sqrt(v[:, None] + 1e-5) * w[:, None] + b[:, None])
+    # two "devices": the first half and the second half of the batch, 10 values each per channel
+    parts = [x[:2], x[2:]]
+    stats = [flow.batch_norm_stats(t(p), 1e-5) for p in parts]
+    means = flow.stack([s[0] for s in stats])
+    invstds = flow.stack([s[1] for s in stats])
+    rm, rv = t(np.zeros(3)), t(np.ones(3))
+    gm, ginv = flow.batch_norm_gather_stats_with_counts(t(x), means, invstds, rm, rv, 0.1, 1e-5,
+                                                         t(np.array([10.0, 10.0])))
+    close(gm, m)
+    close(ginv, 1 / np.sqrt(v + 1e-5))
+    close(rm, 0.1 * m)
+    close(rv, 0.9 + 0.1 * x.var(axes, ddof=1))
+    rm, rv = t(np.zeros(3)), t(np.ones(3))
+    gm, ginv = flow.batch_norm_gather_stats(t(x), means, invstds, rm, rv, 0.1, 1e-5, 10)
+    close(gm, m)
+    close(rv, 0.9 + 0.1 * x.var(axes, ddof=1))
+    rm, rv = t(np.zeros(3)), t(np.ones(3))
+    um, uv = flow.batch_norm_update_stats(t(x), rm, rv, 0.1)
+    close(um, m)
+    close(uv, v)
+    close(rm, 0.1 * m)
+    close(rv, 0.9 + 0.1 * x.var(axes, ddof=1))
+
+
+def test_batch_norm_backward_pieces_match_the_batch_norm_gradient():
+    x, w, dy = rng.standard_normal((4, 3, 5)), rng.standard_normal(3), rng.standard_normal((4, 3, 5))
+    axes, m, v = _bn_reference(x)
+    mean, invstd = flow.batch_norm_stats(t(x), 1e-5)
+    sum_dy, sum_dy_xmu, gw, gb = flow.batch_norm_backward_reduce(t(dy), t(x), mean, invstd, t(w), True, True, True)
+    inv = 1 / np.sqrt(v + 1e-5)
+    close(sum_dy, dy.sum(axes))
+    close(sum_dy_xmu, (dy * (x - m[:, None])).sum(axes))
+    close(gw, (dy * (x - m[:, None])).sum(axes) * inv)
+    close(gb, dy.sum(axes))
+    dx = flow.batch_norm_backward_elemt(t(dy), t(x), mean, invstd, t(w), sum_dy, sum_dy_xmu,
+                                        t(np.array([20], np.int32)))
+    # the batch-norm input gradient by autograd (batch_norm is tested against NumPy elsewhere)
+    xt = flow.tensor(x, requires_grad=True)
+    F.batch_norm(xt, None, None, t(w), None, training=True, eps=1e-5).backward(t(dy))
+    close(dx, xt.grad, 1e-4)
+
+
+# ---- torch.convolution, grid samplers ---------------------------------------------------------------------------
+
+def test_convolution_matches_conv_and_conv_transpose():
+    x = rng.standard_normal((2, 3, 6, 5)).astype(np.float32)
+    w, b = rng.standard_normal((4, 3, 3, 3)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    close(flow.convolution(t(x), t(w), t(b), [1, 2], [1, 0], [1, 1], False, [0, 0], 1),
+          F.conv2d(t(x), t(w), t(b), stride=(1, 2), padding=(1, 0)), 1e-4)
+    wt = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    close(flow.convolution(t(x), t(wt), None, [2, 2], [1, 1], [1, 1], True, [1, 0], 1),
+          F.conv_transpose2d(t(x), t(wt), None, stride=2, padding=1, output_padding=(1, 0)), 1e-4)
+    x1, w1 = rng.standard_normal((1, 2, 7)).astype(np.float32), rng.standard_normal((2, 1, 2)).astype(np.float32)
+    out = flow.convolution(t(x1), t(w1), None, [1], [0], [2], False, [0], 2)
+    ref = np.stack([np.array([x1[0, c, i] * w1[c, 0, 0] + x1[0, c, i + 2] * w1[c, 0, 1] for i in range(5)])
+                    for c in range(2)])[None]
+    close(out, ref, 1e-5)
+
+
+def test_affine_grid_generator_and_grid_sampler_enums():
+    theta = rng.standard_normal((2, 2, 3)).astype(np.float32)
+    grid = flow.affine_grid_generator(t(theta), [2, 3, 4, 5], False)
+    xs, ys = (np.arange(5) * 2 + 1) / 5 - 1, (np.arange(4) * 2 + 1) / 4 - 1
+    base = np.stack(np.broadcast_arrays(xs[None, :], ys[:, None], np.ones((4, 5))), -1)  # (H, W, 3)
+    close(grid, np.einsum("hwk,njk->nhwj", base, theta), 1e-5)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    g = rng.uniform(-1.2, 1.2, (2, 3, 4, 2)).astype(np.float32)
+    for mode_i, mode in enumerate(("bilinear", "nearest", "bicubic")):
+        for pad_i, pad in enumerate(("zeros", "border", "reflection")):
+            close(flow.grid_sampler(t(x), t(g), mode_i, pad_i, True),
+                  F.grid_sample(t(x), t(g), mode=mode, padding_mode=pad, align_corners=True), 1e-5)
+    close(flow.grid_sampler_2d(t(x), t(g), 0, 0, False), F.grid_sample(t(x), t(g), align_corners=False), 1e-5)
+    x3 = rng.standard_normal((1, 2, 3, 4, 5)).astype(np.float32)
+    g3 = rng.uniform(-1, 1, (1, 2, 2, 2, 3)).astype(np.float32)
+    close(flow.grid_sampler_3d(t(x3), t(g3), 0, 1, False),
+          F.grid_sample(t(x3), t(g3), padding_mode="border", align_corners=False), 1e-5)
+    with pytest.raises(Exception, match="grid_sampler"):
+        flow.grid_sampler(t(x), t(g), 7, 0, False)
+
+
+# ---- the functional recurrent forms -----------------------------------------------------------------------------
+
+def _sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def test_lstm_cell_and_gru_cell_against_numpy():
+    x, h, c = rng.standard_normal((2, 5)), rng.standard_normal((2, 4)), rng.standard_normal((2, 4))
+    wi, wh, bi, bh = (rng.standard_normal(s) for s in ((16, 5), (16, 4), (16,), (16,)))
+    h1, c1 = flow.lstm_cell(t(x), (t(h), t(c)), t(wi), t(wh), t(bi), t(bh))
+    gi, gf, gg, go = np.split(x @ wi.T + bi + h @ wh.T + bh, 4, axis=1)
+    c_ref = _sigmoid(gf) * c + _sigmoid(gi) * np.tanh(gg)
+    close(c1, c_ref)
+    close(h1, _sigmoid(go) * np.tanh(c_ref))
+    wi3, wh3 = wi[:12], wh[:12]
+    r, z, n = np.split(x @ wi3.T, 3, axis=1)
+    hr, hz, hn = np.split(h @ wh3.T, 3, axis=1)
+    r, z = _sigmoid(r + hr), _sigmoid(z + hz)
+    close(flow.gru_cell(t(x), t(h), t(wi3), t(wh3)), (1 - z) * np.tanh(n + r * hn) + z * h)
+    close(flow.rnn_tanh_cell(t(x), t(h), t(wi[:4]), t(wh[:4]), t(bi[:4])), np.tanh(x @ wi[:4].T + bi[:4] + h @ wh[:4].T))
+    close(flow.rnn_relu_cell(t(x), t(h), t(wi[:4]), t(wh[:4])), np.maximum(x @ wi[:4].T + h @ wh[:4].T, 0))
+
+
+def test_functional_lstm_gru_rnn_match_the_layers():
+    lstm = flow.nn.LSTM(5, 4, num_layers=2, bidirectional=True)
+    x = flow.tensor(rng.standard_normal((3, 2, 5)).astype(np.float32))
+    h0 = flow.tensor(rng.standard_normal((4, 2, 4)).astype(np.float32))
+    c0 = flow.tensor(rng.standard_normal((4, 2, 4)).astype(np.float32))
+    params = list(lstm.parameters())
+    out, hn, cn = flow.lstm(x, (h0, c0), params, True, 2, 0.0, False, True, False)
+    ref, (rh, rc) = lstm(x, (h0, c0))
+    close(out, ref.detach())
+    close(hn, rh.detach())
+    close(cn, rc.detach())
+    gru = flow.nn.GRU(5, 4, batch_first=True)
+    xb = flow.tensor(rng.standard_normal((2, 3, 5)).astype(np.float32))
+    hg = flow.tensor(rng.standard_normal((1, 2, 4)).astype(np.float32))
+    out, hn = flow.gru(xb, hg, list(gru.parameters()), True, 1, 0.0, False, False, True)
+    ref, rh = gru(xb, hg)
+    close(out, ref.detach())
+    close(hn, rh.detach())
+    for mode, fn in (("RNN_TANH", flow.rnn_tanh), ("RNN_RELU", flow.rnn_relu)):
+        rnn = flow.nn.RNN(5, 4, nonlinearity=mode[4:].lower(), bias=False)
+        out, hn = fn(x, hg, list(rnn.parameters()), False, 1, 0.0, False, False, False)
+        ref, rh = rnn(x, hg)
+        close(out, ref.detach())
+        close(hn, rh.detach())
+    packed = flow.nn.utils.rnn.pack_padded_sequence(x, [3, 2])
+    lstm1 = flow.nn.LSTM(5, 4)
+    h1 = flow.zeros(1, 2, 4)
+    data, hn, cn = flow.lstm(packed.data, packed.batch_sizes, (h1, h1), list(lstm1.parameters()), True, 1, 0.0,
+                             False, False)
+    ref, (rh, rc) = lstm1(packed, (h1, h1))
+    close(data, ref.data.detach())
+    close(hn, rh.detach())
+
+
+# ---- isin, gradient, histogramdd --------------------------------------------------------------------------------
+
+def test_isin():
+    a, b = np.array([[1, 2, 3], [4, 5, 6]]), np.array([2, 5, 9])
+    close(flow.isin(t(a), t(b)), np.isin(a, b))
+    close(flow.isin(t(a), t(b), invert=True), ~np.isin(a, b))
+    close(flow.isin(t(a), 5), a == 5)
+    out = flow.isin(5, t(b))
+    assert out.dtype == flow.bool and out.ndim == 0 and bool(out)
+
+
+def test_gradient():
+    y = rng.standard_normal((4, 5))
+    for got, want in zip(flow.gradient(t(y)), np.gradient(y)):
+        close(got, want)
+    (got,) = flow.gradient(t(y), spacing=2.0, dim=1, edge_order=2)
+    close(got, np.gradient(y, 2.0, axis=1, edge_order=2))
+    for got, want in zip(flow.gradient(t(y), spacing=[2.0, 0.5]), np.gradient(y, 2.0, 0.5)):
+        close(got, want)
+    coords = np.array([0, 1, 3, 4.5])
+    (got,) = flow.gradient(t(y), spacing=(t(coords),), dim=0)
+    close(got, np.gradient(y, coords, axis=0))
+
+
+def test_histogramdd():
+    pts = rng.standard_normal((20, 2))
+    hist, edges = flow.histogramdd(t(pts), [3, 4])
+    ref, ref_edges = np.histogramdd(pts, [3, 4])
+    close(hist, ref)
+    for got, want in zip(edges, ref_edges):
+        close(got, want)
+    hist, _ = flow.histogramdd(t(pts), 3, range=[-1.0, 1.0, -2.0, 2.0], density=True)
+    close(hist, np.histogramdd(pts, 3, range=[(-1, 1), (-2, 2)], density=True)[0])
+    w = rng.uniform(0, 1, 20)
+    close(flow.histogramdd(t(pts), 2, weight=t(w))[0], np.histogramdd(pts, 2, weights=w)[0])
+
+
+# ---- PyTorch as an optional oracle ------------------------------------------------------------------------------
+
+def test_against_torch_oracle():
+    torch = pytest.importorskip("torch")
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    w, b = rng.standard_normal(5).astype(np.float32), rng.standard_normal(5).astype(np.float32)
+    for got, want in zip(flow.native_layer_norm(t(x), [5], t(w), t(b), 1e-5),
+                         torch.native_layer_norm(torch.tensor(x), [5], torch.tensor(w), torch.tensor(b), 1e-5)):
+        close(got, want.numpy())
+    g = rng.uniform(-1.2, 1.2, (2, 3, 4, 2)).astype(np.float32)
+    close(flow.grid_sampler(t(x), t(g), 2, 2, False),
+          torch.grid_sampler(torch.tensor(x), torch.tensor(g), 2, 2, False).numpy(), 1e-4)
+    wt = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    close(flow.convolution(t(x), t(wt), None, [2, 2], [1, 1], [1, 1], True, [1, 0], 1),
+          torch.convolution(torch.tensor(x), torch.tensor(wt), None, [2, 2], [1, 1], [1, 1], True, [1, 0], 1).numpy(),
+          1e-4)
+    tl = torch.nn.LSTM(5, 4)
+    params = [p.detach().numpy() for p in tl._flat_weights]
+    xs, h = rng.standard_normal((3, 2, 5)).astype(np.float32), rng.standard_normal((1, 2, 4)).astype(np.float32)
+    got = flow.lstm(t(xs), (t(h), t(h)), [t(p) for p in params], True, 1, 0.0, False, False, False)
+    want = torch.lstm(torch.tensor(xs), (torch.tensor(h), torch.tensor(h)), [torch.tensor(p) for p in params],
+                      True, 1, 0.0, False, False, False)
+    for a, bb in zip(got, want):
+        close(a, bb.detach().numpy(), 1e-5)
+    y = rng.standard_normal((4, 5)).astype(np.float32)
+    for a, bb in zip(flow.gradient(t(y), spacing=2.0, edge_order=2), torch.gradient(torch.tensor(y), spacing=2.0,
+                                                                                       edge_order=2)):
+        close(a, bb.numpy())
