@@ -17,7 +17,7 @@ from oneflow_lite import dispatch  # noqa: F401
 from oneflow_lite.framework.device import device  # noqa: F401
 from oneflow_lite.framework.dtype import (  # noqa: F401
     bfloat16, bool_ as bool, can_cast, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo, int8,
-    int16, int32, int64, promote_types, set_default_dtype, uint8,
+    int16, int32, int64, promote_types, set_default_dtype, uint8, uint16, uint32, uint64,
 )
 from oneflow_lite.framework.dtype import float16 as half, float32 as float, float64 as double  # noqa: F401
 from oneflow_lite.framework.dtype import int16 as short, int32 as int, int64 as long  # noqa: F401

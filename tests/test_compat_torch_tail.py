@@ -437,3 +437,95 @@ def test_against_torch_oracle():
     for a, bb in zip(flow.gradient(t(y), spacing=2.0, edge_order=2), torch.gradient(torch.tensor(y), spacing=2.0,
                                                                                        edge_order=2)):
         close(a, bb.numpy())
+
+
+# ---- uint16 / uint32 / uint64 (Note [Limited unsigned dtypes]) --------------------------------------------------
+
+UNSIGNED = [(flow.uint16, np.uint16), (flow.uint32, np.uint32), (flow.uint64, np.uint64)]
+
+
+@pytest.mark.parametrize("d,npd", UNSIGNED)
+def test_limited_unsigned_dtypes_creation_conversion_printing(d, npd):
+    assert not d.is_signed and not d.is_floating_point and d.itemsize == np.dtype(npd).itemsize
+    info = flow.iinfo(d)
+    assert (info.min, info.max, info.bits) == (0, int(np.iinfo(npd).max), 8 * np.dtype(npd).itemsize)
+    x = flow.tensor([1, 2, 3], dtype=d)
+    assert x.dtype is d and x.numpy().dtype == npd and x.tolist() == [1, 2, 3] and x[0].item() == 1
+    assert repr(x) == f"tensor([1, 2, 3], dtype=oneflow_lite.{d.name})"
+    assert x.type() == f"oneflow_lite.UInt{8 * np.dtype(npd).itemsize}Tensor"
+    assert flow.from_numpy(np.array([4, 5], npd)).dtype is d and flow.tensor(np.array([4], npd)).dtype is d
+    for made, value in ((flow.zeros(2, dtype=d), 0), (flow.ones(2, dtype=d), 1), (flow.full((2,), 7, dtype=d), 7)):
+        assert made.dtype is d and made.tolist() == [value, value]
+    assert flow.tensor([1.5, 2.7]).to(d).tolist() == [1, 2]
+    close(x.float(), [1.0, 2.0, 3.0])
+    assert x.long().dtype is flow.int64 and x.long().tolist() == [1, 2, 3]
+    wrapped = flow.tensor([2 ** 32 + 5]).to(d)
+    assert wrapped.tolist() == [int(np.array([2 ** 32 + 5]).astype(npd)[0])]
+    assert flow.cat([x, x]).tolist() == [1, 2, 3, 1, 2, 3] and x[1:].tolist() == [2, 3]
+    y = x.clone()
+    y[0] = 9
+    assert y.tolist() == [9, 2, 3] and y.dtype is d
+    assert pickle.loads(pickle.dumps(x)).dtype is d and pickle.loads(pickle.dumps(d)) is d
+
+
+@pytest.mark.parametrize("d,npd", UNSIGNED)
+def test_limited_unsigned_ops_pytorch_runs(d, npd):
+    a, b = np.array([3, 1, 2], npd), np.array([1, 1, 5], npd)
+    x, y = t(a), t(b)
+    assert (x * y).dtype is d and (x * y).tolist() == (a * b).tolist()
+    assert (x * 2).dtype is d and (x * 2).tolist() == (a * 2).tolist()
+    assert (x * flow.tensor(2)).dtype is d  # a 0-d int64 tensor keeps the dimensioned tensor's dtype
+    assert (x == y).tolist() == (a == b).tolist() and (x != 1).tolist() == (a != 1).tolist()
+    for got, want in ((x & y, a & b), (x | y, a | b), (x ^ y, a ^ b)):
+        assert got.dtype is d and got.tolist() == want.tolist()
+    values, indices = x.sort()
+    assert values.tolist() == sorted(a.tolist()) and indices.tolist() == np.argsort(a).tolist()
+    assert flow.where(t([True, False, True]), x, y).tolist() == [3, 1, 2]
+    assert x.unique().tolist() == [1, 2, 3] and bool(x.all()) and bool(x.any())
+    assert x.sum().dtype is flow.int64 and x.sum().item() == 6
+    close(x / y, a / b)
+    assert (x + flow.tensor([1.0, 1.0, 1.0])).dtype is flow.float32
+
+
+def test_limited_unsigned_promotion_matches_pytorch():
+    for d, _ in UNSIGNED:
+        assert flow.promote_types(d, d) is d and flow.promote_types(d, flow.float32) is flow.float32
+        assert flow.promote_types(flow.float64, d) is flow.float64
+        for other in (flow.bool, flow.uint8, flow.int8, flow.int64) + tuple(u for u, _ in UNSIGNED if u is not d):
+            with pytest.raises(RuntimeError, match="Promotion for uint16, uint32, uint64 types is not supported"):
+                flow.promote_types(d, other)
+        with pytest.raises(RuntimeError, match="Promotion for uint16"):
+            flow.tensor([1], dtype=d) + flow.tensor([1])
+        assert flow.can_cast(d, flow.int64) and not flow.can_cast(flow.float32, d)
+    big = flow.tensor([2 ** 64 - 1, 2 ** 63 + 5], dtype=flow.uint64)
+    assert big.tolist() == [2 ** 64 - 1, 2 ** 63 + 5]
+
+
+def test_limited_unsigned_ops_pytorch_does_not_run_raise_naming_the_op():
+    x = flow.tensor([1, 2], dtype=flow.uint32)
+    with pytest.raises(Exception, match="broadcast_less.*uint32"):
+        x < x
+    with pytest.raises(Exception, match="negative.*uint32"):
+        -x
+
+
+def test_limited_unsigned_against_torch_oracle():
+    torch = pytest.importorskip("torch")
+    for d in ("uint16", "uint32", "uint64"):
+        fd, td = getattr(flow, d), getattr(torch, d)
+        for other in ("float32", "float64"):
+            assert flow.promote_types(fd, getattr(flow, other)).name == str(
+                torch.promote_types(td, getattr(torch, other))).split(".")[1]
+        a = torch.tensor([3, 1, 2], dtype=td)
+        x = flow.tensor([3, 1, 2], dtype=fd)
+        assert (x * x).tolist() == (a * a).tolist() and x.sort()[1].tolist() == a.sort()[1].tolist()
+        assert str(x).replace("oneflow_lite", "torch") == str(a)
+
+
+@pytest.mark.parametrize("name", ["uint16", "uint32", "uint64", "bfloat16"])
+def test_storage_dtypes_save_and_load(name, tmp_path):
+    d = getattr(flow, name)
+    x = flow.tensor([1, 2, 255], dtype=d)
+    flow.save({"x": x}, tmp_path / "t.pt")
+    loaded = flow.load(tmp_path / "t.pt")["x"]
+    assert loaded.dtype is d and loaded.tolist() == [1, 2, 255]

@@ -78,7 +78,8 @@ def _to_error(args, kwargs) -> TypeError:
 def _parse_to(args, kwargs):
     """(device or None, dtype or None, copy) of a ``Tensor.to`` call."""
     kw = dict(kwargs)
-    check_memory_format("to", kw.pop("memory_format", None))  # Note [Memory formats]
+    if kw.get("memory_format") is not None:  # Note [Memory formats]; an explicit None stays an invalid keyword
+        check_memory_format("to", kw.pop("memory_format"))
     device = kw.pop("device", None)
     dtype = kw.pop("dtype", None)
     other = kw.pop("other", None)
@@ -170,7 +171,8 @@ _DTYPE_METHODS = {
 
 _TYPE_NAMES = {dt.bool_: "BoolTensor", dt.uint8: "ByteTensor", dt.int8: "CharTensor", dt.int16: "ShortTensor",
                dt.int32: "IntTensor", dt.int64: "LongTensor", dt.float16: "HalfTensor", dt.float32: "FloatTensor",
-               dt.float64: "DoubleTensor", dt.bfloat16: "BFloat16Tensor"}
+               dt.float64: "DoubleTensor", dt.bfloat16: "BFloat16Tensor", dt.uint16: "UInt16Tensor",
+               dt.uint32: "UInt32Tensor", dt.uint64: "UInt64Tensor"}
 _BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
 _TYPE_PREFIXES = ("oneflow_lite", "oneflow", "torch")
 

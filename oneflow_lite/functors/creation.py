@@ -151,7 +151,7 @@ def _numpy_dtype(np_dtype) -> dt.dtype:
     try:
         return dt.from_numpy_dtype(np_dtype)
     except TypeError:
-        supported = ", ".join(d.name for d in reversed(dt.ALL_DTYPES))
+        supported = ", ".join(d.name for d in (*reversed(dt.ALL_DTYPES), *reversed(dt.LIMITED_UNSIGNED)))
         raise TypeError(f"tensor(): can't convert np.ndarray of type {np_dtype}. The only supported types are: "
                         f"{supported}.") from None
 
@@ -214,11 +214,12 @@ def _leaf_value(leaf):
     return leaf
 
 
-def _as_array(data):
+def _as_array(data, requested=None):
     """A new native-order NumPy array of ``data`` and the flow dtype PyTorch infers for it.
 
     Python floats are stored as float64 (what they are) and cast to the inferred or
-    requested dtype afterwards, so ``tensor([1e300], dtype=flow.float64)`` is exact.
+    requested dtype afterwards, so ``tensor([1e300], dtype=flow.float64)`` is exact; Python ints
+    requested as uint64 are stored as uint64, so values above int64's range are exact too.
     """
     if isinstance(data, (np.ndarray, np.generic)):
         np_dtype = data.dtype
@@ -235,6 +236,8 @@ def _as_array(data):
         dtype = _leaf_dtype(data)
         shape, values = (), data
     storage = np.float64 if dtype.is_floating_point else dtype.np_dtype
+    if requested is dt.uint64 and dtype is dt.int64:
+        storage, dtype = np.uint64, dt.uint64
     try:
         return np.array(values, dtype=storage).reshape(shape), dtype
     except OverflowError as e:
@@ -267,7 +270,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, placement=None, s
         raise TypeError(f"tensor(): argument 'requires_grad' must be bool, not {type(requires_grad).__name__}")
     if isinstance(data, Tensor):
         return _requires_grad(convert(data.detach(), device, dtype, copy=True), requires_grad)
-    array, inferred = _as_array(data)
+    array, inferred = _as_array(data, dtype)
     result = Tensor._make(array, make_meta(array.shape, dt.from_numpy_dtype(array.dtype), _CPU))
     return _requires_grad(convert(result, device or default_device(), dtype or inferred), requires_grad)
 
@@ -574,7 +577,7 @@ def from_numpy(ndarray) -> Tensor:
     try:
         dtype = dt.from_numpy_dtype(np_dtype)
     except TypeError:
-        supported = ", ".join(d.name for d in reversed(dt.ALL_DTYPES))
+        supported = ", ".join(d.name for d in (*reversed(dt.ALL_DTYPES), *reversed(dt.LIMITED_UNSIGNED)))
         raise TypeError(f"from_numpy(): can't convert np.ndarray of type {np_dtype}. The only supported types "
                         f"are: {supported}.") from None
     if not ndarray.flags.writeable:
