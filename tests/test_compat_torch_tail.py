@@ -334,7 +334,8 @@ def test_lstm_cell_and_gru_cell_against_numpy():
     hr, hz, hn = np.split(h @ wh3.T, 3, axis=1)
     r, z = _sigmoid(r + hr), _sigmoid(z + hz)
     close(flow.gru_cell(t(x), t(h), t(wi3), t(wh3)), (1 - z) * np.tanh(n + r * hn) + z * h)
-    close(flow.rnn_tanh_cell(t(x), t(h), t(wi[:4]), t(wh[:4]), t(bi[:4])), np.tanh(x @ wi[:4].T + bi[:4] + h @ wh[:4].T))
+    close(flow.rnn_tanh_cell(t(x), t(h), t(wi[:4]), t(wh[:4]), t(bi[:4])),
+          np.tanh(x @ wi[:4].T + bi[:4] + h @ wh[:4].T))
     close(flow.rnn_relu_cell(t(x), t(h), t(wi[:4]), t(wh[:4])), np.maximum(x @ wi[:4].T + h @ wh[:4].T, 0))
 
 
@@ -504,9 +505,9 @@ def test_limited_unsigned_promotion_matches_pytorch():
 def test_limited_unsigned_ops_pytorch_does_not_run_raise_naming_the_op():
     x = flow.tensor([1, 2], dtype=flow.uint32)
     with pytest.raises(Exception, match="broadcast_less.*uint32"):
-        x < x
+        flow.lt(x, flow.tensor([2, 2], dtype=flow.uint32))
     with pytest.raises(Exception, match="negative.*uint32"):
-        -x
+        flow.neg(x)
 
 
 def test_limited_unsigned_against_torch_oracle():
@@ -529,3 +530,163 @@ def test_storage_dtypes_save_and_load(name, tmp_path):
     flow.save({"x": x}, tmp_path / "t.pt")
     loaded = flow.load(tmp_path / "t.pt")["x"]
     assert loaded.dtype is d and loaded.tolist() == [1, 2, 255]
+
+
+# ---- real tensors' complex helpers, angle ------------------------------------------------------------------------
+
+def test_conj_real_imag_on_real_tensors():
+    x = flow.tensor([1.0, -2.0])
+    for f in (flow.conj, flow.conj_physical, flow.conj_physical_, flow.real):
+        assert f(x) is x
+    assert x.conj() is x and x.conj_physical() is x and x.conj_physical_() is x and x.real is x
+    x.real = flow.tensor([3.0, 4.0])
+    close(x, [3.0, 4.0])
+    with pytest.raises(RuntimeError, match="imag is not implemented for tensors with non-complex dtypes"):
+        _ = x.imag
+    with pytest.raises(RuntimeError, match="imag is not implemented"):
+        flow.imag(x)
+    with pytest.raises(TypeError, match=r"conj\(\): argument 'input'"):
+        flow.conj([1.0])
+    assert flow.get_device(x) == -1 and flow.is_distributed(x) is False and flow.cudnn_is_acceptable(x) is False
+
+
+def test_angle():
+    values = np.array([1.0, -0.0, np.nan, -3.0, np.inf, -np.inf], np.float32)
+    x = flow.tensor(values, requires_grad=True)
+    y = flow.angle(x)
+    close(y, np.where(np.isnan(values), np.nan, np.where(values < 0, np.pi, 0.0)))
+    y.sum().backward()
+    close(x.grad, np.zeros(6))
+    assert flow.angle(flow.tensor([1, -1])).dtype == flow.float32
+    assert flow.tensor([-1.0]).angle().item() == pytest.approx(np.pi)
+    assert flow.angle(flow.tensor([-1.0], dtype=flow.float64)).dtype == flow.float64
+
+
+# ---- binomial, empty_permuted, from_file, embedding_renorm_, bilinear -------------------------------------------
+
+def test_binomial_moments_seed_and_errors():
+    g = flow.Generator().manual_seed(3)
+    n, p = 40.0, 0.25
+    draws = flow.binomial(flow.full((4000,), n), flow.full((4000,), p), generator=g).numpy()
+    assert draws.dtype == np.float32 and (draws == np.floor(draws)).all() and draws.min() >= 0 and draws.max() <= n
+    assert abs(draws.mean() - n * p) < 0.2 and abs(draws.var() - n * p * (1 - p)) < 0.6
+    again = flow.binomial(flow.full((4000,), n), flow.full((4000,), p), generator=flow.Generator().manual_seed(3))
+    np.testing.assert_array_equal(again.numpy(), draws)
+    close(flow.binomial(flow.tensor([5.0, 7.0]), flow.tensor([0.0, 1.0])), [0.0, 7.0])
+    assert tuple(flow.binomial(flow.tensor([[3.0], [4.0]]), flow.tensor([0.5, 0.5])).shape) == (2, 2)
+    with pytest.raises(RuntimeError, match="floating-point dtypes for count"):
+        flow.binomial(flow.tensor([3]), flow.tensor([0.5]))
+    with pytest.raises(RuntimeError, match="0 <= prob <= 1"):
+        flow.binomial(flow.tensor([3.0]), flow.tensor([1.5]))
+
+
+def test_empty_permuted_strides():
+    x = flow.empty_permuted((2, 3, 4), (0, 2, 1))
+    assert tuple(x.shape) == (2, 3, 4) and x.stride() == (12, 1, 3)
+    y = flow.empty_permuted((2, 3), (1, 0), dtype=flow.int64, requires_grad=False)
+    assert y.dtype == flow.int64 and y.stride() == (1, 2)
+    assert flow.empty_permuted((2, 3), (0, 1), requires_grad=True).requires_grad
+    with pytest.raises(RuntimeError, match="not a permutation"):
+        flow.empty_permuted((2, 3), (0, 0))
+
+
+def test_from_file_copy_and_shared(tmp_path):
+    path = tmp_path / "data.bin"
+    np.arange(6, dtype=np.float32).tofile(path)
+    x = flow.from_file(str(path), size=4)
+    close(x, [0, 1, 2, 3])
+    x[0] = 100.0
+    assert np.fromfile(path, np.float32)[0] == 0.0  # a copy
+    s = flow.from_file(str(path), shared=True, size=6)
+    s[1] = 50.0
+    assert np.fromfile(path, np.float32)[1] == 50.0  # the file itself
+    fresh = flow.from_file(str(tmp_path / "new.bin"), True, 3, dtype=flow.int32)
+    fresh += 7
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "new.bin", np.int32), [7, 7, 7])
+    with pytest.raises(RuntimeError, match="holds 24 bytes"):
+        flow.from_file(str(path), size=100)
+
+
+def test_embedding_renorm_and_bilinear_at_torch_level():
+    w = np.array([[1.0, -2.0], [3.0, 4.0], [0.3, 0.4]], np.float32)
+    wt = flow.tensor(w)
+    assert flow.embedding_renorm_(wt, flow.tensor([0, 2]), 1.0, 2.0) is wt
+    ref = w.copy()
+    ref[0] = w[0] / (np.linalg.norm(w[0]) + 1e-7)
+    close(wt, ref, 1e-6)
+    x1, x2, W = rng.standard_normal((2, 3)), rng.standard_normal((2, 4)), rng.standard_normal((5, 3, 4))
+    close(flow.bilinear(t(x1), t(x2), t(W), None), np.einsum("bi,oij,bj->bo", x1, W, x2))
+
+
+def test_assert_int_or_pair():
+    F.assert_int_or_pair(3, "kernel_size", "{} must be int or pair")
+    F.assert_int_or_pair((1, 2), "kernel_size", "{} must be int or pair")
+    with pytest.raises(AssertionError, match="kernel_size must be int or pair"):
+        F.assert_int_or_pair((1, 2, 3), "kernel_size", "{} must be int or pair")
+
+
+# ---- fake quantization ------------------------------------------------------------------------------------------
+
+def _fake_quant_ref(x, scale, zp, qmin, qmax):
+    q = np.round(x / scale) + zp
+    return (np.clip(q, qmin, qmax) - zp) * scale, (q >= qmin) & (q <= qmax)
+
+
+def test_fake_quantize_per_tensor_affine_value_and_straight_through_gradient():
+    x_np = rng.uniform(-3, 6, (4, 5)).astype(np.float32)
+    x = flow.tensor(x_np, requires_grad=True)
+    y = flow.fake_quantize_per_tensor_affine(x, 0.5, 2, 0, 12)
+    ref, kept = _fake_quant_ref(x_np, 0.5, 2, 0, 12)
+    close(y, ref, 1e-6)
+    y.sum().backward()
+    close(x.grad, kept.astype(np.float32))
+    close(flow.fake_quantize_per_tensor_affine(t(x_np), flow.tensor(0.5), flow.tensor(2), 0, 12), ref, 1e-6)
+    close(flow.fake_quantize_per_tensor_affine(flow.tensor([0.25, 0.75, 1.25]), 0.5, 0, -10, 10), [0.0, 1.0, 1.0])
+    with pytest.raises(RuntimeError, match="`zero_point` must be between"):
+        flow.fake_quantize_per_tensor_affine(x, 0.5, 20, 0, 12)
+    with pytest.raises(RuntimeError, match="`quant_min` should be less than or equal to `quant_max`"):
+        flow.fake_quantize_per_tensor_affine(x, 0.5, 0, 5, 1)
+
+
+def test_fake_quantize_per_channel_affine():
+    x_np = rng.uniform(-3, 6, (3, 4)).astype(np.float32)
+    scale, zp = np.array([0.5, 1.0, 0.25, 2.0], np.float32), np.array([0, 1, 2, 3], np.int32)
+    x = flow.tensor(x_np, requires_grad=True)
+    y = flow.fake_quantize_per_channel_affine(x, t(scale), t(zp), 1, 0, 7)
+    ref, kept = _fake_quant_ref(x_np, scale, zp, 0, 7)
+    close(y, ref, 1e-6)
+    y.sum().backward()
+    close(x.grad, kept.astype(np.float32))
+    with pytest.raises(RuntimeError, match="dimensions of scale and input must be equal"):
+        flow.fake_quantize_per_channel_affine(x, t(scale[:3]), t(zp[:3]), 1, 0, 7)
+
+
+# ---- lobpcg -----------------------------------------------------------------------------------------------------
+
+def test_lobpcg_standard_and_generalized():
+    m = rng.standard_normal((9, 9))
+    A = m @ m.T
+    E, X = flow.lobpcg(t(A), k=2)
+    close(E, np.sort(np.linalg.eigvalsh(A))[::-1][:2], 1e-8)
+    close(np.abs(X.numpy().T @ X.numpy()), np.eye(2), 1e-8)
+    bm = rng.standard_normal((9, 9))
+    B = bm @ bm.T + 9 * np.eye(9)
+    E, X = flow.lobpcg(t(A), k=3, B=t(B), largest=False)
+    close(E, np.sort(np.linalg.eigvals(np.linalg.solve(B, A)).real)[:3], 1e-8)
+    Xn = X.numpy()
+    close(A @ Xn, B @ Xn * E.numpy(), 1e-8)
+    close(Xn.T @ B @ Xn, np.eye(3), 1e-8)
+    with pytest.raises(ValueError, match="smaller than 3 x the number of requested eigenpairs"):
+        flow.lobpcg(t(A), k=4)
+
+
+def test_tail_against_torch_oracle():
+    torch = pytest.importorskip("torch")
+    x_np = np.array([[1.0, -2.0], [3.0, 4.4]], np.float32)
+    close(flow.fake_quantize_per_tensor_affine(t(x_np), 0.5, 1, 0, 10),
+          torch.fake_quantize_per_tensor_affine(torch.tensor(x_np), 0.5, 1, 0, 10).numpy())
+    close(flow.angle(t(x_np)), torch.angle(torch.tensor(x_np)).numpy())
+    assert flow.empty_permuted((2, 3, 4), (2, 0, 1)).stride() == torch.empty_permuted((2, 3, 4), (2, 0, 1)).stride()
+    m = rng.standard_normal((9, 9))
+    A = m @ m.T
+    close(flow.lobpcg(t(A), k=2)[0], torch.lobpcg(torch.tensor(A), k=2)[0].numpy(), 1e-6)

@@ -12,6 +12,7 @@ and step are all ints, else the default float dtype.
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from functools import partial
 
@@ -23,6 +24,7 @@ from oneflow_lite.framework.config import default_device, warn_once
 from oneflow_lite.framework.device import device as Device
 from oneflow_lite.framework.generator import default_generator, using_generator
 from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET
+from oneflow_lite.framework.layout import check_layout
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import Tensor, register_legacy_constructor
 from oneflow_lite.framework.tensor_meta import Size, make_meta
@@ -586,6 +588,46 @@ def from_numpy(ndarray) -> Tensor:
     return Tensor._make(ndarray, make_meta(ndarray.shape, dtype, _CPU))
 
 
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None, pin_memory=False) -> Tensor:
+    """A 1-d cpu tensor of ``size`` elements of ``dtype`` (default: the default float dtype) read from the
+    binary file ``filename``: with ``shared``, a memory map of the file (created or extended to fit), so writes
+    to the tensor go to the file; otherwise a copy of its first ``size * itemsize`` bytes."""
+    check_layout("from_file", layout)
+    d = dt.get_default_dtype() if dtype is None else dtype
+    if not isinstance(d, dt.dtype):
+        raise TypeError(f"from_file(): argument 'dtype' must be flow.dtype, not {type(d).__name__}")
+    if device is not None and Device(device).type != "cpu":
+        raise RuntimeError(f"from_file(): only cpu tensors can be mapped to files, got device '{device}'")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError(f"from_file(): argument 'size' must be a non-negative int, got {size!r}")
+    nbytes = size * d.itemsize
+    if shared:
+        with open(filename, "ab") as f:  # created if missing; extended to nbytes
+            if f.tell() < nbytes:
+                f.truncate(nbytes)
+        array = np.memmap(filename, dtype=d.np_dtype, mode="r+", shape=(size,)) if size else np.empty(0, d.np_dtype)
+        return from_numpy(array)
+    have = os.path.getsize(filename)
+    if have < nbytes:
+        raise RuntimeError(f"from_file(): trying to read {size} {d.name} elements ({nbytes} bytes) from "
+                           f"'{filename}', which holds {have} bytes")
+    return from_numpy(np.fromfile(filename, dtype=d.np_dtype, count=size))
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False) -> Tensor:
+    """An uninitialised tensor of shape ``size`` whose dims lie in memory in the order ``physical_layout``
+    (outermost first): ``empty_permuted((2, 3, 4), (0, 2, 1)).stride() == (12, 1, 3)``."""
+    size, order = tuple(size), tuple(physical_layout)
+    if sorted(order) != list(range(len(size))):
+        raise RuntimeError(f"empty_permuted(): physical_layout {list(order)} is not a permutation of the "
+                           f"{len(size)} dims of size {list(size)}")
+    check_layout("empty_permuted", layout)
+    physical = F.empty([size[i] for i in order], dtype=dtype, device=device)
+    out = physical.permute(*[order.index(i) for i in range(len(size))])
+    return out.requires_grad_(True) if requires_grad else out
+
+
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, without a copy when possible: a Tensor of the requested dtype and device is
     returned as is (converted otherwise, keeping its autograd history); a NumPy array of a supported dtype
@@ -702,6 +744,18 @@ class PoissonFunctor:
 
     def __call__(self, x, generator):
         return _random(self.op, (x,), None, generator, x._meta.device, "poisson")
+
+
+@functor("Binomial")
+class BinomialFunctor:
+    """``binomial(count, prob)``: binomial samples (``count`` trials, success probability ``prob``, broadcast,
+    one floating dtype), in that dtype; a ``count`` with ``prob == 1`` is returned as it is, as PyTorch does."""
+
+    def __init__(self):
+        self.op = OpBuilder("binomial").input("count").input("prob").output("out").build()
+
+    def __call__(self, count, prob, generator):
+        return _random(self.op, (count, prob), None, generator, count._meta.device, "binomial")
 
 
 def _float_arg(name, arg, value) -> float:

@@ -105,6 +105,7 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "isposinf": method("Tensor (Tensor input) => IsPosInf"),
     "isneginf": method("Tensor (Tensor input) => IsNegInf"),
     "isreal": method("Tensor (Tensor input) => IsReal"),
+    "angle": method("Tensor (Tensor input) => Angle"),
     "frexp": method("TensorTuple (Tensor input) => Frexp"),
     "logit": method("Tensor (Tensor input, Float eps=None, *, Bool inplace=False) => Logit", inplace=True),
     "polygamma": ["Tensor (Int n, Tensor input, *, Bool inplace=False) => Polygamma"],  # method: tensor_methods.py
@@ -976,6 +977,15 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "bernoulli": method("Tensor (Tensor input, *, Generator generator=None) => Bernoulli",
                         "Tensor (Tensor input, Float p, *, Generator generator=None) => BernoulliProb"),
     "poisson": ["Tensor (Tensor input, Generator generator=None) => Poisson"],
+    "binomial": ["Tensor (Tensor count, Tensor prob, Generator generator=None) => Binomial"],
+    # Note [Fake quantization] (functors/fake_quant.py)
+    "fake_quantize_per_tensor_affine": [
+        ("Tensor (Tensor input, Float scale, Int zero_point, Int quant_min, Int quant_max) "
+         "=> FakeQuantizePerTensorAffine"),
+        ("Tensor (Tensor input, Tensor scale, Tensor zero_point, Int quant_min, Int quant_max) "
+         "=> FakeQuantizePerTensorAffine")],
+    "fake_quantize_per_channel_affine": [("Tensor (Tensor input, Tensor scale, Tensor zero_point, Int axis, "
+                                          "Int quant_min, Int quant_max) => FakeQuantizePerChannelAffine")],
     "randint_like": [
         ("Tensor (Tensor input, Int high, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
          "=> RandintLike"),

@@ -1426,3 +1426,40 @@ def ormqr(A, tau, other, left=True, transpose=False):
     if transpose:
         q = mT(q)
     return F.matmul(q, other) if left else F.matmul(other, q)
+
+
+# ---- lobpcg ----------------------------------------------------------------------------------------------------
+def _lobpcg_k(A, k, X, n) -> int:
+    m = A._meta.shape[-1]
+    if A._meta.ndim < 2 or A._meta.shape[-2] != m:
+        raise ValueError(f"lobpcg: A must be a (batch of) square matrix, got shape {list(A._meta.shape)}")
+    wanted = X._meta.shape[-1] if X is not None else (n if n is not None else (1 if k is None else k))
+    if m < 3 * wanted:
+        raise ValueError(f"LOBPCG algorithm is not applicable when the number of A rows (={m}) is smaller than 3 x "
+                         f"the number of requested eigenpairs (={wanted})")
+    return wanted if k is None else k
+
+
+def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None, method=None,
+           tracker=None, ortho_iparams=None, ortho_fparams=None, ortho_bparams=None):
+    """The ``k`` largest (``largest``, the default) or smallest eigenpairs ``(E, X)`` of the symmetric problem
+    ``A x = λ B x`` (``B`` symmetric positive definite; identity by default), batched over leading dims.
+
+    PyTorch's LOBPCG iterates from the start vectors ``X`` to ``tol``; here the dense problem is solved exactly
+    (``B = L Lᵀ``, ``eigh(L⁻¹ A L⁻ᵀ)``), which is what the iteration converges to: the options that steer the
+    iteration (``X``'s values, ``iK``, ``niter``, ``tol``, ``method``, ``tracker``, ``ortho_*``) are accepted and
+    do not change the result; eigenvectors are B-orthonormal, each up to its sign."""
+    if not isinstance(A, Tensor) or not A._meta.dtype.is_floating_point:
+        raise TypeError("lobpcg: A must be a floating point tensor")
+    k = _lobpcg_k(A, k, X, n)
+    if B is None:
+        values, vectors = F.linalg_eigh(A)
+    else:
+        L = F.linalg_cholesky(B)
+        half = F.linalg_solve_triangular(L, A, upper=False)  # L⁻¹ A
+        C = F.transpose(F.linalg_solve_triangular(L, F.transpose(half, -1, -2), upper=False), -1, -2)
+        values, vectors = F.linalg_eigh(C)
+        vectors = F.linalg_solve_triangular(F.transpose(L, -1, -2), vectors, upper=True)  # L⁻ᵀ V
+    m = A._meta.shape[-1]
+    index = F.arange(m - 1, m - 1 - k, -1) if largest is None or largest else F.arange(k)
+    return F.index_select(values, -1, index), F.index_select(vectors, -1, index)

@@ -60,6 +60,11 @@ from oneflow_lite.overrides import (
 DType = int  # PyTorch's alias in torch.nn.functional (the type of a dtype argument in TorchScript)
 
 
+def assert_int_or_pair(arg, arg_name: str, message: str) -> None:
+    """PyTorch's argument check: ``arg`` is an int or a pair, else AssertionError(``message.format(arg_name)``)."""
+    assert isinstance(arg, int) or len(arg) == 2, message.format(arg_name)
+
+
 def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_name, func_name):
     """A function calling ``if_true`` or ``if_false`` by the boolean argument ``arg_name`` (at position
     ``arg_index``, ``default`` when not passed), as PyTorch's ``torch._jit_internal.boolean_dispatch``; the
