@@ -29,7 +29,7 @@ MAX_FUNCTION_LINES = 60
 # 2400 -> 3200: [ext] and [global] added the autocast, batched (vmap), Python-mode, profiler and global ones.
 LINE_BUDGETS = {
     "(top)": 1700, "amp": 400, "autograd": 2200, "backends": 80, "comm": 300, "cuda": 100, "dispatch": 900,
-    "distributed": 150, "framework": 2700, "functors": 9750, "graph": 2800, "interpreters": 3200, "kernels": 4500,
+    "distributed": 150, "framework": 2700, "functors": 9850, "graph": 2800, "interpreters": 3200, "kernels": 4500,
     "library": 1200, "mock_torch": 250, "nn": 5600, "onnx": 900, "ops": 4500, "optim": 2600, "utils": 1400,
     "profiler": 900, "func": 900,
 }

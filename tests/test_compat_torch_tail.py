@@ -690,3 +690,45 @@ def test_tail_against_torch_oracle():
     m = rng.standard_normal((9, 9))
     A = m @ m.T
     close(flow.lobpcg(t(A), k=2)[0], torch.lobpcg(torch.tensor(A), k=2)[0].numpy(), 1e-6)
+
+
+# ---- grouped_mm -------------------------------------------------------------------------------------------------
+
+def test_grouped_mm_forms_against_numpy():
+    a = rng.standard_normal((8, 6))
+    b3 = rng.standard_normal((2, 6, 5))
+    offs = flow.tensor([3, 6], dtype=flow.int32)
+    out = F.grouped_mm(t(a), t(b3), offs=offs).numpy()
+    close(out[:3], a[:3] @ b3[0])
+    close(out[3:6], a[3:6] @ b3[1])
+    close(out[6:], np.zeros((2, 5)))
+    a3, b2 = rng.standard_normal((2, 4, 6)), rng.standard_normal((6, 7))
+    out = F.grouped_mm(t(a3), t(b2), offs=flow.tensor([3, 7], dtype=flow.int32)).numpy()
+    close(out, np.concatenate([a3[0] @ b2[:, :3], a3[1] @ b2[:, 3:]], 1))
+    b22 = rng.standard_normal((6, 5))
+    out = F.grouped_mm(t(a), t(b22), offs=flow.tensor([2, 6], dtype=flow.int32)).numpy()
+    close(out, np.stack([a[:, :2] @ b22[:2], a[:, 2:] @ b22[2:]]))
+    a33 = rng.standard_normal((2, 4, 6))
+    close(F.grouped_mm(t(a33), t(b3), out_dtype=flow.float32), (a33 @ b3).astype(np.float32))
+    with pytest.raises(RuntimeError, match="Have to provide offsets"):
+        F.grouped_mm(t(a), t(b3))
+    with pytest.raises(RuntimeError, match="int32"):
+        F.grouped_mm(t(a), t(b3), offs=flow.tensor([3, 6]))
+    with pytest.raises(RuntimeError, match="Bias not supported"):
+        F.grouped_mm(t(a33), t(b3), bias=flow.ones(5))
+
+
+def test_grouped_mm_gradient():
+    a = flow.tensor(rng.standard_normal((5, 3)), requires_grad=True)
+    b = flow.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True)
+    offs = flow.tensor([2, 5], dtype=flow.int32)
+    assert flow.autograd.gradcheck(lambda x, y: F.grouped_mm(x, y, offs=offs), (a, b))
+
+
+def test_grouped_mm_against_torch_oracle():
+    torch = pytest.importorskip("torch")
+    a, b = rng.standard_normal((8, 16)).astype(np.float32), rng.standard_normal((2, 16, 8)).astype(np.float32)
+    got = F.grouped_mm(t(a), t(b), offs=flow.tensor([3, 8], dtype=flow.int32))
+    want = torch.nn.functional.grouped_mm(torch.tensor(a), torch.tensor(b),
+                                          offs=torch.tensor([3, 8], dtype=torch.int32))
+    close(got, want.numpy(), 1e-4)
