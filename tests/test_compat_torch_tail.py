@@ -175,6 +175,14 @@ def test_legacy_storage_classes():
     assert flow.ones(2).is_distributed() is False
     with pytest.raises(AssertionError, match="XPU"):
         flow.ones(2).xpu()
+    for move, device in ((flow.ones(2).ipu, "ipu"), (flow.ones(2).mtia, "MTIA")):
+        with pytest.raises((AssertionError, RuntimeError), match=device):
+            move()
+    x = flow.ones(2, requires_grad=True)
+    assert x.grad_dtype == flow.float32
+    x.grad_dtype = flow.float32
+    with pytest.raises(RuntimeError, match="grad_dtype"):
+        x.grad_dtype = flow.float64
 
 
 # ---- native_* and the batch_norm_* pieces -----------------------------------------------------------------------
@@ -395,6 +403,10 @@ def test_gradient():
     coords = np.array([0, 1, 3, 4.5])
     (got,) = flow.gradient(t(y), spacing=(t(coords),), dim=0)
     close(got, np.gradient(y, coords, axis=0))
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times"):
+        flow.gradient(t(y), dim=[0, -2])
+    with pytest.raises(RuntimeError, match="only supports edge_order=1 and edge_order=2"):
+        flow.gradient(t(y), edge_order=3)
 
 
 def test_histogramdd():

@@ -1086,6 +1086,9 @@ def _gradient_args(x, spacing, dim, edge_order):
     """(dims, per-dim spacing) of a ``gradient`` call, checked as PyTorch checks them."""
     ndim = x._meta.ndim
     dims = list(range(ndim)) if dim is None else [_wrap_dim(d, ndim, "gradient") for d in dim]
+    repeated = [d for i, d in enumerate(dims) if d in dims[:i]]
+    if repeated:
+        raise RuntimeError(f"gradient: dim {repeated[0]} appears multiple times in the list of dims")
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     if isinstance(spacing, (tuple, list)):
