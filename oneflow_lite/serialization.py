@@ -93,7 +93,7 @@ _MANIFEST = "__manifest__"
 _PICKLE = "__pickle__"
 _PROTOCOL = 4
 _ZIP_MAGIC = b"PK\x03\x04"
-_DTYPES = {d.name: d for d in dtypes.ALL_DTYPES}
+_DTYPES = {d.name: d for d in dtypes.ALL_DTYPES + dtypes.STORAGE_DTYPES}
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 DIRECTORY_ENTRY = "snapshot.npz"  # Note [Directory paths]
 
@@ -401,6 +401,8 @@ def _make_tensor(name, key, array, dtype, shape, saved_device, device, requires_
                                f"loaded onto '{device}'")
         t = F.empty(shape, dtype=dtype, device=device)
     else:
+        if array.dtype.kind == "V" and array.dtype.itemsize == dtype.itemsize:
+            array = array.view(dtype.np_dtype)  # bfloat16 (ml_dtypes) comes back from .npy as raw 2-byte records
         if array.dtype != dtype.np_dtype or array.shape != shape:
             raise _corrupt(name, f"array {key!r} is {array.dtype}{list(array.shape)} but {record} says "
                                  f"{dtype.name}{list(shape)}")

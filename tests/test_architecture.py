@@ -29,10 +29,12 @@ MAX_FUNCTION_LINES = 60
 # 450 (the process world, placement, sbp and global metas live there) and added comm (flow.comm's collectives);
 # interpreters 2400 -> 3200: [ext] and [global] added the autocast, batched (vmap), Python-mode, profiler and global
 # ones. graph 2800 -> 2900: [global] graphs on global tensors record their parallel view and boxing ops in the Job
-# and save / load with their placements and SBPs (graph/global_plan.py).
+# and save / load with their placements and SBPs (graph/global_plan.py). [compat t1]: (top) 1400 -> 1700
+# (torch-level modules: streams, futures, symbolic sizes, autocast state, flow.cpu), framework 2650 -> 2700
+# (layouts, legacy storages, uint16/32/64), functors 9500 -> 9850 (the torch.* tail).
 LINE_BUDGETS = {
-    "(top)": 1400, "amp": 400, "autograd": 2200, "backends": 80, "comm": 300, "cuda": 100, "dispatch": 900,
-    "distributed": 150, "framework": 2650, "functors": 9500, "graph": 2900, "interpreters": 3200, "kernels": 4500,
+    "(top)": 1700, "amp": 400, "autograd": 2200, "backends": 80, "comm": 300, "cuda": 100, "dispatch": 900,
+    "distributed": 150, "framework": 2700, "functors": 9850, "graph": 2900, "interpreters": 3200, "kernels": 4500,
     "library": 1200, "mock_torch": 250, "nn": 5600, "onnx": 1250, "ops": 4500, "optim": 2600, "utils": 1400,
     "profiler": 900, "func": 900,
 }
