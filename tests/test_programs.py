@@ -18,7 +18,7 @@ PROGRAMS = pathlib.Path(__file__).parent / "programs"
 def run_program(name, torch_is_flow=True, **kwargs):
     """``main(**kwargs)`` of tests/programs/<name>.py, with ``torch`` being oneflow_lite (or real PyTorch)."""
     sys.path.insert(0, str(PROGRAMS))
-    sys.modules.pop("common", None)  # it imports torch: one copy per framework
+    _forget_program_modules()  # helpers such as common.py import torch: one copy per framework
     try:
         if torch_is_flow:
             with flow.mock_torch.enable():
@@ -26,7 +26,13 @@ def run_program(name, torch_is_flow=True, **kwargs):
         return runpy.run_path(str(PROGRAMS / f"{name}.py"), run_name="program")["main"](**kwargs)
     finally:
         sys.path.remove(str(PROGRAMS))
-        sys.modules.pop("common", None)
+        _forget_program_modules()
+
+
+def _forget_program_modules():
+    for name, module in list(sys.modules.items()):
+        if pathlib.Path(getattr(module, "__file__", None) or "/").parent == PROGRAMS:
+            del sys.modules[name]
 
 
 def _falls(losses, factor=0.9):
@@ -44,6 +50,9 @@ COMPARABLE = {
     "vae": dict(epochs=3),
     "dcgan": dict(iters=8),
     "infinite_loader": None,  # its batches come from the framework's own sampler
+    "reinforce": dict(episodes=8, fixed_sampling=True),
+    "actor_critic": dict(episodes=8, fixed_sampling=True),
+    "super_resolution": dict(nEpochs=2, n_train=16, n_test=10, batchSize=16, threads=0, deterministic=True),
 }
 
 
@@ -98,10 +107,29 @@ def test_infinite_sampler_loop_and_checkpoint():
     np.testing.assert_allclose(out["weight"], [1.5, -2.0, 0.5], atol=0.05)
 
 
+@pytest.mark.parametrize("name", ["reinforce", "actor_critic"])
+def test_policy_gradient_programs_learn_to_balance_the_pole(name):
+    """pytorch/examples reinforcement_learning: Categorical sampling and log_prob, torch.tensor(deque), std()."""
+    out = run_program(name, episodes=20)
+    assert len(out["rewards"]) == 20 and np.isfinite(out["weight"]).all()
+    assert out["running_reward"] > 15  # starts at 10 (the update itself is checked against PyTorch's below)
+
+
+def test_super_resolution_trains_and_reloads_whole_model_checkpoints():
+    """pytorch/examples super_resolution: orthogonal_ init, PixelShuffle, DataLoader(num_workers=4), torch.save(model)."""
+    out = run_program("super_resolution", nEpochs=3, n_train=16, n_test=10, batchSize=16, deterministic=True)
+    _falls(out["losses"], 0.9)
+    assert out["reloaded_is_same"] and out["reloaded_type"] == "Net"
+    out = run_program("super_resolution", nEpochs=1, n_train=16, n_test=10, batchSize=16)  # the orthogonal init
+    assert all(math.isfinite(v) for v in out["losses"]) and out["reloaded_is_same"]
+
+
 def _numbers(out):
     if "history" in out:
         return np.array(out["history"], dtype=np.float64).ravel()
-    values = list(out["losses"])
+    if "rewards" in out:
+        return np.concatenate([out["rewards"], [out["running_reward"]], out["weight"].ravel()])
+    values = list(out["losses"]) + list(out.get("psnr", []))
     values += [out[k] for k in ("test_loss", "accuracy") if k in out]
     return np.array(values, dtype=np.float64)
 
