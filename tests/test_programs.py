@@ -52,6 +52,7 @@ COMPARABLE = {
     "infinite_loader": None,  # its batches come from the framework's own sampler
     "reinforce": dict(episodes=8, fixed_sampling=True),
     "actor_critic": dict(episodes=8, fixed_sampling=True),
+    "forward_forward": dict(epochs=6, train_size=64, test_size=32, deterministic=True),
     "super_resolution": dict(nEpochs=2, n_train=16, n_test=10, batchSize=16, threads=0, deterministic=True),
 }
 
@@ -124,13 +125,21 @@ def test_super_resolution_trains_and_reloads_whole_model_checkpoints():
     assert all(math.isfinite(v) for v in out["losses"]) and out["reloaded_is_same"]
 
 
+def test_forward_forward_trains_each_layer_on_its_own_goodness():
+    """pytorch/examples mnist_forward_forward: an nn.Linear subclass with its own Adam, x_[range(n), y] = ..."""
+    out = run_program("forward_forward", epochs=12, train_size=128, test_size=64)
+    for losses in out["layer_losses"]:
+        _falls(losses, 0.8)
+    assert out["train_error"] < 0.85  # chance: 0.9 (12 steps per layer; the comparison below checks the numbers)
+
+
 def _numbers(out):
     if "history" in out:
         return np.array(out["history"], dtype=np.float64).ravel()
     if "rewards" in out:
         return np.concatenate([out["rewards"], [out["running_reward"]], out["weight"].ravel()])
     values = list(out["losses"]) + list(out.get("psnr", []))
-    values += [out[k] for k in ("test_loss", "accuracy") if k in out]
+    values += [out[k] for k in ("test_loss", "accuracy", "train_error", "test_error") if k in out]
     return np.array(values, dtype=np.float64)
 
 
