@@ -52,6 +52,8 @@ COMPARABLE = {
     "infinite_loader": None,  # its batches come from the framework's own sampler
     "reinforce": dict(episodes=8, fixed_sampling=True),
     "actor_critic": dict(episodes=8, fixed_sampling=True),
+    "word_lm": dict(model_type="Transformer", emsize=16, nhid=16, nlayers=2, epochs=3, batch_size=4, bptt=8, lr=2,
+                    deterministic=True),
     "forward_forward": dict(epochs=6, train_size=64, test_size=32, deterministic=True),
     "super_resolution": dict(nEpochs=2, n_train=16, n_test=10, batchSize=16, threads=0, deterministic=True),
 }
@@ -131,6 +133,20 @@ def test_forward_forward_trains_each_layer_on_its_own_goodness():
     for losses in out["layer_losses"]:
         _falls(losses, 0.8)
     assert out["train_error"] < 0.85  # chance: 0.9 (12 steps per layer; the comparison below checks the numbers)
+
+
+def test_word_language_model_main_with_whole_model_checkpoints():
+    """pytorch/examples word_language_model: nn.Transformer subclassed (encoder only, a -inf float mask), whole-model
+    torch.save / load under serialization.safe_globals (NonDynamicallyQuantizableLinear, ...), flatten_parameters,
+    generate.py's multinomial sampling."""
+    sizes = dict(emsize=16, nhid=16, epochs=3, batch_size=4, bptt=8, words=12)
+    for model_type, lr, nlayers in (("Transformer", 2, 2), ("LSTM", 10, 1)):
+        out = run_program("word_lm", model_type=model_type, lr=lr, nlayers=nlayers, **sizes)
+        _falls(out["losses"], 0.9)
+        assert out["reloaded_type"] == ("TransformerModel" if model_type == "Transformer" else "RNNModel")
+        vocabulary = set(out["vocabulary"])
+        assert len(vocabulary) == 16 and len(out["sample"]) == 12 and set(out["sample"]) <= vocabulary
+        assert out["test_loss"] < math.log(len(vocabulary))  # better than uniform guessing
 
 
 def _numbers(out):
