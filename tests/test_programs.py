@@ -54,6 +54,7 @@ COMPARABLE = {
     "actor_critic": dict(episodes=8, fixed_sampling=True),
     "word_lm": dict(model_type="Transformer", emsize=16, nhid=16, nlayers=2, epochs=3, batch_size=4, bptt=8, lr=2,
                     deterministic=True),
+    "neural_style": dict(epochs=2, image_size=8, n_images=2, deterministic=True),
     "forward_forward": dict(epochs=6, train_size=64, test_size=32, deterministic=True),
     "super_resolution": dict(nEpochs=2, n_train=16, n_test=10, batchSize=16, threads=0, deterministic=True),
 }
@@ -147,6 +148,14 @@ def test_word_language_model_main_with_whole_model_checkpoints():
         vocabulary = set(out["vocabulary"])
         assert len(vocabulary) == 16 and len(out["sample"]) == 12 and set(out["sample"]) <= vocabulary
         assert out["test_loss"] < math.log(len(vocabulary))  # better than uniform guessing
+
+
+def test_fast_neural_style_trains_transformer_net_against_vgg_features():
+    """pytorch/examples fast_neural_style: InstanceNorm2d, ReflectionPad2d, nearest interpolate, Gram matrices by
+    bmm, Tensor.new_tensor / div_, a frozen VGG16 (requires_grad=False), a namedtuple of features, state_dict reload."""
+    out = run_program("neural_style", epochs=3, image_size=8, n_images=2)
+    _falls(out["losses"], 0.97)
+    assert out["output_shape"] == (1, 3, 8, 8) and out["reloaded_is_same"]
 
 
 def _numbers(out):
