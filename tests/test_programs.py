@@ -120,7 +120,8 @@ def test_policy_gradient_programs_learn_to_balance_the_pole(name):
 
 
 def test_super_resolution_trains_and_reloads_whole_model_checkpoints():
-    """pytorch/examples super_resolution: orthogonal_ init, PixelShuffle, DataLoader(num_workers=4), torch.save(model)."""
+    """pytorch/examples super_resolution: orthogonal_ init, PixelShuffle, DataLoader(num_workers=4), whole-model
+    torch.save."""
     out = run_program("super_resolution", nEpochs=3, n_train=16, n_test=10, batchSize=16, deterministic=True)
     _falls(out["losses"], 0.9)
     assert out["reloaded_is_same"] and out["reloaded_type"] == "Net"
