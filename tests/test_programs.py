@@ -55,6 +55,7 @@ COMPARABLE = {
     "word_lm": dict(model_type="Transformer", emsize=16, nhid=16, nlayers=2, epochs=3, batch_size=4, bptt=8, lr=2,
                     deterministic=True),
     "neural_style": dict(epochs=2, image_size=8, n_images=2, deterministic=True),
+    "mnist_rnn": dict(epochs=1, n_train=64, batch_size=32, n_test=32, deterministic=True),
     "forward_forward": dict(epochs=6, train_size=64, test_size=32, deterministic=True),
     "super_resolution": dict(nEpochs=2, n_train=16, n_test=10, batchSize=16, threads=0, deterministic=True),
 }
@@ -157,6 +158,15 @@ def test_fast_neural_style_trains_transformer_net_against_vgg_features():
     out = run_program("neural_style", epochs=3, image_size=8, n_images=2)
     _falls(out["losses"], 0.97)
     assert out["output_shape"] == (1, 3, 8, 8) and out["reloaded_is_same"]
+
+
+def test_mnist_rnn_with_adadelta_and_steplr():
+    """pytorch/examples mnist_rnn: LSTM(batch_first=True) over image rows, BatchNorm1d, Dropout2d of 2-D features
+    (PyTorch's deprecation warning), Adadelta with StepLR."""
+    with pytest.warns(UserWarning, match="Received a 2-D input to dropout2d"):
+        out = run_program("mnist_rnn", epochs=2, lr=1.0, n_train=64, batch_size=32, n_test=32)
+    _falls(out["losses"], 0.9)  # 4 steps: too few for the test accuracy to say much (compared with PyTorch's below)
+    assert out["lr"] == pytest.approx(1.0 * 0.7 ** 2)
 
 
 def _numbers(out):
