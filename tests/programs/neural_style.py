@@ -169,7 +169,8 @@ def train(args):
 
     # save model
     transformer.eval().cpu()
-    save_model_path = os.path.join(args.save_model_dir, f"epoch_{args.epochs}_{args.content_weight}_{args.style_weight}.model")
+    save_model_filename = f"epoch_{args.epochs}_{args.content_weight}_{args.style_weight}.model"
+    save_model_path = os.path.join(args.save_model_dir, save_model_filename)
     torch.save(transformer.state_dict(), save_model_path)
     print("\nDone, trained model saved at", save_model_path)
     return transformer, save_model_path, losses

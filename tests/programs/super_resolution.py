@@ -1,9 +1,9 @@
 """pytorch/examples super_resolution (ESPCN, Shi et al. 2016): model.py's Net (super_resolution_model.py: orthogonal
-init, PixelShuffle) and main.py's train / test / checkpoint are the original code. Changed, data only: BSDS300 images (downloaded by
-data.py) are replaced by smooth synthetic 24x24 luminance images and their 3x box-downsampled 8x8 inputs; the
-module-level setup moved into ``main()`` with main.py's flags as defaults (DataLoader with num_workers=threads,
-shuffle=True); checkpoints go to a temporary directory. ``deterministic`` replaces the orthogonal init by
-NumPy-seeded weights and turns shuffling off (for comparing numbers between frameworks)."""
+init, PixelShuffle) and main.py's train / test / checkpoint are the original code. Changed, data only: BSDS300
+images (downloaded by data.py) are replaced by smooth synthetic 24x24 luminance images and their 3x box-downsampled
+8x8 inputs; the module-level setup moved into ``main()`` with main.py's flags as defaults (DataLoader with
+num_workers=threads, shuffle=True); checkpoints go to a temporary directory. ``deterministic`` replaces the
+orthogonal init by NumPy-seeded weights and turns shuffling off (for comparing numbers between frameworks)."""
 
 import argparse
 import os

@@ -206,7 +206,8 @@ def main(model_type='LSTM', emsize=200, nhid=200, nlayers=2, lr=20, clip=0.25, e
         if args.model == 'Transformer':
             model = TransformerModel(ntokens, args.emsize, args.nhead, args.nhid, args.nlayers, args.dropout).to(device)
         else:
-            model = RNNModel(args.model, ntokens, args.emsize, args.nhid, args.nlayers, args.dropout, args.tied).to(device)
+            model = RNNModel(args.model, ntokens, args.emsize, args.nhid, args.nlayers, args.dropout,
+                             args.tied).to(device)
         if deterministic:  # also no dropout: nn.Transformer's layers keep their default 0.1 whatever --dropout says
             numpy_init(model, seed, scale=0.1)
             for module in model.modules():
