@@ -179,7 +179,8 @@ def _is_sequence(x) -> bool:
         return True
     if isinstance(x, np.ndarray):
         return x.ndim > 0
-    return isinstance(x, collections.abc.Sequence) and not isinstance(x, (str, bytes, bytearray))
+    return (type(x) not in _PY_TYPES and isinstance(x, collections.abc.Sequence)
+            and not isinstance(x, (str, bytes, bytearray)))
 
 
 def _scan(data):
