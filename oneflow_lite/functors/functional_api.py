@@ -882,11 +882,17 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "randn_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
                     "=> RandnLike")],
     "eye": [("Tensor (Int n, Int m=None, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-             "=> Eye")],
+             "=> Eye"),
+            ("Tensor (Int n, Int m=None, *, DataType dtype=None, Placement placement, SbpList sbp, "
+             "Bool requires_grad=False) => GlobalEye")],
     "linspace": [("Tensor (Scalar start, Scalar end, Int steps, *, DataType dtype=None, Device device=None, "
-                  "Bool requires_grad=False) => Linspace")],
+                  "Bool requires_grad=False) => Linspace"),
+                 ("Tensor (Scalar start, Scalar end, Int steps, *, DataType dtype=None, Placement placement, "
+                  "SbpList sbp, Bool requires_grad=False) => GlobalLinspace")],
     "logspace": [("Tensor (Scalar start, Scalar end, Int steps, Float base=10.0, *, DataType dtype=None, "
-                  "Device device=None, Bool requires_grad=False) => Logspace")],
+                  "Device device=None, Bool requires_grad=False) => Logspace"),
+                 ("Tensor (Scalar start, Scalar end, Int steps, Float base=10.0, *, DataType dtype=None, "
+                  "Placement placement, SbpList sbp, Bool requires_grad=False) => GlobalLogspace")],
     "randint": [
         ("Tensor (Int low, Int high, Shape size, *, Generator generator=None, DataType dtype=None, "
          "Device device=None, Bool requires_grad=False) => RandintLow"),
@@ -898,7 +904,9 @@ FUNCTIONAL_API: dict[str, list[str]] = {
          "SbpList sbp, Bool requires_grad=False) => GlobalRandint"),
     ],
     "randperm": [("Tensor (Int n, *, Generator generator=None, DataType dtype=None, Device device=None, "
-                  "Bool requires_grad=False) => Randperm")],
+                  "Bool requires_grad=False) => Randperm"),
+                 ("Tensor (Int n, *, Generator generator=None, DataType dtype=None, Placement placement, "
+                  "SbpList sbp, Bool requires_grad=False) => GlobalRandperm")],
     "normal": [
         "Tensor (Tensor mean, Tensor std, *, Generator generator=None) => NormalTensorTensor",
         "Tensor (Tensor mean, Float std=1.0, *, Generator generator=None) => NormalTensorFloat",

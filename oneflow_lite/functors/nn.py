@@ -1250,6 +1250,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
 # ---- embedding_bag and max_norm ------------------------------------------------------------------------------
 def _host_values(name, t):
     """The values of an integer tensor as a NumPy array (the bags' layout is read from the data)."""
+    if t.is_lazy:  # names the blob and the graph capturing it
+        raise t._array.read_error(f"{name} (which lays out the bags by the index values)")
     if not _has_storage(t):
         raise RuntimeError(f"{name}: the indices and offsets are read from the data, which a tensor on "
                            f"'{t._meta.device}' does not hold")
@@ -1301,6 +1303,16 @@ def _bag_inputs(input, weight, offsets, per_sample_weights, include_last_offset)
     return input, offsets, per_sample_weights, include_last_offset
 
 
+def _row_bags(input, weight, per_sample_weights, mode, scale_grad_by_freq):
+    """The bags of a 2-D input are its rows: their embeddings summed or averaged along dim 1, without reading
+    the index values, for nn.Graph to capture (and ONNX to export); the same additions in the same order as the
+    eager path's ``index_add``, so a graph stays bit-equal to eager."""
+    rows = F.embedding(input, weight, None, None, 2.0, scale_grad_by_freq)
+    if per_sample_weights is not None:
+        rows = F.mul(rows, F.unsqueeze(per_sample_weights, 2))
+    return F.sum(rows, 1) if mode == "sum" else F.mean(rows, 1)
+
+
 def _bag_layout(idx, off, include_last_offset, num_weights, padding_idx):
     """(bag of each kept position, kept positions, number of bags): a position is kept when it lies in a bag and
     is not ``padding_idx``."""
@@ -1335,6 +1347,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2.0, sca
         warn_at_caller("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
                        "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.")
         weight, input = input, weight
+    given = input
     input, offsets, psw, include_last_offset = _bag_inputs(input, weight, offsets, per_sample_weights,
                                                            include_last_offset)
     if mode not in _BAG_MODES:
@@ -1361,6 +1374,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2.0, sca
         padding_idx %= num
     if max_norm is not None:
         embedding_renorm_(weight, input, max_norm, norm_type)
+    elif given.is_lazy and given._meta.ndim == 2 and given._meta.shape[1] and mode != "max" and padding_idx is None:
+        return _row_bags(given, weight, per_sample_weights, mode, scale_grad_by_freq)
     idx = _host_values("embedding_bag", input)
     bag_of, kept, bags = _bag_layout(idx, _host_values("embedding_bag", offsets), include_last_offset, num,
                                      -1 if padding_idx is None else padding_idx)
