@@ -123,7 +123,7 @@ def test_tensor_devices():
     (np.array(["a"]), TypeError, (r"can't convert np.ndarray of type <U1. The only supported types are: "
                                  r"float64, float32, float16, int64, int32, int16, int8, uint8, bool")),
     (np.array([1 + 2j]), TypeError, r"can't convert np.ndarray of type complex128"),
-    (np.array([1], dtype=np.uint32), TypeError, r"can't convert np.ndarray of type uint32"),
+    (np.array([1], dtype="datetime64[D]"), TypeError, r"can't convert np.ndarray of type datetime64\[D\]"),
     ([2**70], OverflowError, r"tensor\(\): a value does not fit in int64"),
 ])
 def test_tensor_errors(data, exc, match):
@@ -364,3 +364,19 @@ def test_random_shapes():
     assert flow.rand((2, 3)).shape == (2, 3)
     assert flow.randn(()).shape == ()
     assert flow.rand(0, 4).shape == (0, 4)
+
+
+def test_tensor_accepts_any_python_sequence():
+    """PyTorch reads any object with the sequence protocol (range, deque, ...), nested too; str stays an error."""
+    import collections
+    t = flow.tensor(collections.deque([1.0, 2.5]))
+    assert t.dtype == flow.float32 and t.numpy().tolist() == [1.0, 2.5]
+    t = flow.tensor(range(2, 5))
+    assert t.dtype == flow.int64 and t.numpy().tolist() == [2, 3, 4]
+    t = flow.tensor([range(2), collections.deque([5, 6])])
+    assert t.shape == (2, 2) and t.numpy().tolist() == [[0, 1], [5, 6]]
+    t = flow.tensor(collections.deque([flow.tensor(1.5), flow.tensor(-2.0)]))
+    assert t.numpy().tolist() == [1.5, -2.0]
+    assert flow.tensor(range(0)).shape == (0,)
+    with pytest.raises(TypeError, match="Could not infer dtype of str"):
+        flow.tensor(collections.deque(["a"]))

@@ -26,6 +26,7 @@ from oneflow_lite.autograd.grad_mode import no_grad
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.sbp import sbp as SbpType
 from oneflow_lite.framework.tensor import RemovableHandle, Tensor
+from oneflow_lite.functors.global_cast import from_logical
 from oneflow_lite.nn.parameter import Parameter
 
 __all__ = ["Module"]
@@ -81,6 +82,14 @@ def _check_parameter(name, param) -> None:
 def _forward_unimplemented(self, *args, **kwargs):
     """The computation of the module, called by ``module(*args)``; every subclass defines it."""
     raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
+
+
+def _in_layout_of(current: Tensor, value: Tensor) -> Tensor:
+    """``value`` laid out as the global tensor ``current``: boxed when global (a checkpoint loaded with
+    ``global_src_rank``), else taken as the logical value every rank loaded (sliced, no communication)."""
+    if value.is_global:
+        return value.to_global(current.placement, current.sbp)
+    return from_logical(value, current.placement, current.sbp)
 
 
 class Module:
@@ -573,6 +582,8 @@ class Module:
                 type(self).__name__, "\n\t".join(error_msgs)))
         with no_grad():
             for module, name, current, value in copies:
+                if current.is_global:
+                    value = _in_layout_of(current, value)
                 if not assign:
                     current.copy_(value)
                 elif isinstance(current, Parameter):
