@@ -142,7 +142,7 @@ KNOWN: list[Deviation] = [
                       r"result type \w+ can't be cast|Subtraction, the `-` operator, with a bool"),
     Deviation("meta-sizes", ("silent acceptance",),
               "a meta tensor holds no storage, so its size is not checked against an addressable storage size",
-              pattern=r"Storage size calculation overflowed", when=_on_meta),
+              pattern=r"Storage size calculation overflowed|numel: integer multiplication overflow", when=_on_meta),
     Deviation("torch-view-in-local-response-norm", ("silent acceptance",),
               "PyTorch's local_response_norm calls view() on its input and fails on non-contiguous tensors; "
               "oneflow_lite computes the same values for any layout (PyTorch is wrong)",
@@ -211,7 +211,7 @@ KNOWN: list[Deviation] = [
     Deviation("meta-checks", ("refusal",),
               "value checks (a fill value that overflows the dtype) run on meta tensors too; PyTorch's meta "
               "functions skip them",
-              pattern=r"without overflow", when=_on_meta),
+              pattern=r"without overflow|to have non-zero size", when=_on_meta),
     Deviation("hardtanh-bounds", ("refusal",),
               "hardtanh_ checks min_val <= max_val as hardtanh does; PyTorch's in-place variant does not check",
               names=("hardtanh_",), pattern=r"min_val cannot be greater than max_val"),
@@ -242,6 +242,25 @@ KNOWN: list[Deviation] = [
               "gather / scatter take int64 indices only (PyTorch also int32 for some of them)",
               names=("gather", "scatter", "scatter_add", "index_add", "index_select"),
               pattern=r"Expected dtype int\w* for index|dim_scatter|dim_gather|Index tensor must have"),
+    Deviation("negative-bounds-of-unsigned", ("refusal",),
+              "clamp / clip of an unsigned tensor with a negative number bound refuses here (the bound is not a "
+              "uint value); PyTorch's conversion check lets negative values down to -2**bits through and wraps "
+              "them (clamp_max_(uint8 8, -129) clamps to 127)",
+              names=("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_"),
+              pattern=r"cannot be converted to type uint\w* without overflow"),
+    Deviation("unsigned-promotion", ("silent acceptance",),
+              "uint16 / uint32 / uint64 tensors promote with other dtypes here (vander, arithmetic), as uint8 "
+              "does; PyTorch 2.13 has no promotion rules for these dtypes and refuses",
+              pattern=r"Promotion for uint\w*, uint\w*, uint\w* types is not supported"),
+    Deviation("detach-of-views", ("silent acceptance",),
+              "detach_() of a view detaches it here (tensors record no view / base relation, only a shared "
+              "version counter); PyTorch refuses to detach a view in place",
+              names=("detach_",), pattern=r"Can't detach views in-place"),
+    Deviation("torch-positional-return-inverse", ("shape",),
+              "unique_consecutive(x, True): the inverse indices have x's shape here; PyTorch's Python wrapper "
+              "returns an empty inverse when return_inverse is given positionally (PyTorch is wrong: "
+              "return_inverse=True by keyword gives x's shape there too)",
+              names=("unique_consecutive",), pattern=r"output 1"),
 ]
 
 

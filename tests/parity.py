@@ -303,6 +303,10 @@ def _compare_grads(call, f_out, f_leaves, t_out, t_leaves) -> Outcome | None:
     return None
 
 
+def _is_number(v) -> bool:
+    return isinstance(v, (bool, int, float))
+
+
 def check_parity(call: Call) -> Outcome:
     """Run ``call`` in both frameworks and say how they agree (an :class:`Outcome` whose kind is an agreement
     or one of :data:`DISAGREEMENTS`)."""
@@ -324,6 +328,9 @@ def check_parity(call: Call) -> Outcome:
         if t_out is None:  # PyTorch returned something that is not tensors (a Python number, a size)
             return Outcome("both refuse")
         return Outcome("refusal", f"{type(f_exc).__name__}: {_normalise(str(f_exc))}")
+    if f_out is None and t_out is None and _is_number(f_res) and _is_number(t_res):  # allclose, equal
+        same = f_res == t_res or (f_res != f_res and t_res != t_res)  # NaN == NaN here
+        return Outcome("both return") if same else Outcome("value", "Python numbers", f"flow {f_res!r}, torch {t_res!r}")
     if f_out is None or t_out is None:
         return Outcome("shape", "not tensors on one side")
     bad = _compare_outputs(call, f_out, t_out, t_args) or _compare_grads(call, f_out, f_leaves, t_out, t_leaves)

@@ -392,13 +392,13 @@ def index_copy(x, dim, index, source, inplace=False):
                                        f"{TORCH_NAMES[x._meta.dtype]} and (source) {TORCH_NAMES[source._meta.dtype]}")
     d = _wrap_dim(dim, x._meta.ndim, "index_copy")
     n = index._meta.numel
+    if d < source._meta.ndim and n != source._meta.shape[d]:
+        raise IndexError(f"{name}: Number of indices ({n}) should be equal to source.size(dim) "
+                         f"({source._meta.shape[d]})")
     if x._meta.ndim == 0:
         _check_bounds(name, index, 1, 0)
         value = F.reshape(source, (-1,))[-1] if n else x
         return write(x, (), (), (), (), value, False, "index_copy", inplace)
-    if source._meta.ndim and n != source._meta.shape[d]:
-        raise IndexError(f"{name}: Number of indices ({n}) should be equal to source.size(dim) "
-                         f"({source._meta.shape[d]})")
     _check_slices(name, x, d, source)
     _check_bounds(name, index, x._meta.shape[d], d)
     return write(x, (), (), (d,), (_index_vector(name, index),), source, False, "index_copy", inplace)
@@ -497,8 +497,10 @@ def _broadcast_except(a, b, dim):
 def take_along_dim(x, indices, dim=None):
     """``take_along_dim(input, indices, dim=None)``: ``gather`` along ``dim`` with ``input`` and ``indices``
     broadcast to each other except along ``dim``; without ``dim``, of the flattened tensors."""
-    if indices._meta.dtype is not _int64:
-        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+    if indices._meta.dtype is dt.int32:  # PyTorch takes int32 indices too
+        indices = cast(indices, _int64)
+    elif indices._meta.dtype is not _int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long or Int but got "
                            f"{TORCH_NAMES[indices._meta.dtype]}")
     if dim is None:
         return F.gather(F.reshape(x, (-1,)), 0, F.reshape(indices, (-1,)))

@@ -379,9 +379,9 @@ def fill_diagonal_(x, fill_value, wrap=False):
     equal, or a tall matrix, whose diagonal restarts every n + 1 rows with ``wrap``)."""
     shape = x._meta.shape
     if len(shape) < 2:
-        raise RuntimeError("dimensions must larger than 1")
+        raise RuntimeError("fill_diagonal_: dimensions must larger than 1")
     if len(shape) > 2 and len(set(shape)) != 1:
-        raise RuntimeError("all dimensions of input must be of equal length")
+        raise RuntimeError("fill_diagonal_: all dimensions of input must be of equal length")
     mask = np.zeros(shape, bool)
     n = min(shape)
     idx = np.arange(n)
@@ -614,15 +614,15 @@ def vecdot(x, y, dim=-1):
 
 
 def _cross(name, a, b, dim):
+    if dim is None:  # PyTorch's default: the first dim of size 3 of the input (not of the broadcast shape)
+        dim = next((i for i, s in enumerate(a._meta.shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError(f"{name}: no dimension of size 3 in input")
     shape = broadcast_shapes(name, a._meta.shape, b._meta.shape)
     if a._meta.shape != shape:
         a = F.expand(a, shape)
     if b._meta.shape != shape:
         b = F.expand(b, shape)
-    if dim is None:
-        dim = next((i for i, s in enumerate(shape) if s == 3), None)
-        if dim is None:
-            raise RuntimeError(f"{name}: no dimension of size 3 in input")
     d = _wrap_dim(dim, len(shape), name)
     if a._meta.shape[d] != 3:
         raise RuntimeError(f"{name}: inputs dimension {dim} must have length 3. Got {a._meta.shape[d]} and "

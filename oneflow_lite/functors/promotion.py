@@ -28,7 +28,7 @@ get_default_dtype = dt.get_default_dtype
 # PyTorch's ScalarType names, used in its promotion error messages.
 TORCH_NAMES = {dt.bool_: "Bool", dt.uint8: "Byte", dt.int8: "Char", dt.int16: "Short", dt.int32: "Int",
                dt.int64: "Long", dt.float16: "Half", dt.float32: "Float", dt.float64: "Double",
-               dt.bfloat16: "BFloat16"}
+               dt.bfloat16: "BFloat16", dt.uint16: "UInt16", dt.uint32: "UInt32", dt.uint64: "UInt64"}
 
 
 def tensors_dtype(a, b) -> dt.dtype:

@@ -433,6 +433,9 @@ class _Scan:
         self._attrs = {}
 
     def __call__(self, x, dim, dtype=None, inplace=False):
+        if inplace and dtype is not None and dtype is not x._meta.dtype:
+            raise RuntimeError(f"{self.name}_: Bad in-place call: input tensor dtype {x._meta.dtype.name} and output "
+                               f"tensor dtype {dtype.name} should match")
         src = cast(x, _accumulating_dtype(x, dtype) if not inplace or dtype is not None else x._meta.dtype)
         d = _wrap_dim(dim, src._meta.ndim, self.name)
         y = dispatch(self.op, (src,), cached_attrs(self._attrs, ("dim",), (d,)))[0]
@@ -927,11 +930,15 @@ def _trapezoid_parts(name, y, x, dx, dim):
     if ndim == 0:
         raise IndexError(f"{name}: Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
     d = _wrap_dim(dim, ndim, name)
+    n = y._meta.shape[d]
+    if n == 0 and name == "trapezoid":  # PyTorch returns zeros of y's dtype before any check
+        return None, d
     if y._meta.dtype is dt.bool_:
         raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    if isinstance(dx, bool):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
     if not y._meta.dtype.is_floating_point:
         y = cast(y, get_default_dtype())
-    n = y._meta.shape[d]
     if n == 0:
         return None, d
     mids = F.mul(F.add(F.narrow(y, d, 1, n - 1), F.narrow(y, d, 0, n - 1)), 0.5)
@@ -952,8 +959,7 @@ def _trapezoid(y, x, dx, dim):
     parts, d = _trapezoid_parts("trapezoid", y, x, dx, dim)
     if parts is None:
         shape = tuple(s for i, s in enumerate(y._meta.shape) if i != d)
-        dtype = y._meta.dtype if y._meta.dtype.is_floating_point else get_default_dtype()
-        return F.zeros(shape, dtype=dtype, device=y._meta.device)
+        return F.zeros(shape, dtype=y._meta.dtype, device=y._meta.device)
     return F.sum(parts, d)
 
 

@@ -710,7 +710,7 @@ def broadcast_tensors(tensors):
         a, b = (1,) * (n - len(shape)) + shape, (1,) * (n - len(other)) + tuple(other)
         for d, (p, q) in enumerate(zip(a, b)):
             if p != q and p != 1 and q != 1:
-                raise RuntimeError(f"The size of tensor a ({p}) must match the size of tensor b ({q}) at "
+                raise RuntimeError(f"broadcast_tensors: The size of tensor a ({p}) must match the size of tensor b ({q}) at "
                                    f"non-singleton dimension {d}")
         shape = tuple(q if p == 1 else p for p, q in zip(a, b))
     return tuple(F.expand(t, shape) for t in tensors)
@@ -979,7 +979,7 @@ def rot90(x, k=1, dims=(0, 1)):
 def fliplr(x):
     """``fliplr(input)``: reversed along dim 1 (at least 2-d); a copy."""
     if x._meta.ndim < 2:
-        raise RuntimeError("Input must be >= 2-d.")
+        raise RuntimeError("fliplr: Input must be >= 2-d.")
     return F.flip(x, (1,))
 
 
@@ -987,7 +987,7 @@ def fliplr(x):
 def flipud(x):
     """``flipud(input)``: reversed along dim 0 (at least 1-d); a copy."""
     if x._meta.ndim < 1:
-        raise RuntimeError("Input must be >= 1-d.")
+        raise RuntimeError("flipud: Input must be >= 1-d.")
     return F.flip(x, (0,))
 
 
@@ -1166,7 +1166,7 @@ class AsStridedFunctor:
     def __call__(self, x, size, stride, storage_offset=None):
         in_stride, in_offset = tensor_geometry(x)
         offset = in_offset if storage_offset is None else storage_offset
-        check_geometry(RuntimeError, size, stride, offset)
+        check_geometry(_AS_STRIDED_ERROR, size, stride, offset)
         attrs = cached_attrs(self._attrs, _GEOMETRY_ATTRS, (tuple(size), tuple(stride), offset, in_stride, in_offset))
         return dispatch(self.op, (x,), attrs)[0]
 
@@ -1183,16 +1183,24 @@ class AsStridedScatterFunctor:
     def __call__(self, x, src, size, stride, storage_offset=None):
         in_stride, in_offset = tensor_geometry(x)
         offset = in_offset if storage_offset is None else storage_offset
-        check_geometry(RuntimeError, size, stride, offset)
+        check_geometry(_AS_STRIDED_SCATTER_ERROR, size, stride, offset)
         if tuple(src._meta.shape) != tuple(size):
-            raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
-                               f"{list(src._meta.shape)}, slice size = {list(size)}")
+            raise RuntimeError(f"as_strided_scatter: expected src to have a size equal to the slice of self. "
+                               f"src size = {list(src._meta.shape)}, slice size = {list(size)}")
         src = cast(src, x._meta.dtype)
         attrs = cached_attrs(self._attrs, _GEOMETRY_ATTRS, (tuple(size), tuple(stride), offset, in_stride, in_offset))
         return dispatch(self.op, (x, src), attrs)[0]
 
 
 _GEOMETRY_ATTRS = ("size", "stride", "storage_offset", "in_stride", "in_offset")
+
+
+def _error_of(op):
+    """A RuntimeError factory whose messages start with ``op``'s name (for check_geometry)."""
+    return lambda message: RuntimeError(f"{op}: {message}")
+
+
+_AS_STRIDED_ERROR, _AS_STRIDED_SCATTER_ERROR = _error_of("as_strided"), _error_of("as_strided_scatter")
 
 
 @functor("UnfoldTensor")
@@ -1209,11 +1217,11 @@ class UnfoldTensorFunctor:
         dim = _wrap(dimension, len(shape), "unfold")
         length = shape[dim] if shape else 1
         if size > length:
-            raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size is {size}")
+            raise RuntimeError(f"unfold: maximum size for tensor at dimension {dim} is {length} but size is {size}")
         if step <= 0:
-            raise RuntimeError(f"step is {step} but must be > 0")
+            raise RuntimeError(f"unfold: step is {step} but must be > 0")
         if size < 0:
-            raise RuntimeError(f"size is {size} but must be >= 0")
+            raise RuntimeError(f"unfold: size is {size} but must be >= 0")
         attrs = cached_attrs(self._attrs, ("dimension", "size", "step"), (dim, size, step))
         return dispatch(self.op, (x,), attrs)[0]
 
