@@ -249,9 +249,9 @@ KNOWN: list[Deviation] = [
               names=("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_"),
               pattern=r"cannot be converted to type uint\w* without overflow"),
     Deviation("unsigned-promotion", ("silent acceptance",),
-              "uint16 / uint32 / uint64 tensors promote with other dtypes here (vander, arithmetic), as uint8 "
-              "does; PyTorch 2.13 has no promotion rules for these dtypes and refuses",
-              pattern=r"Promotion for uint\w*, uint\w*, uint\w* types is not supported"),
+              "vander of a uint16 / uint32 / uint64 vector computes its powers after a cast to int64 here; "
+              "PyTorch promotes the vector with int64 and refuses (no promotion rules for these dtypes)",
+              names=("vander",), pattern=r"Promotion for uint\w*, uint\w*, uint\w* types is not supported"),
     Deviation("detach-of-views", ("silent acceptance",),
               "detach_() of a view detaches it here (tensors record no view / base relation, only a shared "
               "version counter); PyTorch refuses to detach a view in place",

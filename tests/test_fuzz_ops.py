@@ -36,6 +36,31 @@ try:
 except ImportError:  # pragma: no cover - the parity test is optional
     torch = None
 
+# Note [Pending fuzz failures]
+# Functions that still fail test_fuzz / test_parity after main grew from ~338 to ~589 functional functions,
+# not triaged yet (issues #17, #20). They are skipped by test_fuzz / test_parity, and
+# test_pending_{fuzz,parity}_entries_still_fail assert each one still fails: the lists can only shrink (a function fixed
+# must be removed from its list). Never add a function that passes today.
+_UNTRIAGED = "fails since the merge of main (issue 17 / 20), not triaged yet"
+FUZZ_PENDING = {
+    "addmv": _UNTRIAGED, "addmv_": _UNTRIAGED,
+    "allclose": "the error of its isclose step names broadcast_equal, not allclose / isclose",
+    "batch_norm_backward_reduce": _UNTRIAGED, "batch_norm_gather_stats": _UNTRIAGED,
+    "batch_norm_gather_stats_with_counts": _UNTRIAGED, "bucketize": _UNTRIAGED, "cartesian_prod": _UNTRIAGED,
+    "chain_matmul": _UNTRIAGED, "clamp_min": _UNTRIAGED,
+    "clamp_max": "promote_types (framework/dtype.py) refuses bool with uint16 in a message naming no op",
+    "clip": _UNTRIAGED, "combinations": _UNTRIAGED,
+    "corrcoef": "its error names cov (called directly), not corrcoef",
+    "cross": _UNTRIAGED, "diag_embed": _UNTRIAGED, "diagonal": _UNTRIAGED, "diagonal_copy": _UNTRIAGED,
+    "dist": _UNTRIAGED, "divide": _UNTRIAGED, "equal": _UNTRIAGED, "fmax": _UNTRIAGED,
+    "grid_sampler_2d": _UNTRIAGED, "grid_sampler_3d": _UNTRIAGED, "histc": _UNTRIAGED,
+}
+PARITY_PENDING = {
+    "allclose": "atol=nan: flow and torch disagree on the result (not triaged)",
+    "cross": "uint8 (3,) by 0-d: PyTorch refuses inputs of different ndim, flow broadcasts (not triaged)",
+    "trapezoid": "uint8 y with float16 x: result dtype / values differ from PyTorch (not triaged)",
+}
+
 RANDOM_RUN = "FLOW_FUZZ_EXAMPLES" in os.environ
 FUZZ = settings(max_examples=examples(10), derandomize=not RANDOM_RUN, **FUZZ_SETTINGS)
 PARITY = settings(max_examples=examples(6), derandomize=not RANDOM_RUN, **FUZZ_SETTINGS)
@@ -52,6 +77,8 @@ def _allocation_limit():
 @FUZZ
 @given(data=st.data())
 def test_fuzz(name, data):
+    if name in FUZZ_PENDING:
+        pytest.skip(f"pending: {FUZZ_PENDING[name]}")
     call = draw_call(data.draw, name)
     outcome = check_call(call)
     assert outcome.kind != "failure", f"{call!r}\n{outcome.group}\n{outcome.detail}"
@@ -65,6 +92,8 @@ def test_parity(name, data):
     from deviations import known
     from parity import DISAGREEMENTS, check_parity
 
+    if name in PARITY_PENDING:
+        pytest.skip(f"pending: {PARITY_PENDING[name]}")
     call = draw_call(data.draw, name)
     outcome = check_parity(call)
     if outcome.kind in DISAGREEMENTS:
@@ -101,3 +130,40 @@ def test_the_fuzzer_finds_what_it_is_for(monkeypatch):
     assert check_call(Call("relu", [x], {})).group.startswith("cpu: undocumented exception KeyError")
     monkeypatch.setattr(flow, "relu", raises(ValueError("operands could not be broadcast together")))
     assert re.search("message names no op", check_call(Call("relu", [x], {})).group)
+
+
+def _fails(name, check) -> bool:
+    """Whether one of the CI examples of ``name`` fails ``check`` (the same draws as test_fuzz, no shrinking)."""
+    from hypothesis import Phase
+
+    failed = []
+
+    @settings(FUZZ, phases=[Phase.explicit, Phase.reuse, Phase.generate])
+    @given(data=st.data())
+    def run(data):
+        call = draw_call(data.draw, name)
+        if not failed and check(call):
+            failed.append(name)
+
+    run()
+    return bool(failed)
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ_PENDING))
+def test_pending_fuzz_entries_still_fail(name):
+    """Note [Pending fuzz failures]: a pending function that passes must leave FUZZ_PENDING."""
+    assert _fails(name, lambda call: check_call(call).kind == "failure"), (
+        f"{name} passes test_fuzz now: remove it from FUZZ_PENDING")
+
+
+@pytest.mark.skipif(torch is None, reason="the parity test needs torch")
+@pytest.mark.parametrize("name", sorted(PARITY_PENDING))
+def test_pending_parity_entries_still_fail(name):
+    from deviations import known
+    from parity import DISAGREEMENTS, check_parity
+
+    def disagrees(call):
+        outcome = check_parity(call)
+        return outcome.kind in DISAGREEMENTS and known(call, outcome) is None
+
+    assert _fails(name, disagrees), f"{name} passes test_parity now: remove it from PARITY_PENDING"
