@@ -771,7 +771,7 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "reshape": method("Tensor (Tensor input, Shape shape) => Reshape"),
     "transpose": method("Tensor (Tensor input, Int dim0, Int dim1) => Transpose"),
     # ---- shape and joining (functors/shape.py)
-    "view": method("Tensor (Tensor input, Shape shape) => Reshape"),
+    "view": method("Tensor (Tensor input, Shape shape) => Reshape", "Tensor (Tensor input, DataType dtype) => ViewDtype"),
     "permute": method("Tensor (Tensor input, IntList dims) => Permute"),
     "t": method("Tensor (Tensor input) => T"),
     "flatten": method("Tensor (Tensor input, Int start_dim=0, Int end_dim=-1) => Flatten"),

@@ -22,10 +22,13 @@ from __future__ import annotations
 import warnings
 from collections import OrderedDict, namedtuple
 
+import numpy as np
+
 from oneflow_lite.autograd.grad_mode import no_grad
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.sbp import sbp as SbpType
 from oneflow_lite.framework.tensor import RemovableHandle, Tensor
+from oneflow_lite.functors.creation import from_numpy
 from oneflow_lite.functors.global_cast import from_logical
 from oneflow_lite.nn.parameter import Parameter
 
@@ -528,6 +531,8 @@ class Module:
                 missing_keys.append(key)
                 continue
             value = state_dict[key]
+            if isinstance(value, np.ndarray):  # OneFlow's load_state_dict copies NumPy values too (Tensor.copy_)
+                value = from_numpy(value)
             if not isinstance(value, Tensor):
                 error_msgs.append(f'While copying the parameter named "{key}", expected flow.Tensor from '
                                   f'checkpoint but received {type(value)}')
@@ -551,7 +556,8 @@ class Module:
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
-        """Copy the values of ``state_dict`` into the parameters and buffers of the same names. With
+        """Copy the values of ``state_dict`` (tensors, or NumPy arrays as OneFlow takes them) into the parameters
+        and buffers of the same names. With
         ``strict`` the keys must match ``state_dict()``'s exactly; ``assign`` makes the module hold the
         given tensors instead of copying into its own. Returns ``(missing_keys, unexpected_keys)``; on any
         error raises without changing the module (Note [Atomic load_state_dict])."""
