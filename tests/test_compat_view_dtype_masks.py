@@ -161,3 +161,64 @@ def test_load_state_dict_takes_numpy_arrays():
     with pytest.raises(RuntimeError, match=r"size mismatch for bias: copying a param with shape .*\[3\]"):
         m.load_state_dict({"weight": w, "bias": np.zeros(3)})
     np.testing.assert_array_equal(m.bias.numpy(), [1.0, -1.0])  # nothing copied on error
+
+
+# ---- hash_tensor (PyTorch's mode 0: xor of the elements' 64-bit bits) -----------------------------------------
+def _np_hash(a, axis=None, keepdims=False):
+    """The reference: upcast to float64 / int64 / uint64 as PyTorch documents, view as uint64, xor-reduce."""
+    if a.dtype.kind == "i":
+        bits = a.astype(np.int64).view(np.uint64)
+    elif a.dtype.kind in "bu":
+        bits = a.astype(np.uint64)
+    else:
+        bits = a.astype(np.float64).view(np.uint64)
+    return np.bitwise_xor.reduce(bits, axis=axis, keepdims=keepdims)
+
+
+def test_hash_tensor_against_numpy():
+    a = np.array([[0.1317, -0.5554, -1.4724], [0.0778, -0.6070, 0.6375]], dtype=np.float32)
+    x = flow.tensor(a)
+    h = flow.hash_tensor(x)
+    assert h.dtype == flow.uint64 and h.shape == ()
+    assert h.item() == int(_np_hash(a))
+    assert flow.hash_tensor(x, 1).tolist() == _np_hash(a, 1).tolist()
+    assert x.hash_tensor(0, keepdim=True).tolist() == _np_hash(a, 0, True).tolist()
+    assert flow.hash_tensor(x, (0, 1), keepdim=True).tolist() == [[int(_np_hash(a))]]
+    assert flow.hash_tensor(flow.zeros(2, 0), 0).tolist() == []
+
+
+def test_hash_tensor_by_hand():
+    # 2.5 = 0x4004000000000000 as a float64; a single element hashes to its own bits
+    assert flow.hash_tensor(flow.tensor(2.5)).item() == 0x4004000000000000
+    # int32 -3, 1, 2 sign-extend to int64: (-3 ^ 1 ^ 2) = -2 -> 2**64 - 2
+    assert flow.hash_tensor(flow.tensor([-3, 1, 2], dtype=flow.int32)).item() == 2**64 - 2
+    # uint8 253, 1, 2 zero-extend: 253 ^ 1 ^ 2 = 254; bool True ^ False ^ True = 0
+    assert flow.hash_tensor(flow.tensor([253, 1, 2], dtype=flow.uint8)).item() == 254
+    assert flow.hash_tensor(flow.tensor([True, False, True])).item() == 0
+    # float16 and bfloat16 upcast exactly: -3.0 ^ 1.0 ^ 2.0 as float64 bits
+    ref = int(_np_hash(np.array([-3.0, 1.0, 2.0])))
+    for d in (flow.float16, flow.bfloat16):
+        assert flow.hash_tensor(flow.tensor([-3.0, 1.0, 2.0], dtype=d)).item() == ref
+
+
+def test_hash_tensor_errors_and_no_grad():
+    x = flow.ones(2, 3, requires_grad=True)
+    assert not flow.hash_tensor(x).requires_grad
+    with pytest.raises(RuntimeError, match="Unknown hash_tensor mode: 1"):
+        flow.hash_tensor(x, mode=1)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        flow.hash_tensor(x, 2)
+    with pytest.raises(IndexError, match="hash_tensor.*Expected reduction dim 1 to have non-zero size"):
+        flow.hash_tensor(flow.zeros(2, 0), 1)
+    with pytest.raises(RuntimeError, match="hash_tensor.*Expected reduction dim to be specified for "
+                                           "input.numel\\(\\) == 0"):
+        flow.hash_tensor(flow.zeros(0))
+
+
+def test_hash_tensor_matches_torch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    for dim in (None, 0, 1):
+        ours = flow.hash_tensor(flow.tensor(a), dim).numpy()
+        theirs = torch.hash_tensor(torch.tensor(a), dim).numpy()
+        np.testing.assert_array_equal(ours, theirs)

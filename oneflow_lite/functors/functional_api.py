@@ -311,6 +311,7 @@ FUNCTIONAL_API: dict[str, list[str]] = {
         "Tensor (Tensor input, String p, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => Norm"),
     "all": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => ReduceAll"),
     "any": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => ReduceAny"),
+    "hash_tensor": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False, *, Int mode=0) => HashTensor"),
     "cumsum": method("Tensor (Tensor input, Int dim, *, DataType dtype=None, Bool inplace=False) => Cumsum",
                      inplace=True),
     "cumprod": method("Tensor (Tensor input, Int dim, *, DataType dtype=None, Bool inplace=False) => Cumprod",

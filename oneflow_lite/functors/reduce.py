@@ -422,6 +422,21 @@ class ReduceAnyFunctor(ReduceAllFunctor):
     name = "any"
 
 
+@functor("HashTensor")
+class HashTensorFunctor(ReduceAllFunctor):
+    """``hash_tensor(input, dim=None, keepdim=False, *, mode=0)``: PyTorch's xor hash, a uint64 per reduced
+    slice: each element upcast to float64 / int64 (uint64 for bool and unsigned), its bits xor-ed."""
+
+    op_type = "hash_tensor"
+    name = "hash_tensor"
+
+    def __call__(self, x, dim=None, keepdim=False, mode=0):
+        if mode != 0:
+            raise RuntimeError(f"Unknown hash_tensor mode: {mode} (only mode 0, the xor reduction, exists)")
+        _empty_check(self.name, x, dim)
+        return super().__call__(x, dim, keepdim)
+
+
 # ---- scans ---------------------------------------------------------------------------------------
 class _Scan:
     """``cumsum(input, dim, *, dtype=None)``: integer and bool inputs accumulate in int64."""
