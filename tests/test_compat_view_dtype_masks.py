@@ -222,3 +222,83 @@ def test_hash_tensor_matches_torch():
         ours = flow.hash_tensor(flow.tensor(a), dim).numpy()
         theirs = torch.hash_tensor(torch.tensor(a), dim).numpy()
         np.testing.assert_array_equal(ours, theirs)
+
+
+# ---- Tensor.grad_dtype (Note [Gradient dtype]) ------------------------------------------------------------------
+def test_grad_dtype_casts_accumulated_gradients():
+    x = flow.tensor([1.0, 2.0], requires_grad=True)
+    assert x.grad_dtype == flow.float32
+    x.grad_dtype = flow.float64
+    assert x.grad_dtype == flow.float64
+    seen = []
+    x.register_hook(lambda g: seen.append(g.dtype))
+    (x * x).sum().backward()  # d/dx x^2 = 2x
+    assert x.grad.dtype == flow.float64 and x.grad.tolist() == [2.0, 4.0]
+    (x * 3).sum().backward()  # accumulates in float64
+    assert x.grad.dtype == flow.float64 and x.grad.tolist() == [5.0, 7.0]
+    assert seen == [flow.float64, flow.float64]  # hooks see the cast gradient, as in PyTorch
+    assert flow.autograd.grad((x * 2).sum(), x)[0].dtype == flow.float64
+    x.grad_dtype = flow.float32  # back to the tensor's own
+    x.grad = None
+    (x * 2).sum().backward()
+    assert x.grad.dtype == flow.float32
+
+
+def test_grad_dtype_set_after_the_graph_was_recorded_and_half_precision():
+    x = flow.ones(3, requires_grad=True)
+    out = (x * 0.1).sum()
+    x.grad_dtype = flow.float16
+    out.backward()
+    assert x.grad.dtype == flow.float16
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(3, np.float16(np.float32(0.1))))
+
+
+class _DoubleGrad(flow.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * 2).double()
+
+
+def test_grad_dtype_none_keeps_any_dtype():
+    x = flow.ones(2, requires_grad=True)
+    x.grad_dtype = None
+    assert x.grad_dtype is None
+    _DoubleGrad.apply(x).sum().backward()
+    assert x.grad.dtype == flow.float64 and x.grad.tolist() == [2.0, 2.0]
+    y = flow.ones(2, requires_grad=True)  # the default casts to the tensor's dtype
+    _DoubleGrad.apply(y).sum().backward()
+    assert y.grad.dtype == flow.float32 and y.grad.tolist() == [2.0, 2.0]
+    x.grad = flow.ones(2, dtype=flow.float16)  # None admits any dtype
+    assert x.grad.dtype == flow.float16
+
+
+def test_grad_dtype_errors():
+    x = flow.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="grad_dtype can only be set on leaf tensors"):
+        (x * 2).grad_dtype = flow.float64
+    with pytest.raises(RuntimeError, match="must be a floating point dtype, got int64"):
+        x.grad_dtype = flow.int64
+    with pytest.raises(TypeError, match="grad_dtype must be a flow.dtype or None"):
+        x.grad_dtype = "float64"
+    x.grad_dtype = flow.float64
+    with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype 'float32' to a tensor with "
+                                           "grad_dtype 'float64'"):
+        x.grad = flow.ones(2)
+    x.grad = flow.ones(2, dtype=flow.float64)
+    assert x.grad.dtype == flow.float64
+
+
+def test_grad_dtype_matches_torch():
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([1.0, 2.0], requires_grad=True)
+    t.grad_dtype = torch.float64
+    (t * t).sum().backward()
+    x = flow.tensor([1.0, 2.0], requires_grad=True)
+    x.grad_dtype = flow.float64
+    (x * x).sum().backward()
+    assert str(t.grad.dtype).split(".")[-1] == x.grad.dtype.name
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
