@@ -134,8 +134,8 @@ def test_odd_numbers_transformer_style_int32_mask():
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda x: x.masked_fill(flow.tensor([1.0, 0.0]), 0.0), "masked_fill only supports boolean masks, but got "
-                                                           "mask with dtype float32"),
+    (lambda x: x.masked_fill(flow.tensor([1.0, 0.0]), 0.0),
+     "masked_fill only supports boolean masks, but got mask with dtype float32"),
     (lambda x: flow.masked_select(x, flow.tensor([1.0, 0.0])), "masked_select: expected BoolTensor for mask"),
     (lambda x: flow.where(flow.tensor([1.0, 0.0]), x, x), "where: expected condition to be a boolean tensor"),
 ])

@@ -25,6 +25,7 @@ import numpy as np
 
 from oneflow_lite import functional as F
 from oneflow_lite.dispatch.tls import state as _tls
+from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.legacy_storage import storage_type_of
 from oneflow_lite.framework.storage import (
     TypedStorage,
@@ -35,7 +36,6 @@ from oneflow_lite.framework.storage import (
     storage_array,
     strided_view,
 )
-from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.tensor import (
     AUTOGRAD_KEY_SET,
     OWN_DTYPE,
