@@ -322,7 +322,10 @@ def test_digits_mlp_trains_in_a_graph_with_amp_and_a_grad_scaler():
 
     flow.manual_seed(0)
     model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
-    g = TrainGraph(model, flow.optim.SGD(model.parameters(), lr=0.1, momentum=0.9), flow.amp.GradScaler("cpu"))
+    # lr 0.05: at 0.1 with momentum 0.9 the test accuracy swings between 0.89 and 0.97 from epoch to epoch (in
+    # float32 too), so the last epoch's figure depended on the rounding of single matmuls; at 0.05 it is >= 0.956
+    # for seeds 0 to 5.
+    g = TrainGraph(model, flow.optim.SGD(model.parameters(), lr=0.05, momentum=0.9), flow.amp.GradScaler("cpu"))
     train = DataLoader(digits(train=True, flatten=True), batch_size=32, shuffle=True)
     for _ in range(8):
         for x, y in train:

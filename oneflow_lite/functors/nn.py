@@ -449,6 +449,35 @@ class DropoutFunctor:
 
 
 # ---- normalisation ----------------------------------------------------------------------------------
+# Note [Mixed-precision normalisation]
+# PyTorch's cpu batch_norm, group_norm and layer_norm (and instance_norm, a batch_norm) take a float16 /
+# bfloat16 input with float32 parameters (weight, bias, running statistics): they compute in float32 and return
+# the input's dtype, the parameters are not rounded, and the running statistics stay float32. That is how a
+# float32 BatchNorm / GroupNorm / LayerNorm / InstanceNorm module runs after a lower-precision op under
+# ``flow.autocast`` (none of them is on an autocast list; a float32 input stays float32). The functors do the same:
+# the input is cast to float32 (a recorded, differentiable cast), normalised with the float32 parameters, and
+# the result cast back once. Parameters of mixed dtypes (some float32, some the input's) are an error, as in
+# PyTorch.
+_float32 = dt.float32
+_LOWER_PRECISION = (dt.float16, dt.bfloat16)
+
+
+def _mixed_precision(op: str, x_dtype, params) -> bool:
+    """Whether a normalisation of a ``x_dtype`` input with these ``(name, tensor or None)`` parameters runs in
+    float32 (Note [Mixed-precision normalisation]): the input is float16 / bfloat16 and the given parameters are
+    all float32. Raises when a parameter has another dtype than the input's (or than float32 in that case)."""
+    given = [(name, t._meta.dtype) for name, t in params if t is not None]
+    mixed = x_dtype in _LOWER_PRECISION and bool(given) and all(d is _float32 for _, d in given)
+    expected = _float32 if mixed else x_dtype
+    for name, d in given:
+        if d is not expected:
+            also = (f" (or float32 for all of {', '.join(n for n, _ in given)})"
+                    if x_dtype in _LOWER_PRECISION else "")
+            raise RuntimeError(f"{op}: {name} has dtype {d.name} but the input has {x_dtype.name}; they must "
+                               f"match{also}")
+    return mixed
+
+
 class _LayerNormOps:
     """The layer_norm exprs for each combination of gamma / beta, and their attrs."""
 
@@ -487,11 +516,14 @@ class LayerNormFunctor:
             raise RuntimeError(f"layer_norm: Given normalized_shape={_dims(normalized_shape)}, expected input with "
                                f"shape [*, {', '.join(map(str, normalized_shape))}], but got input of size"
                                f"{_dims(shape)}")
-        for name, t in (("weight", weight), ("bias", bias)):
+        params = (("weight", weight), ("bias", bias))
+        for name, t in params:
             if t is not None and tuple(t._meta.shape) != tuple(normalized_shape):
                 raise RuntimeError(f"layer_norm: Expected {name} to be of same shape as normalized_shape, but got "
                                    f"{name} of shape {_dims(t.shape)} and normalized_shape = "
                                    f"{_dims(normalized_shape)}")
+        if _mixed_precision("layer_norm", x._meta.dtype, params):
+            return cast(self.layer_norm(cast(x, _float32), len(shape) - k, weight, bias, eps), x._meta.dtype)
         return self.layer_norm(x, len(shape) - k, weight, bias, eps)
 
 
@@ -507,11 +539,14 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
     if num_groups <= 0 or c % num_groups:
         raise RuntimeError(f"group_norm: Expected number of channels in input to be divisible by num_groups, but "
                            f"got input of shape {_dims(shape)} and num_groups={num_groups}")
-    for name, t in (("weight", weight), ("bias", bias)):
+    params = (("weight", weight), ("bias", bias))
+    for name, t in params:
         if t is not None and tuple(t._meta.shape) != (c,):
             raise RuntimeError(f"group_norm: Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {_dims(t.shape)} and input of "
                                f"shape {_dims(shape)}")
+    if _mixed_precision("group_norm", x._meta.dtype, params):
+        return cast(group_norm(cast(x, _float32), num_groups, weight, bias, eps), x._meta.dtype)
     group_size = math.prod(shape[1:]) // num_groups
     grouped = F.reshape(x, (n, num_groups, group_size))
     y = F.reshape(F.layer_norm(grouped, (group_size,), None, None, eps), shape)
@@ -529,6 +564,8 @@ class BatchNormFunctor:
 
     Training normalises with the biased batch variance and updates ``running_mean`` / ``running_var``
     in place: ``(1 - momentum) * running + momentum * batch``, with the unbiased variance, as PyTorch.
+    A float16 / bfloat16 input with float32 parameters is normalised in float32 (Note [Mixed-precision
+    normalisation]).
     """
 
     def __init__(self):
@@ -548,14 +585,13 @@ class BatchNormFunctor:
         if m.ndim < 2:
             raise ValueError(f"batch_norm: expected an input of 2 or more dimensions (N, C, ...), got {m.ndim}D input")
         c = m.shape[1]
-        for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
-                        ("bias", bias)):
-            if t is not None:
-                if t._meta.numel != c:
-                    raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t._meta.numel}")
-                if t._meta.dtype is not m.dtype:
-                    raise RuntimeError(f"batch_norm: {name} has dtype {t.dtype.name} but the input has "
-                                       f"{m.dtype.name}; they must match")
+        params = (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias))
+        for name, t in params:
+            if t is not None and t._meta.numel != c:
+                raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t._meta.numel}")
+        if _mixed_precision("batch_norm", m.dtype, params):
+            y = self(cast(x, _float32), running_mean, running_var, weight, bias, training, momentum, eps)
+            return cast(y, m.dtype)
         if weight is not None and weight._meta.ndim != 1:
             weight = _reshape(weight, (c,))
         if bias is not None and bias._meta.ndim != 1:

@@ -162,9 +162,10 @@ def _is_floating_not_double(d) -> bool:
 # - lower precision: the floating inputs (but float64) are cast to the autocast dtype;
 # - float32: float16 / bfloat16 inputs are cast to float32;
 # - promote: the floating inputs (but float64) are cast to the widest of them (float32 if one is);
-# - any other op runs in its inputs' dtypes (PyTorch's CPU lists leave softmax, layer_norm, the
-#   reductions, the activations... there); ``layer_norm`` with a lower-precision input gets its float32
-#   weight and bias cast to the input's dtype, as its kernel takes one dtype where PyTorch's mixes them.
+# - any other op runs in its inputs' dtypes (PyTorch's CPU lists leave softmax, the normalisations, the
+#   reductions, the activations... there); batch_norm, group_norm, layer_norm and instance_norm of a
+#   lower-precision input with float32 parameters compute in float32 and return the input's dtype, as
+#   PyTorch's cpu kernels do (Note [Mixed-precision normalisation] in functors/nn.py).
 # Composite functions decompose: ``einsum`` is its op, ``scaled_dot_product_attention`` is matmuls and
 # a softmax, ``conv_transpose*`` is ``conv_data_grad``; ``cross_entropy`` is ``log_softmax`` (which runs
 # in its input's dtype) then ``nll`` (float32), where PyTorch casts the input of the whole
@@ -189,22 +190,6 @@ def promote(op_expr, inputs, attrs):
     if len(eligible) < 2:
         return None
     return _cast_all(inputs, _F32, _is_floating_not_double)  # two of float16, bfloat16, float32: float32
-
-
-def params_to_input(op_expr, inputs, attrs):
-    """``layer_norm``: PyTorch's cpu kernel takes a float16 / bfloat16 input with float32 weight and bias and
-    returns the input's dtype; this op takes one dtype, so float32 weight and bias are cast to the input's
-    lower-precision dtype (the output's dtype is PyTorch's; the weight is rounded to it first)."""
-    if _device_dtype(inputs) is None:
-        return None
-    d = inputs[0]._meta.dtype
-    if not d.is_floating_point or d is _F32 or d is _F64:
-        return None
-    return _cast_all(inputs, d, _is_float32)
-
-
-def _is_float32(d) -> bool:
-    return d is _F32
 
 
 def pad_policy(op_expr, inputs, attrs):
@@ -233,7 +218,6 @@ POLICIES = {
     **{op: fp32 for op in FP32_OPS},
     **{op: promote for op in PROMOTE_OPS},
     "pad": pad_policy,
-    "layer_norm": params_to_input,
 }
 
 
