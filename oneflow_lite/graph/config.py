@@ -12,7 +12,8 @@ Three kinds of option, each changed by a method of OneFlow's name:
   captured into, so changing one drops the captured jobs and the next call captures again.
 
 Note [Capture options]
-An option that changes the capture (gradient accumulation, AMP's ``enable_amp``; the graph's grad scaler,
+An option that changes the capture (gradient accumulation, AMP's ``enable_amp``, the fused model update with a
+grad scaler; the graph's grad scaler,
 ``nn.Graph.set_grad_scaler``, acts the same way) is a field of ``capture_options()``, which the graph reads
 when it captures; the graph keys nothing else on it, because changing an option drops every captured job
 (``on_recapture``).
@@ -77,8 +78,13 @@ class GraphConfig:
     def allow_fuse_model_update_ops(self, mode: bool = True) -> None:
         """Fold a constant scaling of a gradient (``grad * s``, ``grad / s``, ``-grad``) read only by an SGD
         update (``sgd_update``) into the update's ``scale`` attribute: one op instead of two, as OneFlow's
-        fused model update. Off by default."""
+        fused model update. With a dynamic grad scaler (``nn.Graph.set_grad_scaler``) it also captures the
+        optimizer step with the fused update ops, which skip a step with an inf / NaN gradient themselves
+        (``skip_if``, Note [Graph AMP] in graph/amp.py): a capture option too. Off by default."""
+        changed = mode is not self._flags["fuse_model_update_ops"]
         self._set("fuse_model_update_ops", mode, "allow_fuse_model_update_ops")
+        if changed and self._on_recapture is not None:
+            self._on_recapture()
 
     def allow_fuse_cast_scale(self, mode: bool = True) -> None:
         """Fuse a ``cast`` followed by a multiplication by a one-element tensor (or a constant) into one
@@ -127,7 +133,8 @@ class GraphConfig:
 
     def capture_options(self) -> dict:
         """The options the capture reads (Note [Capture options])."""
-        return {"grad_acc_steps": self._grad_acc_steps, "amp_dtype": self._amp_dtype}
+        return {"grad_acc_steps": self._grad_acc_steps, "amp_dtype": self._amp_dtype,
+                "fuse_model_update_ops": self._flags["fuse_model_update_ops"]}
 
     # ---- queries --------------------------------------------------------------------------------
     def _train(self, mode: bool = True) -> None:
