@@ -758,3 +758,94 @@ def test_float16_products_equal_torch():
     for mine, theirs in pairs:
         assert str(theirs.dtype) == "torch.float16" and mine.dtype is F16
         _assert_within_one_half_ulp(mine, theirs.float().numpy())
+
+
+# ---- the rest of PyTorch's CPU float32 list: composites and linalg (fp32_function, Note [Autocast policies]) -----------
+def _spd(n, dtype=F16):
+    m = np.random.default_rng(n).standard_normal((n, n)).astype(np.float32)
+    return flow.tensor(m @ m.T + n * np.eye(n, dtype=np.float32)).to(dtype)
+
+
+def _pm1(n, dtype=F16):
+    return flow.tensor(np.array([1.0, -1.0] * (n // 2) + [1.0] * (n % 2), np.float32)).to(dtype)
+
+
+def _unpool(values, indices, dtype):
+    return F.max_unpool2d(values.to(dtype), indices, 2)
+
+
+FP32_MORE = {  # name -> fn(dtype): PyTorch's CPU float32 list, given lower-precision inputs
+    "cdist": lambda d: flow.cdist(_x(3, 4, dtype=d), _x(5, 4, dtype=d)),
+    "trace": lambda d: flow.trace(_x(4, 4, dtype=d)),
+    "quantile": lambda d: flow.quantile(_x(10, dtype=d), 0.3),
+    "nanquantile": lambda d: flow.nanquantile(_x(10, dtype=d), 0.3),
+    "inverse": lambda d: flow.inverse(_spd(3, d)),
+    "pinverse": lambda d: flow.pinverse(_x(3, 4, dtype=d)),
+    "linalg.cholesky": lambda d: flow.linalg.cholesky(_spd(3, d)),
+    "linalg.solve": lambda d: flow.linalg.solve(_spd(3, d), _x(3, 2, dtype=d)),
+    "linalg.svd": lambda d: flow.linalg.svd(_x(3, 3, dtype=d))[1],
+    "linalg.qr": lambda d: flow.linalg.qr(_x(3, 3, dtype=d))[0],
+    "linalg.eigh": lambda d: flow.linalg.eigh(_spd(3, d))[0],
+    "cholesky_solve": lambda d: flow.cholesky_solve(_x(3, 2, dtype=d), flow.tensor(np.tril(np.ones((3, 3)) + 2 * np.eye(3),
+                                                                                     ).astype(np.float32)).to(d)),
+    "hinge_embedding_loss": lambda d: F.hinge_embedding_loss(_x(4, dtype=d), _pm1(4, d)),
+    "cosine_embedding_loss": lambda d: F.cosine_embedding_loss(_x(3, 4, dtype=d), _x(3, 4, dtype=d), _pm1(3, d)),
+    "margin_ranking_loss": lambda d: F.margin_ranking_loss(_x(4, dtype=d), _x(4, dtype=d), _pm1(4, d)),
+    "soft_margin_loss": lambda d: F.soft_margin_loss(_x(4, dtype=d), _pm1(4, d)),
+    "triplet_margin_loss": lambda d: F.triplet_margin_loss(_x(3, 4, dtype=d), _x(3, 4, dtype=d), _x(3, 4, dtype=d)),
+    "multi_margin_loss": lambda d: F.multi_margin_loss(_x(3, 4, dtype=d), flow.tensor([0, 2, 1])),
+    "multilabel_margin_loss": lambda d: F.multilabel_margin_loss(_x(3, 4, dtype=d), flow.tensor([[0, 2, -1, 0]] * 3)),
+    "poisson_nll_loss": lambda d: F.poisson_nll_loss(_x(4, dtype=d), flow.rand(4).to(d)),
+    "grid_sample": lambda d: F.grid_sample(_x(1, 2, 4, 4, dtype=d), flow.rand(1, 3, 3, 2).to(d) * 2 - 1,
+                                           align_corners=False),
+    "max_unpool2d": lambda d: _unpool(*F.max_pool2d(_x(1, 1, 4, 4), 2, return_indices=True), d),
+}
+
+
+@needs_bf16
+@pytest.mark.parametrize("dtype", [F16, BF16], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("name", sorted(FP32_MORE))
+def test_the_rest_of_the_float32_list_runs_in_float32(name, dtype):
+    with flow.autocast("cpu", dtype=dtype):
+        out, ops = record_ops(lambda: FP32_MORE[name](dtype))
+    assert out.dtype is flow.float32
+    # from the first cast up (the inputs are made before it), nothing runs in the lower dtype
+    first = ops.index(("cast", "float32"))
+    assert all(d != dtype.name for _, d in ops[first:]), ops
+
+
+def test_a_float32_list_composite_computes_in_float32_inside_and_is_differentiable():
+    a, b = _x(3, 4, dtype=F16).requires_grad_(), _x(5, 4, dtype=F16)
+    with flow.autocast("cpu", dtype=F16):
+        d = flow.cdist(a, b)  # its matmul is not cast back to float16: the body runs with autocast off
+    a32, b32 = a.detach().float().numpy().astype(np.float64), b.float().numpy().astype(np.float64)
+    expected = np.sqrt(((a32[:, None, :] - b32[None, :, :]) ** 2).sum(-1))
+    np.testing.assert_allclose(d.detach().numpy(), expected, rtol=1e-5, atol=1e-5)
+    d.sum().backward()
+    assert a.grad.dtype is F16 and tls.included() == 0
+    with pytest.raises(RuntimeError, match="linalg.inv: Low precision dtypes not supported"):
+        flow.inverse(_spd(3))  # without autocast, as PyTorch
+
+
+def test_the_rest_of_the_float32_list_equals_torch_autocast():
+    torch = pytest.importorskip("torch")
+    calls = {  # the same calls in torch
+        "cdist": lambda d: torch.cdist(torch.randn(3, 4).to(d), torch.randn(5, 4).to(d)),
+        "trace": lambda d: torch.trace(torch.randn(4, 4).to(d)),
+        "quantile": lambda d: torch.quantile(torch.randn(10).to(d), 0.3),
+        "inverse": lambda d: torch.inverse((torch.eye(3) * 3).to(d)),
+        "linalg.svd": lambda d: torch.linalg.svd(torch.randn(3, 3).to(d))[1],
+        "hinge_embedding_loss": lambda d: torch.nn.functional.hinge_embedding_loss(
+            torch.randn(4).to(d), torch.tensor([1.0, -1, 1, -1]).to(d)),
+        "multi_margin_loss": lambda d: torch.nn.functional.multi_margin_loss(torch.randn(3, 4).to(d),
+                                                                           torch.tensor([0, 2, 1])),
+        "grid_sample": lambda d: torch.nn.functional.grid_sample(torch.randn(1, 2, 4, 4).to(d),
+                                                                (torch.rand(1, 3, 3, 2) * 2 - 1).to(d),
+                                                                align_corners=False),
+    }
+    for name, call in calls.items():
+        with torch.autocast("cpu", dtype=torch.float16):
+            theirs = call(torch.float16)
+        with flow.autocast("cpu", dtype=F16):
+            mine = FP32_MORE[name](F16)
+        assert str(theirs.dtype) == f"torch.{mine.dtype.name}" == "torch.float32", name

@@ -23,6 +23,7 @@ from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import Tensor, _wrap_dim
+from oneflow_lite.interpreters.autocast import fp32_function
 from oneflow_lite.functors.creation import tensor
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast, cast_into, check_inplace_shape, get_default_dtype
 from oneflow_lite.functors.reduce import return_types
@@ -394,6 +395,7 @@ def fill_diagonal_(x, fill_value, wrap=False):
 
 
 @composite("Trace")
+@fp32_function
 def trace(x):
     """``trace(input)``: the sum of a matrix's diagonal (int64 for integer inputs)."""
     if x._meta.ndim != 2:
@@ -689,6 +691,7 @@ class LinalgInvFunctor(_LinalgOp):
 
     op_type, outputs = "linalg_inv", ("out", "info")
 
+    @fp32_function
     def __call__(self, A):
         check_matrix("linalg.inv", A)
         return self.run((A,), ("check_errors",), (True,))[0]
@@ -699,6 +702,7 @@ class LinalgInvExFunctor(LinalgInvFunctor):
     """``linalg.inv_ex(A, *, check_errors=False)``: named tuple (inverse, info); info > 0 marks a singular
     matrix (its first zero pivot) instead of an error."""
 
+    @fp32_function
     def __call__(self, A, check_errors=False):
         check_matrix("linalg.inv_ex", A)
         return return_types.linalg_inv_ex(*self.run((A,), ("check_errors",), (check_errors,)))
@@ -771,6 +775,7 @@ class LinalgSolveExFunctor(_LinalgOp):
             out = mT(out)
         return out, info
 
+    @fp32_function
     def __call__(self, A, B, left=True, check_errors=False):
         return return_types.linalg_solve_ex(*self.solve(A, B, left, check_errors))
 
@@ -781,6 +786,7 @@ class LinalgSolveFunctor(LinalgSolveExFunctor):
 
     name = "linalg.solve"
 
+    @fp32_function
     def __call__(self, A, B, left=True):
         return self.solve(A, B, left, True)[0]
 
@@ -792,6 +798,7 @@ class LinalgSolveTriangularFunctor(_LinalgOp):
 
     op_type, inputs = "linalg_solve_triangular", ("A", "B")
 
+    @fp32_function
     def __call__(self, A, B, upper, left=True, unitriangular=False):
         name = "linalg.solve_triangular"
         check_matrix(name, A)
@@ -831,6 +838,7 @@ class LinalgCholeskyFunctor(_Cholesky):
     """``linalg.cholesky(A, *, upper=False)``: ``L`` lower triangular with ``A = L L^T`` (``U^T U`` when
     ``upper``); LinAlgError when ``A`` is not positive-definite."""
 
+    @fp32_function
     def __call__(self, A, upper=False):
         return self.factor(A, upper, True)[0]
 
@@ -842,11 +850,13 @@ class LinalgCholeskyExFunctor(_Cholesky):
 
     name = "linalg.cholesky_ex"
 
+    @fp32_function
     def __call__(self, A, upper=False, check_errors=False):
         return return_types.linalg_cholesky_ex(*self.factor(A, upper, check_errors))
 
 
 @composite("CholeskySolve")
+@fp32_function
 def cholesky_solve(B, L, upper=False):
     """``cholesky_solve(B, L, upper=False)``: ``X`` with ``A X = B`` for ``A = L L^T`` (``U^T U``)."""
     for what, t in (("b", B), ("u", L)):
@@ -858,6 +868,7 @@ def cholesky_solve(B, L, upper=False):
 
 
 @composite("CholeskyInverse")
+@fp32_function
 def cholesky_inverse(L, upper=False):
     """``cholesky_inverse(L, upper=False)``: the inverse of ``A = L L^T`` (``U^T U``) from its factor."""
     check_matrix("cholesky_inverse", L)
@@ -873,6 +884,7 @@ class LinalgQrFunctor(_LinalgOp):
 
     op_type, outputs = "linalg_qr", ("Q", "R")
 
+    @fp32_function
     def __call__(self, A, mode="reduced", result=return_types.linalg_qr):
         check_matrix("linalg.qr", A, square=False)
         return result(*self.run((A,), ("mode",), (mode,)))
@@ -891,6 +903,7 @@ class LinalgSvdFunctor(_LinalgOp):
 
     op_type, outputs = "linalg_svd", ("U", "S", "Vh")
 
+    @fp32_function
     def __call__(self, A, full_matrices=True, driver=None):
         check_matrix("linalg.svd", A, square=False)
         if driver is not None:
@@ -927,6 +940,7 @@ class LinalgEighFunctor(_LinalgOp):
 
     op_type, outputs = "linalg_eigh", ("eigenvalues", "eigenvectors")
 
+    @fp32_function
     def __call__(self, A, UPLO="L"):
         check_matrix("linalg.eigh", A)
         return return_types.linalg_eigh(*self.run((A,), ("UPLO",), (UPLO,)))
@@ -945,6 +959,7 @@ class LinalgPinvFunctor(_LinalgOp):
 
     op_type = "linalg_pinv"
 
+    @fp32_function
     def __call__(self, A, atol=None, rtol=None, hermitian=False):
         check_matrix("linalg.pinv", A, square=hermitian)
         values = (-1.0 if atol is None else atol, -1.0 if rtol is None else rtol, hermitian)
@@ -1020,6 +1035,7 @@ class LinalgLuFactorFunctor(_LuFactor):
     """``linalg.lu_factor(A, *, pivot=True)``: named tuple (LU, pivots) of ``A = P L U`` in LAPACK's compact
     form (1-based int32 pivots)."""
 
+    @fp32_function
     def __call__(self, A, pivot=True):
         LU, pivots, _ = self.factor("torch.linalg.lu_factor", A, pivot, True)
         return return_types.linalg_lu_factor(LU, pivots)
@@ -1029,6 +1045,7 @@ class LinalgLuFactorFunctor(_LuFactor):
 class LinalgLuFactorExFunctor(_LuFactor):
     """``linalg.lu_factor_ex(A, *, pivot=True, check_errors=False)``: named tuple (LU, pivots, info)."""
 
+    @fp32_function
     def __call__(self, A, pivot=True, check_errors=False):
         return return_types.linalg_lu_factor_ex(*self.factor("torch.linalg.lu_factor_ex", A, pivot, check_errors))
 
@@ -1309,6 +1326,7 @@ _COMPUTE_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_eucli
 
 
 @composite("Cdist")
+@fp32_function
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """``cdist(x1, x2, p=2.0, compute_mode=None)``: the ``p``-norm distance between each row of ``x1``
     (*, P, M) and each row of ``x2`` (*, R, M): (*, P, R). Computed from the differences in every mode."""
@@ -1376,6 +1394,7 @@ class GeqrfFunctor(_LinalgOp):
 
     op_type, outputs = "geqrf", ("a", "tau")
 
+    @fp32_function
     def __call__(self, A):
         check_matrix("geqrf", A, square=False)
         return return_types.geqrf(*self.run((A,)))

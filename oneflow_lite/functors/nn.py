@@ -30,6 +30,7 @@ from oneflow_lite.functors.creation import tensor
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast, tensors_dtype
 from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import cached_attrs
+from oneflow_lite.interpreters.autocast import fp32_function
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 _bool = dt.bool_
@@ -1057,6 +1058,7 @@ def _check_long(name, t, what="target"):
 
 
 @composite("CosineEmbeddingLoss")
+@fp32_function
 def cosine_embedding_loss(x1, x2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where ``target == -1``
     (cosines over the last dim, squared norms offset by 1e-12), else 0."""
@@ -1079,6 +1081,7 @@ def cosine_embedding_loss(x1, x2, target, margin=0.0, size_average=None, reduce=
 
 
 @composite("HingeEmbeddingLoss")
+@fp32_function
 def hinge_embedding_loss(x, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """``x`` where ``target == 1``, ``max(0, margin - x)`` where ``target == -1`` (both terms for other
     target values, as PyTorch)."""
@@ -1090,6 +1093,7 @@ def hinge_embedding_loss(x, target, margin=1.0, size_average=None, reduce=None, 
 
 
 @composite("MarginRankingLoss")
+@fp32_function
 def margin_ranking_loss(x1, x2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """``max(0, -target * (x1 - x2) + margin)``."""
     reduction = _reduction("margin_ranking_loss", reduction, size_average, reduce)
@@ -1101,6 +1105,7 @@ def margin_ranking_loss(x1, x2, target, margin=0.0, size_average=None, reduce=No
 
 
 @composite("SoftMarginLoss")
+@fp32_function
 def soft_margin_loss(x, target, size_average=None, reduce=None, reduction="mean"):
     """``log(1 + exp(-target * x))``, computed as ``softplus`` (finite where PyTorch's ``log1p(exp(.))``
     overflows to inf)."""
@@ -1142,6 +1147,7 @@ def _margin_frames(name, x, target):
 
 
 @composite("MultiMarginLoss")
+@fp32_function
 def multi_margin_loss(x, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
     """``sum_{i != y} max(0, margin - x[y] + x[i]) ** p * weight[y] / C`` per sample (``p`` 1 or 2)."""
     reduction = _reduction("multi_margin_loss", reduction, size_average, reduce)
@@ -1176,6 +1182,7 @@ def multi_margin_loss(x, target, p=1, margin=1.0, weight=None, size_average=None
 
 
 @composite("MultiLabelMarginLoss")
+@fp32_function
 def multilabel_margin_loss(x, target, size_average=None, reduce=None, reduction="mean"):
     """``sum_{j, i not a target} max(0, 1 - (x[y_j] - x[i])) / C`` per sample, where the targets ``y_j`` are the
     class indices of ``target`` before its first -1."""
@@ -1203,6 +1210,7 @@ def multilabel_margin_loss(x, target, size_average=None, reduce=None, reduction=
 
 
 @composite("PoissonNllLoss")
+@fp32_function
 def poisson_nll_loss(x, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """``exp(x) - target * x`` (``log_input``) or ``x - target * log(x + eps)``; ``full`` adds Stirling's
@@ -1263,6 +1271,7 @@ def gaussian_nll_loss(x, target, var, full=False, eps=1e-6, reduction="mean"):
 
 
 @composite("TripletMarginLoss")
+@fp32_function
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the pairwise p-norm distance; ``swap`` uses

@@ -13,6 +13,7 @@ enabled device type and the cast cache (Note [Autocast cast cache]).
 
 from __future__ import annotations
 
+import functools
 import threading
 
 from oneflow_lite.dispatch.dispatch_key import DispatchKey, keys_below
@@ -21,7 +22,7 @@ from oneflow_lite.dispatch.tls import set_included
 from oneflow_lite.dispatch.tls import state as _tls
 from oneflow_lite.framework import dtype as dtypes
 from oneflow_lite.framework.calls import F
-from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET
+from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET, Tensor
 from oneflow_lite.interpreters.op_interp_util import redispatch
 
 AUTOCAST_KEY_SET = 1 << DispatchKey.Autocast
@@ -166,7 +167,8 @@ def _is_floating_not_double(d) -> bool:
 #   reductions, the activations... there); batch_norm, group_norm, layer_norm and instance_norm of a
 #   lower-precision input with float32 parameters compute in float32 and return the input's dtype, as
 #   PyTorch's cpu kernels do (Note [Mixed-precision normalisation] in functors/nn.py).
-# Composite functions decompose: ``einsum`` is its op, ``scaled_dot_product_attention`` is matmuls and
+# The composites on PyTorch's float32 list (``cdist``, ``trace``, ``quantile``, ``grid_sample``, the margin and
+# embedding losses, ...) are wrapped by ``fp32_function``. Other composite functions decompose: ``einsum`` is its op, ``scaled_dot_product_attention`` is matmuls and
 # a softmax, ``conv_transpose*`` is ``conv_data_grad``; ``cross_entropy`` is ``log_softmax`` (which runs
 # in its input's dtype) then ``nll`` (float32), where PyTorch casts the input of the whole
 # ``cross_entropy_loss`` to float32 first: the loss is float32 either way, the log-softmax differs by
@@ -206,10 +208,38 @@ def pad_policy(op_expr, inputs, attrs):
     return None
 
 
+def fp32_function(fn):
+    """``fn``, a composite on PyTorch's CPU float32 list (Note [Autocast policies]), made to run as PyTorch runs
+    such an op under autocast: its float16 / bfloat16 tensor arguments cast to float32, and its body run with
+    autocast off, so its products stay float32 and so does its result. Without autocast: one key-set test."""
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if not _tls.included & AUTOCAST_KEY_SET:
+            return fn(*args, **kwargs)
+        args = [_fp32_argument(a) for a in args]
+        kwargs = {k: _fp32_argument(v) for k, v in kwargs.items()}
+        token = suspend()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            resume(token)
+    return call
+
+
+def _fp32_argument(a):
+    if isinstance(a, Tensor) and _is_floating_not_double(a._meta.dtype) and a._meta.dtype is not _F32 and (
+            _state.dtypes.get(a._meta.device.type) is not None):
+        return _cast(a, _F32)
+    return a
+
+
 LOWER_PRECISION_OPS = ("matmul", "linear", "conv1d", "conv2d", "conv3d", "conv_data_grad", "baddbmm", "einsum")
 FP32_OPS = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div_loss", "binary_cross_entropy",
             "binary_cross_entropy_with_logits", "nll", "nll_smooth", "reduce_prod", "avg_pool3d", "max_pool3d",
-            "adaptive_avg_pool3d")
+            "adaptive_avg_pool3d", "adaptive_max_pool3d", "max_unpool2d", "max_unpool3d", "fractional_max_pool2d",
+            "fractional_max_pool3d", "linalg_inv", "linalg_solve", "linalg_solve_triangular", "linalg_cholesky",
+            "linalg_qr", "linalg_svd", "linalg_eigh", "linalg_pinv", "linalg_lu_factor", "geqrf")
 PROMOTE_OPS = ("cat", "stack")
 
 # op type -> policy(op_expr, inputs, attrs) -> the cast inputs, or None to run the op as called
