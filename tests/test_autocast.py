@@ -849,3 +849,62 @@ def test_the_rest_of_the_float32_list_equals_torch_autocast():
         with flow.autocast("cpu", dtype=F16):
             mine = FP32_MORE[name](F16)
         assert str(theirs.dtype) == f"torch.{mine.dtype.name}" == "torch.float32", name
+
+
+# ---- functions on the lower-precision list, and functions built of listed ops that are on no list ---------------------
+LOWER_MORE = {  # PyTorch's lower-precision list, as functions here (Note [Autocast at the function level])
+    "addmm": lambda: flow.addmm(_x(3, 5), _x(3, 4), _x(4, 5)),
+    "addbmm": lambda: flow.addbmm(_x(3, 5), _x(2, 3, 4), _x(2, 4, 5)),
+    "vecdot": lambda: flow.linalg.vecdot(_x(3, 4), _x(3, 4)),
+    "prelu": lambda: F.prelu(_x(2, 3), _x(1)),
+    "mm of mixed dtypes": lambda: flow.mm(_x(3, 4), _x(4, 5, dtype=F16)),
+    "bmm of mixed dtypes": lambda: flow.bmm(_x(2, 3, 4, dtype=F16), _x(2, 4, 5)),
+    "multi_dot": lambda: flow.linalg.multi_dot([_x(2, 3), _x(3, 4), _x(4, 2)]),
+}
+UNLISTED_OF_LISTED_OPS = {  # on no list in PyTorch, matmuls here: their inputs' dtype
+    "mv": lambda: flow.mv(_x(3, 4), _x(4)),
+    "dot": lambda: flow.dot(_x(4), _x(4)),
+    "bilinear": lambda: F.bilinear(_x(2, 3), _x(2, 4), _x(5, 3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOWER_MORE))
+def test_functions_on_the_lower_precision_list_run_in_the_autocast_dtype(name):
+    with flow.autocast("cpu", dtype=F16):
+        assert LOWER_MORE[name]().dtype is F16
+
+
+@pytest.mark.parametrize("name", sorted(UNLISTED_OF_LISTED_OPS))
+def test_unlisted_functions_built_of_listed_ops_keep_their_inputs_dtype(name):
+    with flow.autocast("cpu", dtype=F16):
+        out, ops = record_ops(UNLISTED_OF_LISTED_OPS[name])
+    assert out.dtype is flow.float32 and all(d == "float32" for _, d in ops)  # nothing cast down inside
+
+
+def test_function_level_policies_equal_torch_autocast():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+
+    def a(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+    calls = {  # name -> (fn(lib, *tensors), arrays)
+        "addmm": (lambda L, x, m, n: L.addmm(x, m, n), [a(3, 5), a(3, 4), a(4, 5)]),
+        "addbmm": (lambda L, x, m, n: L.addbmm(x, m, n), [a(3, 5), a(2, 3, 4), a(2, 4, 5)]),
+        "vecdot": (lambda L, x, y: L.linalg.vecdot(x, y), [a(3, 4), a(3, 4)]),
+        "prelu": (lambda L, x, w: L.nn.functional.prelu(x, w), [a(2, 3), a(1)]),
+        "multi_dot": (lambda L, x, y, z: L.linalg.multi_dot([x, y, z]), [a(2, 3), a(3, 4), a(4, 2)]),
+        "mv": (lambda L, m, v: L.mv(m, v), [a(3, 4), a(4)]),
+        "dot": (lambda L, x, y: L.dot(x, y), [a(4), a(4)]),
+        "bilinear": (lambda L, x, y, w: L.nn.functional.bilinear(x, y, w), [a(2, 3), a(2, 4), a(5, 3, 4)]),
+    }
+    for name, (fn, arrays) in calls.items():
+        with torch.autocast("cpu", dtype=torch.float16):
+            theirs = fn(torch, *[torch.tensor(x) for x in arrays])
+        with flow.autocast("cpu", dtype=F16):
+            mine = fn(flow, *[flow.tensor(x) for x in arrays])
+        assert str(theirs.dtype) == f"torch.{mine.dtype.name}", name
+        # torch's bilinear (``_trilinear``, on no list) returns float32 computed from float16 products inside;
+        # ours computes it in float32: the same dtype, values within float16 rounding
+        tol = 2.0 ** -8 if mine.dtype is F16 or name == "bilinear" else 1e-5
+        np.testing.assert_allclose(mine.float().detach().numpy(), theirs.float().detach().numpy(), rtol=tol,
+                                   atol=tol * 4, err_msg=name)

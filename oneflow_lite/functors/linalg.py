@@ -23,7 +23,7 @@ from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import Tensor, _wrap_dim
-from oneflow_lite.interpreters.autocast import fp32_function
+from oneflow_lite.interpreters.autocast import fp32_function, lower_precision_function, without_autocast
 from oneflow_lite.functors.creation import tensor
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast, cast_into, check_inplace_shape, get_default_dtype
 from oneflow_lite.functors.reduce import return_types
@@ -51,6 +51,7 @@ class MmFunctor:
     def __init__(self):
         self.op = _matmul_op()
 
+    @lower_precision_function
     def __call__(self, a, b):
         if a._meta.ndim != 2:
             raise RuntimeError(f"mm: self must be a matrix, got a {a._meta.ndim}-D tensor")
@@ -67,6 +68,7 @@ class BmmFunctor:
     def __init__(self):
         self.op = _matmul_op()
 
+    @lower_precision_function
     def __call__(self, a, b):
         sa, sb = a._meta.shape, b._meta.shape
         if len(sa) != 3:
@@ -87,6 +89,7 @@ class DotFunctor:
     def __init__(self):
         self.op = _matmul_op()
 
+    @without_autocast
     def __call__(self, a, b):
         na, nb = a._meta.ndim, b._meta.ndim
         if na != 1 or nb != 1:
@@ -432,12 +435,14 @@ def _combine(name, x, product, beta, alpha, inplace):
 
 
 @composite("Addmm")
+@lower_precision_function
 def addmm(x, mat1, mat2, beta=1, alpha=1, inplace=False):
     """``addmm(input, mat1, mat2, *, beta=1, alpha=1)``: ``beta * input + alpha * (mat1 @ mat2)``."""
     return _combine("addmm", x, F.mm(mat1, mat2), beta, alpha, inplace)
 
 
 @composite("Addbmm")
+@lower_precision_function
 def addbmm(x, batch1, batch2, beta=1, alpha=1, inplace=False):
     """``addbmm(input, batch1, batch2, *, beta=1, alpha=1)``: ``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     products = F.bmm(batch1, batch2)
@@ -466,6 +471,7 @@ def addr(x, vec1, vec2, beta=1, alpha=1, inplace=False):
 
 
 @composite("Mv")
+@without_autocast
 def mv(mat, vec):
     """``mv(input, vec)``: the product of a matrix and a vector."""
     if mat._meta.ndim != 2 or vec._meta.ndim != 1:
@@ -606,6 +612,7 @@ def chain_matmul(matrices):
 
 
 @composite("Vecdot")
+@lower_precision_function
 def vecdot(x, y, dim=-1):
     """``linalg.vecdot(x, y, *, dim=-1)``: ``sum(x * y, dim)`` of floating tensors (broadcasting)."""
     for t in (x, y):

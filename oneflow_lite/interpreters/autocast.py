@@ -167,8 +167,8 @@ def _is_floating_not_double(d) -> bool:
 #   reductions, the activations... there); batch_norm, group_norm, layer_norm and instance_norm of a
 #   lower-precision input with float32 parameters compute in float32 and return the input's dtype, as
 #   PyTorch's cpu kernels do (Note [Mixed-precision normalisation] in functors/nn.py).
-# The composites on PyTorch's float32 list (``cdist``, ``trace``, ``quantile``, ``grid_sample``, the margin and
-# embedding losses, ...) are wrapped by ``fp32_function``. Other composite functions decompose: ``einsum`` is its op, ``scaled_dot_product_attention`` is matmuls and
+# Functions on the lists (``addmm``, ``cdist``, ``trace``, ``quantile``, the margin losses, the linalg functors)
+# are wrapped (Note [Autocast at the function level]). Other composite functions decompose: ``einsum`` is its op, ``scaled_dot_product_attention`` is matmuls and
 # a softmax, ``conv_transpose*`` is ``conv_data_grad``; ``cross_entropy`` is ``log_softmax`` (which runs
 # in its input's dtype) then ``nll`` (float32), where PyTorch casts the input of the whole
 # ``cross_entropy_loss`` to float32 first: the loss is float32 either way, the log-softmax differs by
@@ -208,17 +208,24 @@ def pad_policy(op_expr, inputs, attrs):
     return None
 
 
-def fp32_function(fn):
-    """``fn``, a composite on PyTorch's CPU float32 list (Note [Autocast policies]), made to run as PyTorch runs
-    such an op under autocast: its float16 / bfloat16 tensor arguments cast to float32, and its body run with
-    autocast off, so its products stay float32 and so does its result. Without autocast: one key-set test."""
+# Note [Autocast at the function level]
+# A composite function, or a functor that checks its arguments before it dispatches, is invisible to the op
+# policies. PyTorch's aten ops on its lists are functions here (``addmm``, ``cdist``, ``trace``, the margin
+# losses, the linalg functors that check the dtype first...): they are wrapped to run as PyTorch runs them under
+# autocast: their floating (not float64) tensor arguments cast to the policy's dtype, and the body run with
+# autocast off, so everything inside stays in that dtype. A function PyTorch leaves off the lists but that is
+# built here of listed ops (``mv`` and ``dot`` are ``matmul``s) runs with autocast off on its arguments as
+# given. Without autocast each wrapper costs one key-set test.
+def _autocast_function(target, fn):
+    """``fn`` run under autocast with its arguments cast to ``target(autocast dtype)`` (None: as given) and its
+    body with autocast off (Note [Autocast at the function level])."""
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if not _tls.included & AUTOCAST_KEY_SET:
             return fn(*args, **kwargs)
-        args = [_fp32_argument(a) for a in args]
-        kwargs = {k: _fp32_argument(v) for k, v in kwargs.items()}
+        args = [_cast_argument(a, target) for a in args]
+        kwargs = {k: _cast_argument(v, target) for k, v in kwargs.items()}
         token = suspend()
         try:
             return fn(*args, **kwargs)
@@ -227,11 +234,29 @@ def fp32_function(fn):
     return call
 
 
-def _fp32_argument(a):
-    if isinstance(a, Tensor) and _is_floating_not_double(a._meta.dtype) and a._meta.dtype is not _F32 and (
-            _state.dtypes.get(a._meta.device.type) is not None):
-        return _cast(a, _F32)
-    return a
+def _cast_argument(a, target):
+    if not isinstance(a, Tensor) or not _is_floating_not_double(a._meta.dtype):
+        return a
+    autocast_dtype = _state.dtypes.get(a._meta.device.type)
+    dtype = None if autocast_dtype is None else target(autocast_dtype)
+    return a if dtype is None or dtype is a._meta.dtype else _cast(a, dtype)
+
+
+def _to_float32(autocast_dtype):
+    return _F32
+
+
+def _to_autocast_dtype(autocast_dtype):
+    return autocast_dtype
+
+
+def _as_given(autocast_dtype):
+    return None
+
+
+fp32_function = functools.partial(_autocast_function, _to_float32)  # PyTorch's float32 list
+lower_precision_function = functools.partial(_autocast_function, _to_autocast_dtype)  # its lower-precision list
+without_autocast = functools.partial(_autocast_function, _as_given)  # on no list, built of listed ops here
 
 
 LOWER_PRECISION_OPS = ("matmul", "linear", "conv1d", "conv2d", "conv3d", "conv_data_grad", "baddbmm", "einsum")
