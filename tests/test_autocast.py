@@ -908,3 +908,19 @@ def test_function_level_policies_equal_torch_autocast():
         tol = 2.0 ** -8 if mine.dtype is F16 or name == "bilinear" else 1e-5
         np.testing.assert_allclose(mine.float().detach().numpy(), theirs.float().detach().numpy(), rtol=tol,
                                    atol=tol * 4, err_msg=name)
+
+
+@needs_bf16
+def test_index_copy_promotes_as_pytorch():
+    """``index_copy`` is on PyTorch's promote list: a float32 input with a float16 / bfloat16 source is float32
+    under autocast (without autocast the dtypes must match, as PyTorch)."""
+    x, index = flow.ones(3, 4), flow.tensor([0, 2])
+    for dtype in (F16, BF16):
+        source = flow.full((2, 4), 2.5).to(dtype)
+        with flow.autocast("cpu", dtype=dtype):
+            y = x.index_copy(0, index, source)
+            assert x.to(dtype).index_copy(0, index, source).dtype is dtype  # one dtype: as given
+        assert y.dtype is flow.float32 and y.tolist() == [[2.5] * 4, [1.0] * 4, [2.5] * 4]
+        with pytest.raises(RuntimeError, match=r"index_copy_\(\): self and source expected to have the same dtype, "
+                                               rf"but got \(self\) Float and \(source\) {'Half' if dtype is F16 else 'BFloat16'}"):
+            x.index_copy(0, index, source)

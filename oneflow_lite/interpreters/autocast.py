@@ -254,6 +254,22 @@ def _as_given(autocast_dtype):
     return None
 
 
+def promote_function(fn):
+    """``fn``, on PyTorch's promote list (``index_copy``): under autocast, floating (not float64) tensor arguments
+    of several dtypes are cast to float32 and the body runs with autocast off (Note [Autocast at the function
+    level]); arguments of one dtype run as given."""
+    as_float32 = fp32_function(fn)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if _tls.included & AUTOCAST_KEY_SET and len({a._meta.dtype for a in (*args, *kwargs.values())
+                                                     if isinstance(a, Tensor)
+                                                     and _is_floating_not_double(a._meta.dtype)}) > 1:
+            return as_float32(*args, **kwargs)
+        return fn(*args, **kwargs)
+    return call
+
+
 fp32_function = functools.partial(_autocast_function, _to_float32)  # PyTorch's float32 list
 lower_precision_function = functools.partial(_autocast_function, _to_autocast_dtype)  # its lower-precision list
 without_autocast = functools.partial(_autocast_function, _as_given)  # on no list, built of listed ops here
