@@ -5,18 +5,49 @@ oneflow_lite's own functions do not consult ``__torch_function__``; these helper
 protocol (and classes defining ``__torch_function__``) work as in PyTorch: ``has_torch_function*`` is True when
 an argument's class defines ``__torch_function__``, and ``handle_torch_function`` calls those overrides,
 subclasses before their bases.
+
+``DisableTorchFunction`` and ``DisableTorchFunctionSubclass`` (PyTorch's ``torch._C`` context managers) turn the
+protocol off in the thread while active: ``has_torch_function*`` return False inside them, so protocol-aware code
+runs its own implementation (there are no ``__torch_function__`` modes here, so the two behave the same).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["handle_torch_function", "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic"]
+__all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "handle_torch_function", "has_torch_function",
+           "has_torch_function_unary", "has_torch_function_variadic"]
+
+
+class _Disabled(threading.local):
+    depth = 0  # how many Disable* contexts the thread is in
+
+
+_disabled = _Disabled()
+
+
+class DisableTorchFunctionSubclass:
+    """Context manager: ``__torch_function__`` overrides are not consulted in this thread while it is active
+    (``has_torch_function*`` return False)."""
+
+    def __enter__(self):
+        _disabled.depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        _disabled.depth -= 1
+        return False
+
+
+class DisableTorchFunction(DisableTorchFunctionSubclass):
+    """Context manager: as ``DisableTorchFunctionSubclass`` (PyTorch's version also disables
+    ``__torch_function__`` modes, which do not exist here)."""
 
 
 def _overrides(cls) -> bool:
-    return getattr(cls, "__torch_function__", None) is not None
+    return not _disabled.depth and getattr(cls, "__torch_function__", None) is not None
 
 
 def has_torch_function(relevant_args: Iterable[Any]) -> bool:

@@ -25,7 +25,21 @@ A saved file is an uncompressed NumPy ``.npz`` archive (a ZIP file, readable by 
 Persistent ids are memoised on both sides: a tensor object that occurs several times loads as one object; distinct
 tensors that share memory (views) load as independent copies. A tensor's ``.grad`` and autograd history are
 not saved: it loads as a leaf with its ``requires_grad``. Files of version 1 (a JSON manifest, no pickle)
-still load.
+still load. A tensor saved from a global tensor has a ninth field, its layout ``(device type, ranks, SBPs)``
+(ranks as given to ``flow.placement``, SBPs as ``"S(0)"``, ``"B"``, ``"P"``); its array holds the logical value.
+
+Note [Global tensors in saved files]
+A global tensor is one logical tensor laid over several processes, so saving and loading it are collective
+(OneFlow's ``global_dst_rank`` / ``global_src_rank``): every rank calls ``flow.save(obj, f,
+global_dst_rank=r)`` with the same object; each global tensor is gathered to rank ``r`` (boxed to
+broadcast on the placement ``[r]``) and only rank ``r`` writes the file, recording the tensor's placement
+and SBP. ``flow.load(f, global_src_rank=r)``, called by every rank, reads the file on rank ``r`` only; the
+pickle (metadata: tensors are persistent ids) and the archive's index of array shapes and dtypes are
+broadcast, every rank unpickles the same bytes, NumPy values are broadcast, and each tensor becomes a
+global tensor sent from rank ``r`` to its saved placement and SBP (when those ranks exist in this job;
+otherwise, and for a tensor saved local, broadcast on the placement ``[r]``, OneFlow's rule), or to
+``map_location`` when that is a ``flow.placement`` (broadcast there). A file rank ``r`` cannot read raises on
+every rank. ``nn.Module.load_state_dict`` then boxes each value to its parameter's placement and SBP.
 
 Note [Weights-only loading]
 ``flow.load`` unpickles with a restricted unpickler unless ``weights_only=False``: the only globals it
@@ -34,6 +48,13 @@ resolves are the containers pickle needs (``collections.OrderedDict``, ``set``, 
 ``safe_globals`` allowed. Any other global (a class, a function) is refused before it is looked up, with
 PyTorch's message naming it and the call that would allow it, so a file from an untrusted source cannot run
 code. ``weights_only=False`` is the plain unpickler (PyTorch's ``torch.load`` before 2.6).
+
+Note [Directory paths]
+OneFlow saves into directories, and its scripts often create one (``os.makedirs(path)``) before
+``flow.save(model.state_dict(), path)`` and ``flow.load(path)``. A path naming an existing directory therefore
+holds the archive as ``<path>/snapshot.npz`` (``DIRECTORY_ENTRY``), and ``flow.load`` of a directory reads that
+entry. ``flow.save(graph, path)`` of an ``nn.Graph`` makes ``path`` a directory holding the graph's job and
+variables (``nn.Graph.save``), as OneFlow does for serving; ``nn.Graph.load(path)`` runs it.
 """
 
 from __future__ import annotations
@@ -53,9 +74,14 @@ import numpy as np
 
 from oneflow_lite import functional as F
 from oneflow_lite.framework import dtype as dtypes
+from oneflow_lite.framework import sbp as sbp_mod
 from oneflow_lite.framework.device import device as Device
+from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET, make_global_meta
+from oneflow_lite.framework.placement import placement as Placement
 from oneflow_lite.framework.tensor import LAZY_KEY_SET, Tensor
 from oneflow_lite.framework.tensor_meta import Size
+from oneflow_lite.framework.world import world
+from oneflow_lite.graph import Graph
 from oneflow_lite.functors.creation import from_numpy
 from oneflow_lite.nn.parameter import Parameter
 
@@ -67,8 +93,9 @@ _MANIFEST = "__manifest__"
 _PICKLE = "__pickle__"
 _PROTOCOL = 4
 _ZIP_MAGIC = b"PK\x03\x04"
-_DTYPES = {d.name: d for d in dtypes.ALL_DTYPES}
+_DTYPES = {d.name: d for d in dtypes.ALL_DTYPES + dtypes.STORAGE_DTYPES}
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+DIRECTORY_ENTRY = "snapshot.npz"  # Note [Directory paths]
 
 
 # ---- pickling tensors and flow objects ------------------------------------------------------------------
@@ -106,8 +133,9 @@ copyreg.pickle(Device, lambda d: (_device_from_name, (str(d),)))
 class _Pickler(pickle.Pickler):
     """Stores tensors and NumPy values as archive arrays (Note [Save file format])."""
 
-    def __init__(self, file):
+    def __init__(self, file, global_dst_rank=None):
         super().__init__(file, protocol=_PROTOCOL)
+        self.global_dst_rank = global_dst_rank
         self.arrays: dict[str, np.ndarray] = {}
         self.ids: dict[int, tuple] = {}  # id(tensor or ndarray) -> its persistent id: one object stays one
         self.keep_alive: list = []  # the objects of self.ids, so that their ids stay unique during the dump
@@ -142,29 +170,65 @@ class _Pickler(pickle.Pickler):
         if t._key_set & LAZY_KEY_SET:
             raise RuntimeError(f"flow.save: a lazy tensor ({t._array.describe()}) of a graph being captured cannot "
                                f"be saved; only eager tensors have values to save")
+        record = ("tensor", len(self.ids), None, meta.dtype.name, tuple(meta.shape), str(meta.device),
+                  t.requires_grad, type(t) is Parameter)
+        if t._key_set & GLOBAL_KEY_SET:
+            return self.global_tensor_id(t, record)
         array = self.add_array(t.detach().cpu().numpy()) if meta.device.device_type.has_storage else None
-        return ("tensor", len(self.ids), array, meta.dtype.name, tuple(meta.shape), str(meta.device),
-                t.requires_grad, type(t) is Parameter)
+        return record[:2] + (array,) + record[3:]
+
+    def global_tensor_id(self, t: Tensor, record: tuple):
+        """Note [Global tensors in saved files]: the logical value gathered to the destination rank."""
+        m, dst = t._meta, self.global_dst_rank
+        if dst is None:
+            raise RuntimeError(f"flow.save: a global tensor of shape {list(m.shape)} on {m.placement} with sbp "
+                               f"{sbp_mod.format_nd_sbp(m.nd_sbp)} needs global_dst_rank=r: every rank calls "
+                               f"flow.save(obj, f, global_dst_rank=r) and rank r writes the gathered tensors")
+        whole = t.detach().to_global(Placement(m.placement.type, [dst]), sbp_mod.broadcast)
+        array = None if whole._array is None else self.add_array(whole._array)
+        ranks = tuple(tuple(r) if isinstance(r, list) else r for r in m.placement.ranks)  # hashable: memo keys
+        layout = (m.placement.type, ranks, tuple(s.short() for s in m.nd_sbp))
+        return record[:2] + (array,) + record[3:] + (layout,)
 
 
-def save(obj, f) -> None:
+def _check_rank(rank, what: str) -> None:
+    size = world().size
+    if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < size:
+        raise ValueError(f"{what} must be a rank of this job of {size} process(es) (an int in 0..{size - 1}), "
+                         f"got {rank!r}")
+
+
+def save(obj, f, *, global_dst_rank=None, save_as_external_data=False) -> None:
     """Save ``obj`` (any picklable object: a tensor, a state dict, a whole module, an optimizer's state, ...) to
-    ``f``, a path or a writable binary file object, in the format of Note [Save file format]. An object that
-    cannot be pickled raises before anything is written; a path is written atomically (a failed save leaves
-    an existing file unchanged)."""
+    ``f``, a path (an existing directory: Note [Directory paths]) or a writable binary file object, in the format
+    of Note [Save file format]. An object that cannot be pickled raises before anything is written; a path is
+    written atomically (a failed save leaves an existing file unchanged). With ``global_dst_rank=r`` every rank
+    calls it, global tensors are gathered to rank ``r`` and only rank ``r`` writes (Note [Global tensors in
+    saved files]). ``save_as_external_data`` (OneFlow's) is accepted: tensors are always stored beside the
+    pickle."""
+    if global_dst_rank is not None:
+        _check_rank(global_dst_rank, "flow.save: global_dst_rank")
+    if isinstance(obj, Graph):
+        if global_dst_rank is None or world().rank == global_dst_rank:
+            path = _path(f, "save", "writable")
+            os.makedirs(path, exist_ok=True)
+            obj.save(path)
+        return
     buf = io.BytesIO()
-    pickler = _Pickler(buf)
+    pickler = _Pickler(buf, global_dst_rank)
     try:
         pickler.dump(obj)
     except (pickle.PicklingError, TypeError, AttributeError) as e:
         raise TypeError(f"flow.save: the object cannot be pickled ({type(e).__name__}: {e})") from None
+    if global_dst_rank is not None and world().rank != global_dst_rank:
+        return  # the other ranks took part in gathering the global tensors; rank global_dst_rank writes
     manifest = json.dumps({"format": _FORMAT, "version": _VERSION})
     arrays = {_MANIFEST: np.frombuffer(manifest.encode(), np.uint8),
               _PICKLE: np.frombuffer(buf.getvalue(), np.uint8), **pickler.arrays}
     if hasattr(f, "write"):
         np.savez(f, **arrays)
         return
-    path = _path(f, "save", "writable")
+    path = _in_directory(_path(f, "save", "writable"))
     tmp = f"{path}.tmp{os.getpid()}.{threading.get_ident()}"
     try:
         with open(tmp, "wb") as out:
@@ -299,7 +363,9 @@ class _Unpickler(pickle.Unpickler):
 
     def tensor(self, pid) -> Tensor:
         try:
-            _, _, key, dtype_name, shape, device, requires_grad, is_parameter = pid
+            _, _, key, dtype_name, shape, device, requires_grad, is_parameter = pid[:8]
+            if len(pid) > 9:
+                raise ValueError(len(pid))
             dtype = _DTYPES[dtype_name]
             shape = tuple(int(d) for d in shape)
         except (ValueError, KeyError, TypeError):
@@ -335,6 +401,8 @@ def _make_tensor(name, key, array, dtype, shape, saved_device, device, requires_
                                f"loaded onto '{device}'")
         t = F.empty(shape, dtype=dtype, device=device)
     else:
+        if array.dtype.kind == "V" and array.dtype.itemsize == dtype.itemsize:
+            array = array.view(dtype.np_dtype)  # bfloat16 (ml_dtypes) comes back from .npy as raw 2-byte records
         if array.dtype != dtype.np_dtype or array.shape != shape:
             raise _corrupt(name, f"array {key!r} is {array.dtype}{list(array.shape)} but {record} says "
                                  f"{dtype.name}{list(shape)}")
@@ -432,31 +500,27 @@ def _read_archive(f, name: str) -> dict:
         raise RuntimeError(f"flow.load: '{name}' is truncated or corrupt ({type(e).__name__}: {e})") from None
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
-    """Load an object saved by :func:`save` from ``f`` (a path or a readable, seekable binary file object).
-
-    ``map_location`` places the tensors: None keeps each tensor's saved device, a device or device string
-    moves them all there, a dict maps saved device strings (``"cpu:0"``) to devices. ``weights_only`` (None
-    means True, as in PyTorch 2.6) loads with the restricted unpickler of Note [Weights-only loading];
-    ``weights_only=False`` unpickles anything, running the code a pickle names: only for trusted files.
-    ``pickle_module`` and ``mmap`` are accepted for PyTorch compatibility (the file holds its arrays
-    uncompressed; they are read into memory). A file that is not a flow.save file, or is truncated or
-    corrupt, raises a RuntimeError naming it.
-    """
-    if weights_only is not None and not isinstance(weights_only, bool):
-        raise TypeError(f"flow.load: weights_only must be a bool or None, got {type(weights_only).__name__}")
-    if not (map_location is None or isinstance(map_location, (str, Device, dict))):
-        raise TypeError(f"flow.load: map_location must be None, a device, a device string or a dict of device "
-                        f"strings, got {type(map_location).__name__}")
-    if isinstance(map_location, dict):
-        map_location = {_device_name(k): v for k, v in map_location.items()}
+def _open_archive(f) -> tuple:
+    """``(name, arrays)`` of the flow.save file ``f`` (a path or a readable, seekable binary file object)."""
     if hasattr(f, "read"):
         name = str(getattr(f, "name", f))
-        arrays = _read_archive(f, name)
-    else:
-        name = _path(f, "load", "readable")
-        with open(name, "rb") as fh:
-            arrays = _read_archive(fh, name)
+        return name, _read_archive(f, name)
+    name = _path(f, "load", "readable")
+    if os.path.isdir(name) and not os.path.exists(_in_directory(name)):
+        raise FileNotFoundError(f"flow.load: '{name}' is a directory without the '{DIRECTORY_ENTRY}' that "
+                                f"flow.save writes into a directory")
+    name = _in_directory(name)
+    with open(name, "rb") as fh:
+        return name, _read_archive(fh, name)
+
+
+def _in_directory(path: str) -> str:
+    """The file that ``path`` names: its ``DIRECTORY_ENTRY`` when it is a directory (Note [Directory paths])."""
+    return os.path.join(path, DIRECTORY_ENTRY) if os.path.isdir(path) else path
+
+
+def _manifest_version(name: str, arrays: dict):
+    """The format version of the archive (1 with its manifest's root, or 2), or a RuntimeError naming ``name``."""
     try:
         manifest = json.loads(arrays[_MANIFEST].tobytes().decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
@@ -466,14 +530,16 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                            f"say format '{_FORMAT}')")
     version = manifest.get("version")
     if version == 1 and "root" in manifest:
-        return _V1Decoder(name, arrays, map_location).node(manifest["root"])
+        return 1, manifest["root"]
     if version != _VERSION:
         raise RuntimeError(f"flow.load: '{name}' has format version {version!r}; this version of oneflow_lite "
                            f"reads versions 1 and {_VERSION}")
     if _PICKLE not in arrays:
         raise _corrupt(name, f"it has no '{_PICKLE}' entry")
-    unpickler = _Unpickler(io.BytesIO(arrays[_PICKLE].tobytes()), arrays, name, map_location,
-                           weights_only is not False)
+    return _VERSION, None
+
+
+def _unpickle(unpickler, name: str):
     try:
         return unpickler.load()
     except pickle.UnpicklingError as e:
@@ -482,3 +548,116 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         raise _corrupt(name, f"its pickle cannot be read (UnpicklingError: {e})") from None
     except (EOFError, ValueError, IndexError, KeyError) as e:
         raise _corrupt(name, f"its pickle cannot be read ({type(e).__name__}: {e})") from None
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, global_src_rank=None,
+         **pickle_load_args):
+    """Load an object saved by :func:`save` from ``f`` (a path or a readable, seekable binary file object).
+
+    ``map_location`` places the tensors: None keeps each tensor's saved device, a device or device string
+    moves them all there, a dict maps saved device strings (``"cpu:0"``) to devices. ``weights_only`` (None
+    means True, as in PyTorch 2.6) loads with the restricted unpickler of Note [Weights-only loading];
+    ``weights_only=False`` unpickles anything, running the code a pickle names: only for trusted files.
+    ``pickle_module`` and ``mmap`` are accepted for PyTorch compatibility (the file holds its arrays
+    uncompressed; they are read into memory). A file that is not a flow.save file, or is truncated or
+    corrupt, raises a RuntimeError naming it. With ``global_src_rank=r`` every rank calls it, rank ``r``
+    reads the file and the tensors come back global (Note [Global tensors in saved files]; ``map_location``
+    may then be a ``flow.placement``).
+    """
+    if weights_only is not None and not isinstance(weights_only, bool):
+        raise TypeError(f"flow.load: weights_only must be a bool or None, got {type(weights_only).__name__}")
+    if global_src_rank is not None:
+        return _load_global(f, map_location, weights_only is not False, global_src_rank)
+    if not (map_location is None or isinstance(map_location, (str, Device, dict))):
+        raise TypeError(f"flow.load: map_location must be None, a device, a device string or a dict of device "
+                        f"strings, got {type(map_location).__name__}")
+    if isinstance(map_location, dict):
+        map_location = {_device_name(k): v for k, v in map_location.items()}
+    name, arrays = _open_archive(f)
+    version, root = _manifest_version(name, arrays)
+    if version == 1:
+        return _V1Decoder(name, arrays, map_location).node(root)
+    unpickler = _Unpickler(io.BytesIO(arrays[_PICKLE].tobytes()), arrays, name, map_location,
+                           weights_only is not False)
+    return _unpickle(unpickler, name)
+
+
+# ---- global tensors (Note [Global tensors in saved files]) -------------------------------------------------
+def _read_on_source(f, src: int):
+    """On rank ``src``: ``(name, arrays, header)``, the header being what the other ranks need (or the error)."""
+    try:
+        name, arrays = _open_archive(f)
+        version, _ = _manifest_version(name, arrays)
+        if version == 1:
+            raise RuntimeError(f"flow.load: '{name}' has format version 1, which global_src_rank does not read; "
+                               f"load it without global_src_rank")
+    except Exception as e:  # every rank raises it (the others would wait for the file otherwise)
+        return None, None, ("error", e)
+    index = {k: (a.dtype.str, a.shape) for k, a in arrays.items() if k != _MANIFEST}
+    return name, arrays, ("ok", name, index)
+
+
+def _load_global(f, map_location, weights_only: bool, src: int):
+    _check_rank(src, "flow.load: global_src_rank")
+    if not (map_location is None or isinstance(map_location, Placement)):
+        raise TypeError(f"flow.load: with global_src_rank, map_location must be None or a flow.placement, got "
+                        f"{type(map_location).__name__}")
+    group = world().all
+    name = arrays = header = None
+    if group.rank == src:
+        name, arrays, header = _read_on_source(f, src)
+    sent = header if header is None or header[0] == "ok" else ("error", f"{type(header[1]).__name__}: {header[1]}")
+    shared = group.broadcast_object(sent, root=src)
+    if shared[0] == "error":
+        if header is not None:
+            raise header[1]
+        raise RuntimeError(f"flow.load (global_src_rank={src}): rank {src} could not read the file: {shared[1]}")
+    _, name, index = shared
+    if arrays is None:  # this rank holds no file: empty arrays of the same shapes (filled by broadcasts)
+        arrays = {k: np.empty(shape, np.dtype(dt)) for k, (dt, shape) in index.items()}
+    group.broadcast(arrays[_PICKLE], root=src)
+    unpickler = _GlobalUnpickler(io.BytesIO(arrays[_PICKLE].tobytes()), arrays, name, None, weights_only)
+    unpickler.src, unpickler.target = src, map_location
+    return _unpickle(unpickler, name)
+
+
+class _GlobalUnpickler(_Unpickler):
+    """Unpickles the same bytes on every rank; values come from rank ``src`` (Note [Global tensors in saved
+    files])."""
+
+    src: int
+    target: Placement | None
+
+    def persistent_load(self, pid):
+        if isinstance(pid, tuple) and pid and pid[0] in ("ndarray", "numpy_scalar") and pid not in self.loaded:
+            world().all.broadcast(self.array(pid[1]), root=self.src)
+        return super().persistent_load(pid)
+
+    def tensor(self, pid) -> Tensor:
+        if len(pid) not in (8, 9):
+            raise _corrupt(self.name, f"bad tensor record {pid!r:.120}")
+        local = super().tensor(pid[:6] + (False, False))
+        m = local._meta
+        source = Placement(m.device.type, [self.src])
+        placement, nd = self.layout(pid[8] if len(pid) == 9 else None, tuple(m.shape), source)
+        held = local._array if world().rank == self.src else None
+        t = Tensor._make(held, make_global_meta(m.shape, m.dtype, source, (sbp_mod.broadcast,)))
+        if placement is not source or nd != (sbp_mod.broadcast,):
+            t = t.to_global(placement, nd)
+        if pid[7]:
+            return Parameter(t, requires_grad=bool(pid[6]))
+        return t.requires_grad_(True) if pid[6] else t
+
+    def layout(self, saved, shape: tuple, source) -> tuple:
+        """The placement and nd-SBP a loaded tensor gets: ``map_location``'s, the saved one, or the source's."""
+        if self.target is not None:
+            return self.target, (sbp_mod.broadcast,) * self.target.ndim
+        try:
+            kind, ranks, sbps = saved
+            if max(int(r) for r in np.ravel(ranks)) >= world().size:
+                raise ValueError(ranks)
+            placement = Placement(kind, ranks)
+            nd = tuple(sbp_mod.parse_short(s) for s in sbps)
+            return placement, sbp_mod.as_nd_sbp(nd, placement.ndim, "flow.load")
+        except (TypeError, ValueError, KeyError, IndexError):  # a local tensor, or a layout this job cannot hold
+            return source, (sbp_mod.broadcast,)

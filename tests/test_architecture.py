@@ -21,16 +21,23 @@ LONG_FUNCTIONS_ALLOWED: set[tuple[str, str]] = set()
 MAX_FUNCTION_LINES = 60
 
 # Code lines (tinygrad's sz.py rule: lines with code, not blank, comment or docstring) per subpackage, with
-# headroom. Raise a budget only with a reason in the change that does. functors / ops / kernels: the [compat]
-# sweep adds PyTorch's functions there (mostly composites in functors/). graph 1800 -> 2800: [graph2]
-# graph.config (gradient accumulation, activation checkpointing, OneFlow's fusion passes), debug(), state dicts,
-# pictures. onnx: the ONNX exporter and its op mappings (new). [global] raised framework by 450 (the process
-# world, placement, sbp and global metas live there) and added comm (flow.comm's collectives); interpreters
-# 2400 -> 3200: [ext] and [global] added the autocast, batched (vmap), Python-mode, profiler and global ones.
+# headroom. Raise a budget only with a reason in the change that does. functors / ops / kernels: the [compat] sweep
+# adds PyTorch's functions there (mostly composites in functors/). graph 1800 -> 2800: [graph2] graph.config
+# (gradient accumulation, activation checkpointing, OneFlow's fusion passes), debug(), state dicts, pictures. onnx:
+# the ONNX exporter and its op mappings (new); 900 -> 1250: [graph2] a mapping for the ops of every nn layer
+# (padding, Resize, adaptive pools, unfold / fold, sort / topk / cumsum, the losses). [global] raised framework by
+# 450 (the process world, placement, sbp and global metas live there) and added comm (flow.comm's collectives);
+# interpreters 2400 -> 3200: [ext] and [global] added the autocast, batched (vmap), Python-mode, profiler and global
+# ones. graph 2800 -> 2900: [global] graphs on global tensors record their parallel view and boxing ops in the Job
+# and save / load with their placements and SBPs (graph/global_plan.py). [compat t1]: (top) 1400 -> 1700
+# (torch-level modules: streams, futures, symbolic sizes, autocast state, flow.cpu), framework 2650 -> 2700
+# (layouts, legacy storages, uint16/32/64), functors 9500 -> 9850 (the torch.* tail). (top) 1700 -> 1800 and
+# functors 9850 -> 10000: [compat] OneFlow scripts' directory checkpoints and [global] checkpoints of global
+# tensors (serialization.py), OneFlow's cross_entropy with (N, 1) targets.
 LINE_BUDGETS = {
-    "(top)": 1400, "amp": 400, "autograd": 2200, "backends": 80, "comm": 300, "cuda": 100, "dispatch": 900,
-    "distributed": 150, "framework": 2650, "functors": 9500, "graph": 2800, "interpreters": 3200, "kernels": 4500,
-    "library": 1200, "mock_torch": 250, "nn": 5600, "onnx": 900, "ops": 4500, "optim": 2600, "utils": 1400,
+    "(top)": 1800, "amp": 400, "autograd": 2200, "backends": 80, "comm": 300, "cuda": 100, "dispatch": 900,
+    "distributed": 150, "framework": 2700, "functors": 10000, "graph": 2900, "interpreters": 3200, "kernels": 4500,
+    "library": 1200, "mock_torch": 250, "nn": 5600, "onnx": 1250, "ops": 4500, "optim": 2600, "utils": 1400,
     "profiler": 900, "func": 900,
 }
 

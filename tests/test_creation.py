@@ -123,7 +123,7 @@ def test_tensor_devices():
     (np.array(["a"]), TypeError, (r"can't convert np.ndarray of type <U1. The only supported types are: "
                                  r"float64, float32, float16, int64, int32, int16, int8, uint8, bool")),
     (np.array([1 + 2j]), TypeError, r"can't convert np.ndarray of type complex128"),
-    (np.array([1], dtype=np.uint32), TypeError, r"can't convert np.ndarray of type uint32"),
+    (np.array([1], dtype="datetime64[D]"), TypeError, r"can't convert np.ndarray of type datetime64\[D\]"),
     ([2**70], OverflowError, r"tensor\(\): a value does not fit in int64"),
 ])
 def test_tensor_errors(data, exc, match):

@@ -1,6 +1,7 @@
 """flow.utils.data: datasets, samplers, collation, DataLoader (also with worker threads), and the shipped digits."""
 
 import collections
+import math
 import threading
 import time
 import warnings
@@ -713,3 +714,96 @@ def test_random_sampler_with_replacement_draws_lazily_for_a_huge_num_samples():
     again = list(itertools.islice(iter(sampler), 100))
     assert again == first
     assert len(list(flow.utils.data.RandomSampler(range(5), replacement=True, num_samples=70))) == 70  # 2*32 + 6
+
+
+# ---- [compat t1] DistributedSampler, StackDataset ---------------------------------------------------------------
+
+def _distributed_reference(n, replicas, rank, order, drop_last):
+    """PyTorch's DistributedSampler rule written out: pad by repeating the start (or cut), then stride."""
+    num = math.ceil((n - replicas) / replicas) if drop_last and n % replicas else math.ceil(n / replicas)
+    total = num * replicas
+    idx = list(order)
+    idx = (idx * math.ceil(total / n))[:total] if not drop_last else idx[:total]
+    return idx[rank:total:replicas]
+
+
+@pytest.mark.parametrize("n,replicas", [(10, 3), (10, 5), (3, 4), (7, 2), (1, 3)])
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_distributed_sampler_splits_and_pads(n, replicas, drop_last):
+    from oneflow_lite.utils.data import DistributedSampler
+    seen = []
+    for rank in range(replicas):
+        s = DistributedSampler(range(n), num_replicas=replicas, rank=rank, shuffle=False, drop_last=drop_last)
+        got = list(s)
+        assert got == _distributed_reference(n, replicas, rank, range(n), drop_last) and len(s) == len(got)
+        seen += got
+    if not drop_last:
+        assert set(seen) == set(range(n)) and len(seen) % replicas == 0
+    else:
+        assert len(seen) == len(set(seen)) == (n // replicas) * replicas
+
+
+def test_distributed_sampler_shuffles_with_seed_plus_epoch():
+    from oneflow_lite.utils.data import DistributedSampler
+    n, replicas = 11, 3
+    samplers = [DistributedSampler(range(n), replicas, r, seed=5) for r in range(replicas)]
+    perm = flow.randperm(n, generator=flow.Generator().manual_seed(5)).tolist()
+    parts = [list(s) for s in samplers]
+    assert parts == [_distributed_reference(n, replicas, r, perm, False) for r in range(replicas)]
+    assert parts == [list(s) for s in samplers]  # the same order every pass of one epoch
+    for s in samplers:
+        s.set_epoch(2)
+    perm2 = flow.randperm(n, generator=flow.Generator().manual_seed(7)).tolist()
+    assert [list(s) for s in samplers] == [_distributed_reference(n, replicas, r, perm2, False) for r in range(3)]
+    assert perm2 != perm
+
+
+def test_distributed_sampler_defaults_and_errors():
+    from oneflow_lite import distributed as dist
+    from oneflow_lite.utils.data import DistributedSampler
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        DistributedSampler(range(4))
+    with pytest.raises(ValueError, match=r"Invalid rank 3, rank should be in the interval \[0, 2\]"):
+        DistributedSampler(range(4), num_replicas=3, rank=3)
+    with pytest.raises(TypeError, match="num_replicas must be an int"):
+        DistributedSampler(range(4), num_replicas=2.0, rank=0)
+    dist.init_process_group("gloo")
+    try:
+        s = DistributedSampler(range(4), shuffle=False)
+        assert (s.num_replicas, s.rank, list(s)) == (1, 0, [0, 1, 2, 3])
+        loader = DataLoader(TensorDataset(flow.arange(6.0)), batch_size=2, sampler=DistributedSampler(range(6)))
+        assert sorted(v for (b,) in loader for v in b.tolist()) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    finally:
+        dist.destroy_process_group()
+
+
+def test_stack_dataset_tuple_and_dict():
+    from oneflow_lite.utils.data import StackDataset
+    x, y = _xy(4)
+    images, labels = TensorDataset(flow.tensor(x)), list("abcd")
+    s = StackDataset(images, labels)
+    assert len(s) == 4 and s[2][1] == "c"
+    np.testing.assert_array_equal(s[2][0][0].numpy(), x[2])
+    batch = s.__getitems__([3, 0])
+    assert [b[1] for b in batch] == ["d", "a"]
+    d = StackDataset(x=flow.tensor(x), y=flow.tensor(y))
+    assert set(d[1]) == {"x", "y"} and d[1]["y"].item() == y[1]
+    (first, *_) = list(DataLoader(d, batch_size=3))
+    np.testing.assert_array_equal(first["x"].numpy(), x[:3])
+    np.testing.assert_array_equal(first["y"].numpy(), y[:3])
+    with pytest.raises(ValueError, match="Size mismatch"):
+        StackDataset(images, [1])
+    with pytest.raises(ValueError, match="both types are given"):
+        StackDataset(images, y=labels)
+    with pytest.raises(ValueError, match="At least one dataset"):
+        StackDataset()
+
+
+def test_distributed_sampler_against_torch_oracle():
+    torch = pytest.importorskip("torch")
+    from oneflow_lite.utils.data import DistributedSampler
+    for n, replicas, drop_last in ((10, 3, False), (10, 3, True), (3, 4, False), (2, 5, False)):
+        for rank in range(replicas):
+            want = torch.utils.data.DistributedSampler(range(n), replicas, rank, shuffle=False, drop_last=drop_last)
+            got = DistributedSampler(range(n), replicas, rank, shuffle=False, drop_last=drop_last)
+            assert list(got) == list(want) and len(got) == len(want)

@@ -6,8 +6,10 @@ is exercised by calling the same thing several times, so the first call takes th
 the later ones the fast path, and every result is compared with NumPy or hand-computed values.
 """
 
+import gc
 import itertools
 import pickle
+import weakref
 
 import numpy as np
 import pytest
@@ -192,6 +194,80 @@ def test_views_share_the_version_counter_on_the_fast_path():
         before = v._version
         x.add_(flow.tensor(np.ones(6, np.float32)))
         assert v._version == before + 1 and np.shares_memory(v.numpy(), x.numpy())
+
+
+@pytest.fixture
+def flaky_pair_op():
+    """A two-output op whose kernel returns a wrong second output (float64, then a wrong shape) from its third
+    call on: the several-output fast path must catch both."""
+    name = f"fast_path_flaky_pair_{next(_ids)}"
+    definition = register_user_op(name, inputs=["x"], outputs=["y", "z"],
+                                  infer_shape=lambda ctx: (ctx.shape("x"),) * 2,
+                                  infer_dtype=lambda ctx: (ctx.dtype("x"),) * 2)
+    calls = itertools.count()
+
+    def kernel(ctx, x):
+        k = next(calls)
+        z = x + 1 if k < 2 else (x + 1).astype(np.float64) if k == 2 else np.concatenate([x, x])
+        return x * 2, z
+
+    reg = DISPATCHER.register_kernel(name, "cpu", kernel, predicate=dtype_in("x", *FLOATING_DTYPES))
+    yield OpBuilder(name).input("x").output("y").output("z").build()
+    reg.remove()
+    definition.remove()
+
+
+def test_several_output_results_are_checked_on_every_call(flaky_pair_op):
+    x = flow.tensor(_f32([1.0, 2.0]))
+    for _ in range(2):
+        y, z = dispatch(flaky_pair_op, (x,))
+        np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])
+        np.testing.assert_array_equal(z.numpy(), [2.0, 3.0])
+    assert flaky_pair_op._fast  # the third and fourth calls run from the ready call
+    with pytest.raises(RuntimeError, match="kernel produced output 'z_0' with shape \\(2,\\) and dtype float64"):
+        dispatch(flaky_pair_op, (x,))
+    with pytest.raises(RuntimeError, match="kernel produced output 'z_0' with shape \\(4,\\) and dtype float32"):
+        dispatch(flaky_pair_op, (x,))
+
+
+def test_several_output_views_share_the_version_counter_on_the_fast_path():
+    x = flow.tensor(np.arange(6, dtype=np.float32))
+    for _ in range(3):
+        a, b = flow.split(x, [2, 4])
+        np.testing.assert_array_equal(a.numpy(), [0.0, 1.0])
+        np.testing.assert_array_equal(b.numpy(), [2.0, 3.0, 4.0, 5.0])
+        before = a._version, b._version
+        x.mul_(1.0)
+        assert (a._version, b._version) == (before[0] + 1, before[1] + 1)
+        assert np.shares_memory(b.numpy(), x.numpy())
+    m = flow.tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    for _ in range(2):  # along a later axis
+        p, q = m.split([1, 3], dim=1)
+        np.testing.assert_array_equal(q.numpy(), np.arange(12, dtype=np.float32).reshape(3, 4)[:, 1:])
+        assert q._vc is m._vc
+
+
+def test_several_output_results_of_fresh_memory_are_not_views():
+    x, w, b = flow.tensor(_f32([[1.0, 2.0], [3.0, 5.0]])), flow.ones(2), flow.zeros(2)
+    for _ in range(3):
+        a = x.numpy().astype(np.float64)
+        d = a - a.mean(1, keepdims=True)
+        y = flow.nn.functional.layer_norm(x, (2,), w, b)
+        np.testing.assert_allclose(y.numpy(), d / np.sqrt((d * d).mean(1, keepdims=True) + 1e-5), rtol=1e-6)
+        assert y._vc is None or y._vc is not x._vc
+        x.add_(flow.ones(2, 2))  # y does not see x's writes
+        assert y._version == 0
+
+
+def test_a_result_over_an_inputs_foreign_buffer_is_a_view_of_it():
+    """An input whose memory belongs to a non-array (an ``as_strided`` view, a bytes buffer): the overlap
+    test decides, on the fast path too."""
+    owner = np.arange(8, dtype=np.float32)
+    strided = np.lib.stride_tricks.as_strided(owner, (4,), (8,))  # its base is NumPy's DummyArray
+    for _ in range(2):
+        x = flow.Tensor._make(strided, flow.tensor(strided.copy())._meta)
+        v = x.view(2, 2)
+        assert v._vc is x._vc and x._vc is not None
 
 
 def test_in_place_writes_go_into_the_tensors_buffer():
@@ -458,3 +534,22 @@ def test_the_fast_path_calls_a_kernels_plain_form_and_checks_its_dtype():
     finally:
         reg.remove()
         definition.remove()
+
+
+def test_overload_resolution_leaves_no_reference_cycle():
+    """An overload that did not fit keeps its error without the traceback: the traceback's frames would hold the
+    caller's tensors in a cycle until the garbage collector runs (with it off, a training step's activations)."""
+    def caller(t):
+        return flow.arange(0, 3, dtype=flow.int64, device=t.device)  # the first overload does not fit
+
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(2):
+            x = flow.ones(3)
+            ref = weakref.ref(x)
+            np.testing.assert_array_equal(caller(x).numpy(), [0, 1, 2])
+            del x
+            assert ref() is None
+    finally:
+        gc.enable()

@@ -187,6 +187,41 @@ def creation_with_placement_and_sbp():
 
 
 @case
+def to_global_grad_sbp_sets_the_sbp_of_the_gradient():
+    r, n = _world()
+    p = flow.placement.all("cpu")
+    x = flow.tensor(np.arange(12.0, dtype=np.float32).reshape(6, 2), placement=p, sbp=S(0)).requires_grad_()
+    c = np.random.default_rng(7).standard_normal((6, 2)).astype(np.float32)
+    y = x.to_global(sbp=B, grad_sbp=B)  # the gradient of x comes back broadcast, not split(0)
+    z = y * y
+    (z * flow.tensor(c, placement=p, sbp=B)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.arange(12.0).reshape(6, 2) * c, rtol=1e-6)
+    assert x.grad.sbp == (S(0),)  # accumulated into x's layout
+    for grad_sbp, want in ((None, (S(0),)), (B, (B,)), (P, (P,))):  # flow.autograd.grad shows it as it comes
+        g = flow.autograd.grad((x.to_global(sbp=B, grad_sbp=grad_sbp) * 3).sum(), x)[0]
+        assert g.sbp == want, (grad_sbp, g.sbp)
+        np.testing.assert_array_equal(g.numpy(), np.full((6, 2), 3.0))
+    with pytest.raises(ValueError, match="to_global: grad_sbp: a placement of 1 dimension"):
+        x.to_global(sbp=B, grad_sbp=(B, B))
+
+
+@case
+def eye_linspace_logspace_and_randperm_with_placement_and_sbp():
+    r, n = _world()
+    p = flow.placement.all("cpu")
+    e = flow.eye(5, 3, placement=p, sbp=S(0))
+    assert e.sbp == (S(0),) and tuple(e.shape) == (5, 3)
+    np.testing.assert_array_equal(e.to_local().numpy(), np.array_split(np.eye(5, 3, dtype=np.float32), n)[r])
+    li = flow.linspace(-1, 1, 9, placement=p, sbp=S(0))
+    np.testing.assert_allclose(li.to_local().numpy(), np.array_split(np.linspace(-1, 1, 9), n)[r], rtol=1e-6)
+    lo = flow.logspace(0, 3, 4, base=2.0, placement=p, sbp=B)
+    np.testing.assert_allclose(lo.to_local().numpy(), [1.0, 2.0, 4.0, 8.0])
+    flow.manual_seed(r)  # different generators: the shared seed still makes one permutation
+    perm = flow.randperm(10, placement=p, sbp=S(0))
+    assert perm.dtype == flow.int64 and sorted(perm.numpy().tolist()) == list(range(10))
+
+
+@case
 def random_ops_draw_the_same_broadcast_result_on_every_rank():
     r, n = _world()
     p = flow.placement.all("cpu")

@@ -155,6 +155,28 @@ def test_activation_checkpointing_recomputes_blocks_with_equal_results_and_lower
     assert g._last is entry and not any("recomputed" in r for r in entry.reports)
 
 
+def test_checkpointing_benchmark_measures_a_lower_peak_with_equal_losses():
+    """benchmarks/bench_graph_checkpointing.py, the issue's tracemalloc benchmark, smoke-run on a small stack."""
+    import os
+    import pathlib
+    import re
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    r = subprocess.run([sys.executable, str(root / "benchmarks" / "bench_graph_checkpointing.py"), "--blocks", "3",
+                        "--width", "16", "--batch", "64", "--repeats", "1"], capture_output=True, text=True,
+                       timeout=300, cwd=root, env=env, check=False)
+    assert r.returncode == 0, r.stderr
+    rows = {m.group(1): (float(m.group(2)), m.group(3))
+            for m in re.finditer(r"^(graph|graph \+ checkpointing|eager)\s+\S+\s+(\S+)x\s+\S+\s+(\w+)$", r.stdout,
+                                 re.M)}
+    assert set(rows) == {"graph", "graph + checkpointing", "eager"}, r.stdout
+    assert rows["graph"] == (1.0, "yes") and rows["graph + checkpointing"][0] < 0.9, r.stdout
+    assert all(equal == "yes" for _, equal in rows.values()), r.stdout
+
+
 def test_block_config_keeps_the_modules_own_config():
     class WithConfig(nn.Module):
         def __init__(self):

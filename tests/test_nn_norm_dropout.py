@@ -249,6 +249,30 @@ def test_embedding_bag_errors():
         F.embedding_bag(flow.tensor([[1, 2]], device="meta"), flow.ones(5, 2, device="meta"))
 
 
+@pytest.mark.parametrize("mode, weighted, by_freq", [("sum", False, False), ("sum", True, True), ("mean", False, True)])
+def test_embedding_bag_of_fixed_size_bags_in_a_graph_is_bit_equal_to_eager(mode, weighted, by_freq):
+    """Captured, a 2-D input's bags are its rows (no index values read): the same outputs and gradients."""
+    w0 = _x(10, 3)
+    idx = flow.tensor(_rng.integers(0, 10, (3, 11)))
+    psw = _x(3, 11) if weighted else None
+    results = []
+    for graphed in (False, True):
+        w = nn.Parameter(w0.clone())
+
+        def step(i, p=None, w=w):
+            out = F.embedding_bag(i, w, mode=mode, per_sample_weights=p, scale_grad_by_freq=by_freq)
+            (out * flow.arange(3.0, dtype=out.dtype).unsqueeze(1)).sum().backward()
+            return out, w.grad
+
+        if graphed:
+            out, grad = nn.Graph.trace(step)(idx, psw)
+        else:
+            out, grad = step(idx, psw)
+        results.append((out.numpy(), grad.numpy()))
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_embedding_bag_matches_torch():
     torch = pytest.importorskip("torch")
     w = _rng.standard_normal((10, 3))

@@ -3,6 +3,7 @@
 start from the same NumPy-initialised weights and see the same data (dropout off, noise drawn from NumPy)."""
 
 import math
+import os
 import pathlib
 import runpy
 import sys
@@ -112,3 +113,179 @@ def test_programs_give_pytorchs_numbers(name):
     ours = _numbers(run_program(name, **COMPARABLE[name]))
     theirs = _numbers(run_program(name, torch_is_flow=False, **COMPARABLE[name]))
     np.testing.assert_allclose(ours, theirs, rtol=2e-3, atol=2e-4)
+
+
+# ---- public programs run unchanged: nanoGPT and minGPT (scripts), OneFlow's tutorials ----------------------------
+import glob  # noqa: E402
+import pickle  # noqa: E402
+import re  # noqa: E402
+import shutil  # noqa: E402
+import types  # noqa: E402
+
+from oneflow_lite.mock_torch.__main__ import main as mock_torch_main  # noqa: E402
+
+
+@pytest.mark.parametrize("name", ["nanogpt_steps", "mingpt_steps"])
+def test_gpt_models_of_public_repositories_train(name):
+    out = run_program(name)
+    _falls(out["losses"], 0.95)
+    assert len(out["generated"]) == 2
+
+
+@pytest.mark.parametrize("name", ["nanogpt_steps", "mingpt_steps"])
+def test_gpt_models_of_public_repositories_give_pytorchs_numbers(name):
+    pytest.importorskip("torch")
+    ours, theirs = run_program(name), run_program(name, torch_is_flow=False)
+    np.testing.assert_allclose(ours["losses"], theirs["losses"], rtol=2e-4, atol=1e-5)
+    assert ours["generated"] == theirs["generated"]
+    for key in ("mfu", "num_params"):
+        if key in ours:
+            assert ours[key] == pytest.approx(theirs[key])
+
+
+def _script(monkeypatch, capsys, script, *args):
+    """Run ``script`` as ``python -m oneflow_lite.mock_torch run script args`` would; its standard output."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    capsys.readouterr()
+    assert mock_torch_main(["run", str(script), *args]) == 0
+    return capsys.readouterr().out
+
+
+def _char_dataset(directory, text):
+    """nanoGPT's data/shakespeare_char/prepare.py output for ``text``: train.bin / val.bin (uint16) and meta.pkl."""
+    directory.mkdir(parents=True)
+    chars = sorted(set(text))
+    stoi = {c: i for i, c in enumerate(chars)}
+    ids = np.array([stoi[c] for c in text], dtype=np.uint16)
+    n = int(0.9 * len(ids))
+    ids[:n].tofile(directory / "train.bin")
+    ids[n:].tofile(directory / "val.bin")
+    with open(directory / "meta.pkl", "wb") as f:
+        pickle.dump({"vocab_size": len(chars), "itos": dict(enumerate(chars)), "stoi": stoi}, f)
+    return chars
+
+
+def _corpus():
+    with flow.mock_torch.enable():  # common.py imports torch
+        return runpy.run_path(str(PROGRAMS / "common.py"))["TEXT"] * 4
+
+
+@pytest.mark.filterwarnings("ignore:torch.cuda.amp.GradScaler is enabled, but CUDA is not available")  # as PyTorch
+def test_nanogpt_train_resume_and_sample_scripts(tmp_path, monkeypatch, capsys):
+    """nanoGPT's train.py and sample.py, unchanged, with its shakespeare_char config shrunk by flags."""
+    work = tmp_path / "nanogpt"
+    shutil.copytree(PROGRAMS / "nanogpt", work)
+    chars = _char_dataset(work / "data" / "shakespeare_char", _corpus())
+    monkeypatch.chdir(work)
+    monkeypatch.delitem(sys.modules, "model", raising=False)
+    flags = ["config/train_shakespeare_char.py", "--device=cpu", "--compile=False", "--n_layer=2", "--n_head=2",
+             "--n_embd=32", "--block_size=16", "--batch_size=8", "--max_iters=24", "--eval_interval=12",
+             "--eval_iters=2", "--log_interval=1", "--lr_decay_iters=40", "--warmup_iters=4", "--dropout=0.0"]
+    out = _script(monkeypatch, capsys, "train.py", *flags)
+    losses = [float(v) for v in re.findall(r"iter \d+: loss ([\d.]+)", out)]
+    assert len(losses) == 25 and np.mean(losses[-5:]) < np.mean(losses[:5]) - 0.2, out
+    assert os.path.exists("out-shakespeare-char/ckpt.pt")
+    out = _script(monkeypatch, capsys, "train.py", *flags, "--init_from=resume", "--max_iters=28")
+    assert "Resuming training from out-shakespeare-char" in out
+    assert [int(i) for i in re.findall(r"iter (\d+): loss", out)] == list(range(24, 29))
+    monkeypatch.delitem(sys.modules, "model", raising=False)
+    # sample.py imports tiktoken at the top; it only uses it without a meta.pkl (not installed here)
+    monkeypatch.setitem(sys.modules, "tiktoken", types.ModuleType("tiktoken"))
+    out = _script(monkeypatch, capsys, "sample.py", "--device=cpu", "--compile=False", "--num_samples=2",
+                  "--max_new_tokens=30", "--out_dir=out-shakespeare-char", "--start=it was")
+    samples = out.split("meta.pkl...\n", 1)[1].split("\n---------------\n")
+    assert len(samples) == 3 and samples[2] == "", out
+    assert all(len(s) == 36 and s.startswith("it was") and set(s) <= set(chars) for s in samples[:2]), out
+    sys.modules.pop("model", None)
+
+
+@pytest.mark.filterwarnings("ignore:'pin_memory' argument is set as true")  # as PyTorch without an accelerator
+def test_mingpt_adder_and_chargpt_scripts(tmp_path, monkeypatch, capsys):
+    """minGPT's projects/adder and projects/chargpt, unchanged (its Trainer: an infinite RandomSampler with
+    replacement, 4 loader workers, AdamW groups), shrunk by their --section.key=value flags."""
+    monkeypatch.chdir(tmp_path)
+    small = ["--model.model_type=None", "--model.n_layer=2", "--model.n_head=2", "--model.n_embd=32"]
+    for name in ("mingpt", "mingpt.model", "mingpt.utils", "mingpt.trainer"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.syspath_prepend(str(PROGRAMS / "mingpt"))
+    out = _script(monkeypatch, capsys, PROGRAMS / "mingpt" / "projects" / "adder.py", "--data.ndigit=1",
+                  "--trainer.max_iters=81", "--trainer.batch_size=32", "--trainer.learning_rate=0.005", *small)
+    losses = [float(v) for v in re.findall(r"iter \d+: train loss ([\d.]+)", out)]
+    assert len(losses) == 9 and losses[-1] < 0.8 * losses[0], out
+    assert re.search(r"train final score: \d+/80 = ", out) and re.search(r"test final score: \d+/20 = ", out)
+    assert os.path.exists("out/adder/model.pt") and os.path.exists("out/adder/config.json")
+    (tmp_path / "input.txt").write_text("O God, O God! " + _corpus())
+    out = _script(monkeypatch, capsys, PROGRAMS / "mingpt" / "projects" / "chargpt.py", "--trainer.max_iters=11",
+                  "--trainer.batch_size=8", "--data.block_size=16", *small)
+    assert re.search(r"iter 10: train loss [\d.]+", out) and "O God, O God!" in out
+    assert os.path.exists("out/chargpt/model.pt")
+    for name in ("mingpt", "mingpt.model", "mingpt.utils", "mingpt.trainer"):
+        sys.modules.pop(name, None)
+
+
+def _oneflow_script(name, tmp_path, monkeypatch):
+    """Run tests/programs/<name>.py (a OneFlow script importing oneflow_lite) as __main__ in ``tmp_path``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(PROGRAMS))
+    return runpy.run_path(str(PROGRAMS / f"{name}.py"), run_name="__main__")
+
+
+def test_oneflow_quickstart_tutorial(tmp_path, monkeypatch, capsys):
+    flow.manual_seed(0)
+    g = _oneflow_script("oneflow_quickstart", tmp_path, monkeypatch)
+    out = capsys.readouterr().out
+    assert "x.shape: oneflow_lite.Size([64, 1, 28, 28])" in out and "y.shape: oneflow_lite.Size([64])" in out
+    test_losses = [float(v) for v in re.findall(r"Avg loss: ([\d.]+)", out)]
+    assert len(test_losses) == 5 and all(b < a for a, b in zip(test_losses, test_losses[1:])), out
+    model = g["NeuralNetwork"]()
+    model.load_state_dict(flow.load("./model"))
+    x = flow.tensor(g["test_data"].data[:4, None])
+    np.testing.assert_allclose(model(x).numpy(), g["model"](x).numpy(), rtol=1e-6)
+
+
+def test_oneflow_graph_tutorial_trains_saves_and_serves(tmp_path, monkeypatch, capsys):
+    flow.manual_seed(0)
+    g = _oneflow_script("oneflow_graph_tutorial", tmp_path, monkeypatch)
+    out = capsys.readouterr().out
+    assert re.search(r"loss: \d+\.\d{6}  \[    0/  128\]", out), out
+    assert "building graph Done!" in out  # debug(1): the graph was captured again after load_state_dict
+    state = flow.load("./GraphMobileNetV2")
+    assert set(state) == {"model", "loss_fn", "System-Optimizer-0"}
+    served = flow.nn.Graph.load("./mobile_net_v2_model")
+    params = dict(g["model"].named_parameters())
+    saved = {name[len("model."):]: t for name, t in served.variables().items() if name.startswith("model.")}
+    assert {n for n in params if not n.startswith("classifer.")} <= set(saved)  # (the tutorial's unused typo)
+    for name in params.keys() & saved.keys():  # the graph was saved with the model's current values
+        np.testing.assert_array_equal(saved[name].numpy(), params[name].detach().numpy())
+    x, y = next(iter(g["train_dataloader"]))
+    assert math.isfinite(served(x, y).item())  # the saved training job runs without the model code
+
+
+def _names(n, seed=0):
+    """A names file like makemore's names.txt: lowercase words, one a line, from a few syllables."""
+    rng = np.random.default_rng(seed)
+    syllables = ["an", "el", "ma", "ri", "so", "ka", "li", "ne", "ja", "ro", "bel", "tin", "lee", "ya"]
+    return "\n".join("".join(rng.choice(syllables, rng.integers(1, 4))) for _ in range(n)) + "\n"
+
+
+@pytest.mark.filterwarnings("ignore:'pin_memory' argument is set as true")  # as PyTorch without an accelerator
+def test_makemore_transformer_script_logs_to_tensorboard_and_samples(tmp_path, monkeypatch, capsys):
+    """makemore.py, unchanged (its InfiniteDataLoader, AdamW, torch.inference_mode, SummaryWriter, top-k sampling)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "names.txt").write_text(_names(300))
+    args = ["-i", "names.txt", "-o", "out", "--type", "transformer", "--device", "cpu", "--n-layer", "2",
+            "--n-head", "2", "--n-embd", "16", "--n-embd2", "16", "--batch-size", "16", "--learning-rate", "1e-2"]
+    out = _script(monkeypatch, capsys, PROGRAMS / "makemore.py", *args, "--max-steps", "501")
+    losses = [float(v) for v in re.findall(r"step \d+ \| loss ([\d.]+)", out)]
+    assert len(losses) == 51 and np.mean(losses[-5:]) < 0.75 * losses[0], out
+    assert "test loss" in out and "saving model to out/model.pt" in out and os.path.exists("out/model.pt")
+    (events,) = glob.glob("out/events.out.tfevents.*")
+    with open(events, "rb") as f:
+        data = f.read()
+    assert data.count(b"Loss/train") == 1 and data.count(b"Loss/test") == 1
+    with pytest.raises(SystemExit) as exit_info:  # --sample-only prints 50 samples, then sys.exit()
+        _script(monkeypatch, capsys, PROGRAMS / "makemore.py", *args, "--sample-only")
+    assert exit_info.value.code is None
+    counts = [int(v) for v in re.findall(r"(\d+) samples that are (?:in train|in test|new):", capsys.readouterr().out)]
+    assert len(counts) == 3 and sum(counts) == 50

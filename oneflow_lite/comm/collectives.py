@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from oneflow_lite.framework import dtype as dt
@@ -12,6 +14,18 @@ from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.framework.world import world
 
 _OPS = ("sum", "max", "min", "prod")
+
+# Note [The shape check of collectives]
+# Each collective first checks that every rank passes the same shapes and dtypes: MPI with mismatched
+# counts hangs or corrupts memory, so the check must come before the payload. It is one all-reduce (max)
+# of a few int64s, the signature of the arrays and its negation (equal on every rank exactly when max ==
+# -max of the negations); the signature arrays are cached per (shapes, dtypes), so a call pays one small
+# collective and a dict lookup. Only on a mismatch are the descriptions exchanged, to raise the same error
+# on every rank. A large message hardly notices the check; a small one (a few KB, latency-bound) pays a
+# second round trip. ``ONEFLOW_LITE_COMM_CHECK=0`` in the environment of every rank skips it (then a
+# mismatch is MPI's undefined behaviour: a hang or an MPI error).
+CHECK_SHAPES = os.environ.get("ONEFLOW_LITE_COMM_CHECK", "1") != "0"
+_signatures: dict = {}  # ((shape, dtype), ...) -> int64 [signature, -signature]
 
 
 def _group(group):
@@ -37,18 +51,24 @@ def _describe(arrays) -> tuple:
 
 
 def _signature(arrays) -> np.ndarray:
-    """Shapes and dtypes of ``arrays`` as int64s (compared across ranks by one small all-reduce)."""
-    out = [len(arrays)]
-    for a in arrays:
-        out += [a.ndim, a.dtype.num, a.dtype.itemsize, *a.shape[:6], hash(a.shape[6:]) % (1 << 40)]
-    return np.array(out, np.int64)
+    """Shapes and dtypes of ``arrays`` as int64s and their negations (Note [The shape check of collectives])."""
+    key = tuple([(a.shape, a.dtype) for a in arrays])
+    sig = _signatures.get(key)
+    if sig is None:
+        out = [len(arrays)]
+        for a in arrays:
+            out += [a.ndim, a.dtype.num, a.dtype.itemsize, *a.shape[:6], hash(a.shape[6:]) % (1 << 40)]
+        if len(_signatures) >= 1024:
+            _signatures.clear()
+        sig = _signatures[key] = np.array(out + [-v for v in out], np.int64)
+    return sig
 
 
 def _check_same(group, op: str, arrays, per_rank=False) -> list | None:
     """Every rank's (shape, dtype) of ``arrays`` must be equal (else the same error on every rank): checked by
     one small all-reduce, and only on a mismatch (or with ``per_rank``) by exchanging the descriptions, which
-    are then returned."""
-    if not per_rank and group.same_on_every_rank(_signature(arrays)):
+    are then returned (Note [The shape check of collectives])."""
+    if not per_rank and (group.size == 1 or not CHECK_SHAPES or group.same_on_every_rank(_signature(arrays))):
         return None
     mine = _describe(arrays)
     everyone = group.allgather_object(mine)
@@ -66,6 +86,8 @@ def _write(t: Tensor, value: np.ndarray) -> None:
 
 
 def _reduce_op(op) -> str:
+    if op in _OPS:
+        return op
     name = getattr(op, "value", op)
     name = str(name).lower()
     if name not in _OPS:
@@ -77,11 +99,12 @@ def all_reduce(tensor: Tensor, op="sum", group=None) -> None:
     """Every rank's ``tensor`` becomes the elementwise reduction (sum by default) over the ranks."""
     a = _array("all_reduce", "tensor", tensor)
     g = _group(group)
+    op = _reduce_op(op)
     _check_same(g, "all_reduce", (a,))
-    if g.allreduce_inplace(a, _reduce_op(op)):  # the tensor's own buffer, no copy
+    if g.allreduce_inplace(a, op):  # the tensor's own buffer, no copy
         version_counter(tensor).version += 1
     else:
-        _write(tensor, g.allreduce(a, _reduce_op(op)))
+        _write(tensor, g.allreduce(a, op))
 
 
 def reduce(tensor: Tensor, dst: int = 0, op="sum", group=None) -> None:

@@ -23,7 +23,7 @@ class dtype:
         self.np_dtype = np.dtype(np_dtype)
         self.proto = proto
         self.is_floating_point = category == 2
-        self.is_signed = name not in ("uint8", "bool")
+        self.is_signed = not name.startswith("uint") and name != "bool"
         self.is_complex = False
         self.itemsize = self.np_dtype.itemsize
         # 0 bool, 1 integer, 2 floating: the order in which a scalar may raise a tensor's dtype.
@@ -64,7 +64,23 @@ NUMERIC_DTYPES = INTEGRAL_DTYPES + FLOATING_DTYPES
 # It is not in ALL_DTYPES, the dtypes every op is tested on. Its proto value is OneFlow's DataType
 # number (kBFloat16 = 11; proto3 enums are open, so the attr protos hold it).
 bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 11, 2, 5)
-STORAGE_DTYPES = (bfloat16,)
+
+# Note [Limited unsigned dtypes]
+# uint16 / uint32 / uint64 are PyTorch's (>= 2.3) "limited support" dtypes, storage dtypes here too: tensors
+# of them are made, converted, copied, indexed, compared and printed, and the elementwise NumPy kernels take
+# them; like PyTorch, promotion accepts only the same dtype or a floating one and raises for any other pair
+# (``promote_types(uint16, int64)``; ``uint16_tensor + int64_tensor``). Python scalars and 0-d tensors of a
+# lower category keep the tensor's dtype (``x * 2`` stays uint16), as for every dtype. Proto values are
+# OneFlow's DataType numbers (kUInt16 = 13, kUInt32 = 14, kUInt64 = 15).
+uint16 = dtype("uint16", np.uint16, 13, 1, 2)
+uint32 = dtype("uint32", np.uint32, 14, 1, 3)
+uint64 = dtype("uint64", np.uint64, 15, 1, 4)
+LIMITED_UNSIGNED = (uint16, uint32, uint64)
+# The dtypes of the NumPy kernels PyTorch also runs on uint16 / 32 / 64: multiplication, (in)equality, bitwise
+# and / or / xor, sort / argsort, where, unique, any / all. Other ops find no kernel for them
+# (OpKernelNotFoundError naming the op and the dtypes, where PyTorch raises NotImplementedError).
+WITH_LIMITED_UNSIGNED = ALL_DTYPES + LIMITED_UNSIGNED
+STORAGE_DTYPES = (bfloat16, *LIMITED_UNSIGNED)
 
 _BY_NAME = {d.name: d for d in ALL_DTYPES + STORAGE_DTYPES}
 _BY_NUMPY = {d.np_dtype: d for d in ALL_DTYPES + STORAGE_DTYPES}
@@ -120,6 +136,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` convert to (PyTorch's ``promote_types``)."""
     if a is b:
         return a
+    if (a in LIMITED_UNSIGNED or b in LIMITED_UNSIGNED) and not (a.is_floating_point or b.is_floating_point):
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                           f"{a.name} and {b.name} (Note [Limited unsigned dtypes])")
     if a._rank == b._rank == float16._rank:  # float16 with bfloat16
         return float32
     if a._category != b._category:

@@ -106,6 +106,16 @@ class placement:
     def __reduce__(self):
         return (placement, (self.type, self.ranks))
 
+    def to_parallel_conf(self, conf) -> None:
+        """Fill the Job proto's ``ParallelConf`` ``conf`` (device tag, ranks, hierarchy)."""
+        conf.device_tag = self.type
+        conf.ranks.extend(self.rank_list)
+        conf.hierarchy.dim.extend(self.hierarchy)
+
+    @staticmethod
+    def from_parallel_conf(conf) -> placement:
+        return placement(conf.device_tag, np.reshape(list(conf.ranks), tuple(conf.hierarchy.dim)).tolist())
+
     def __eq__(self, other):
         return self is other
 

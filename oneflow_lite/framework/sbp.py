@@ -5,6 +5,8 @@
   more row (Note [Balanced splits]).
 - ``broadcast``: every rank holds the whole logical tensor.
 - ``partial_sum``: every rank holds a tensor of the logical shape; the logical value is their sum.
+- ``partial_max`` (internal, as in OneFlow: a max over a split dim gives it; users do not make it): every rank
+  holds a tensor of the logical shape; the logical value is their elementwise maximum.
 
 An nd-SBP is a tuple with one SBP per placement dimension. SBP objects are interned and compare by
 identity.
@@ -23,7 +25,8 @@ class sbp:
     def __repr__(self):
         if self.kind == "S":
             return f"oneflow_lite.sbp.split(dim={self.dim})"
-        return "oneflow_lite.sbp.broadcast" if self.kind == "B" else "oneflow_lite.sbp.partial_sum"
+        return {"B": "oneflow_lite.sbp.broadcast", "P": "oneflow_lite.sbp.partial_sum",
+                "M": "oneflow_lite.sbp.partial_max"}[self.kind]
 
     def __call__(self):
         """``flow.sbp.broadcast()`` is ``flow.sbp.broadcast`` (OneFlow accepts both spellings)."""
@@ -36,9 +39,14 @@ class sbp:
     def is_split(self) -> bool:
         return self.kind == "S"
 
+    @property
+    def is_partial(self) -> bool:
+        """partial_sum or partial_max: every rank holds the logical shape, reduced to get the value."""
+        return self.kind in "PM"
+
     def short(self) -> str:
-        """``S(0)``, ``B`` or ``P`` (for error messages and job annotations)."""
-        return f"S({self.dim})" if self.kind == "S" else self.kind
+        """``S(0)``, ``B``, ``P`` or ``P(max)`` (for error messages and job annotations)."""
+        return f"S({self.dim})" if self.kind == "S" else "P(max)" if self.kind == "M" else self.kind
 
 
 def _make(kind: str, dim: int | None) -> sbp:
@@ -50,11 +58,12 @@ def _make(kind: str, dim: int | None) -> sbp:
 
 broadcast = _make("B", None)
 partial_sum = _make("P", None)
+partial_max = _make("M", None)
 _splits = [_make("S", d) for d in range(8)]
 
 
 def _named(kind: str) -> sbp:
-    return broadcast if kind == "B" else partial_sum
+    return {"B": broadcast, "P": partial_sum, "M": partial_max}[kind]
 
 
 def split(dim: int) -> sbp:
@@ -79,6 +88,16 @@ def as_nd_sbp(value, ndim: int, what: str = "sbp") -> tuple:
         raise ValueError(f"{what}: a placement of {ndim} dimension(s) needs {ndim} SBP(s), got {len(value)}: "
                          f"{format_nd_sbp(value)}")
     return value
+
+
+def parse_short(text: str) -> sbp:
+    """The SBP that :meth:`sbp.short` wrote as ``text`` (a ValueError otherwise)."""
+    if text.startswith("S(") and text.endswith(")") and text[2:-1].isdigit():
+        return split(int(text[2:-1]))
+    found = {"B": broadcast, "P": partial_sum, "P(max)": partial_max}.get(text)
+    if found is None:
+        raise ValueError(f"not an SBP: {text!r} (expected S(d), B, P or P(max))")
+    return found
 
 
 def format_nd_sbp(nd_sbp) -> str:
@@ -127,3 +146,28 @@ def check_nd_sbp(shape: tuple, nd_sbp: tuple, what: str) -> None:
         if s.kind == "S" and s.dim >= len(shape):
             raise ValueError(f"{what}: {s!r} splits dim {s.dim} of a tensor of {len(shape)} dim(s) "
                              f"(shape {list(shape)})")
+
+
+# ---- the Job proto's NdSbp (OneFlow's SbpParallel: split_parallel.axis, broadcast_parallel, partial_sum_parallel)
+_PROTO_KINDS = {"B": "broadcast_parallel", "P": "partial_sum_parallel", "M": "partial_max_parallel"}
+_FROM_PROTO = {"broadcast_parallel": broadcast, "partial_sum_parallel": partial_sum,
+               "partial_max_parallel": partial_max}
+
+
+def nd_sbp_to_proto(nd_sbp: tuple, out) -> None:
+    """Append ``nd_sbp`` to the ``NdSbp`` proto ``out``."""
+    for s in nd_sbp:
+        p = out.sbp_parallel.add()
+        if s.kind == "S":
+            p.split_parallel.axis = s.dim
+        else:
+            getattr(p, _PROTO_KINDS[s.kind]).SetInParent()
+
+
+def nd_sbp_from_proto(nd_sbp_proto) -> tuple:
+    """The nd-SBP an ``NdSbp`` proto records."""
+    out = []
+    for p in nd_sbp_proto.sbp_parallel:
+        kind = p.WhichOneof("parallel_type")
+        out.append(split(p.split_parallel.axis) if kind == "split_parallel" else _FROM_PROTO[kind])
+    return tuple(out)

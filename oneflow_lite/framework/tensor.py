@@ -337,6 +337,29 @@ class Tensor:
     def resolve_neg(self) -> Tensor:
         return self
 
+    # Note [Real tensors only]: with no complex dtypes, conjugation is the identity and a tensor is its own real
+    # part, as PyTorch's ``conj`` / ``conj_physical`` / ``real`` are on real tensors; ``imag`` raises PyTorch's
+    # error for them.
+    def conj(self) -> Tensor:
+        """``self`` (Note [Real tensors only]); also ``conj_physical`` and ``conj_physical_``."""
+        return self
+
+    conj_physical = conj_physical_ = conj
+
+    @property
+    def real(self) -> Tensor:
+        """``self`` (Note [Real tensors only]); assigning to it copies into the tensor."""
+        return self
+
+    @real.setter
+    def real(self, value) -> None:
+        self.copy_(value)
+
+    @property
+    def imag(self) -> Tensor:
+        """PyTorch's error: real tensors have no imaginary part (Note [Real tensors only])."""
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
     @property
     def is_quantized(self) -> bool:
         return False

@@ -67,12 +67,38 @@ def is_neg(input) -> bool:
     return _tensor_arg("is_neg", input).is_neg()
 
 
-def resolve_conj(input) -> Tensor:
-    return _tensor_arg("resolve_conj", input)
+def _returns_input(name: str):
+    """``name(input)``: ``input`` itself, a tensor (Note [Real tensors only] in framework/tensor.py)."""
+    def fn(input) -> Tensor:
+        return _tensor_arg(name, input)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = "``input`` itself: no tensor here is complex, conjugated or negated lazily."
+    return fn
 
 
-def resolve_neg(input) -> Tensor:
-    return _tensor_arg("resolve_neg", input)
+resolve_conj, resolve_neg, conj, conj_physical, conj_physical_, real = map(
+    _returns_input, ("resolve_conj", "resolve_neg", "conj", "conj_physical", "conj_physical_", "real"))
+
+
+def imag(input) -> Tensor:
+    """PyTorch's error for a real tensor (Note [Real tensors only] in framework/tensor.py)."""
+    return _tensor_arg("imag", input).imag
+
+
+def get_device(input) -> int:
+    """``input.get_device()``: -1 for a cpu tensor, the index of its device otherwise."""
+    return _tensor_arg("get_device", input).get_device()
+
+
+def is_distributed(input) -> bool:
+    """False: a tensor here is never split over processes by a legacy distributed backend."""
+    return _tensor_arg("is_distributed", input).is_distributed()
+
+
+def cudnn_is_acceptable(input) -> bool:
+    """Whether cuDNN could run on ``input``: False, there is no CUDA device."""
+    _tensor_arg("cudnn_is_acceptable", input)
+    return False
 
 
 def result_type(tensor1, tensor2) -> dt.dtype:

@@ -51,11 +51,19 @@ class Group:
         self.comm = comm
         self.rank = comm.rank
         self._mpi = mpi
+        self._max = None if mpi is None else mpi.MAX
+        self._ops = None if mpi is None else {"sum": mpi.SUM, "max": mpi.MAX, "min": mpi.MIN, "prod": mpi.PROD}
 
     def __repr__(self):
         return f"Group(ranks={list(self.ranks)}, rank={self.rank})"
 
     # ---- reductions ---------------------------------------------------------------------------------
+    def _mpi_op(self, op: str):
+        mpi_op = self._ops.get(op)
+        if mpi_op is None:
+            raise ValueError(f"collective reduction: unknown op '{op}'; expected sum, max, min or prod")
+        return mpi_op
+
     def _reduce_args(self, a: np.ndarray, op: str):
         """``a`` contiguous in a dtype MPI reduces (Note [Buffers on the wire]), and the MPI op."""
         dt = a.dtype
@@ -65,7 +73,7 @@ class Group:
             up = dt
         else:  # float16, bfloat16
             up = np.float32
-        return np.asarray(a, dtype=up, order="C"), _mpi_op(self._mpi, op)
+        return np.asarray(a, dtype=up, order="C"), self._mpi_op(op)
 
     def allreduce(self, a: np.ndarray, op: str = "sum") -> np.ndarray:
         """The elementwise reduction (``sum``, ``max``, ``min``, ``prod``) of ``a`` over the group."""
@@ -84,25 +92,26 @@ class Group:
         dt = a.dtype
         if not a.flags.c_contiguous or not a.flags.writeable or dt.kind not in "fiu" or dt.itemsize < 4:
             return False
-        self.comm.Allreduce(self._mpi.IN_PLACE, a, op=_mpi_op(self._mpi, op))
+        self.comm.Allreduce(self._mpi.IN_PLACE, a, op=self._mpi_op(op))
         return True
 
-    def same_on_every_rank(self, values: np.ndarray) -> bool:
-        """Whether every member passed the same int64 ``values`` (one small all-reduce of max and -min)."""
+    def same_on_every_rank(self, both: np.ndarray) -> bool:
+        """Whether every member passed the same int64 ``both``, values followed by their negations: one small
+        all-reduce of the max (the values' max and the negated min agree only when they are all equal)."""
         if self.size == 1:
             return True
-        both = np.concatenate([values, -values]).astype(np.int64)
         out = np.empty_like(both)
-        self.comm.Allreduce(both, out, op=self._mpi.MAX)
-        n = len(values)
-        return bool((out[:n] == -out[n:]).all())
+        self.comm.Allreduce(both, out, op=self._max)
+        o = out.tolist()
+        n = len(o) // 2
+        return o[:n] == [-v for v in o[n:]]
 
     def iallreduce(self, a: np.ndarray, op: str = "sum"):
         """Start an in-place all-reduce of contiguous ``a`` (float32, float64 or an int dtype); returns the
         request (``wait()`` it before reading ``a``), or None in a group of one."""
         if self.size == 1:
             return None
-        return self.comm.Iallreduce(self._mpi.IN_PLACE, a, op=_mpi_op(self._mpi, op))
+        return self.comm.Iallreduce(self._mpi.IN_PLACE, a, op=self._mpi_op(op))
 
     def progress(self, requests: list) -> None:
         """Let MPI progress the pending ``requests`` (non-blocking collectives advance inside MPI calls)."""
@@ -193,11 +202,6 @@ def _displs(counts: list) -> list:
     return out
 
 
-def _mpi_op(mpi, op: str):
-    try:
-        return {"sum": mpi.SUM, "max": mpi.MAX, "min": mpi.MIN, "prod": mpi.PROD}[op]
-    except KeyError:
-        raise ValueError(f"collective reduction: unknown op '{op}'; expected sum, max, min or prod") from None
 
 
 class World:

@@ -14,6 +14,8 @@ from oneflow_lite.functors import creation  # noqa: F401
 from oneflow_lite.functors import indexing  # noqa: F401
 from oneflow_lite.functors import index  # noqa: F401
 from oneflow_lite.functors import nn  # noqa: F401
+from oneflow_lite.functors import rnn  # noqa: F401
+from oneflow_lite.functors import fake_quant  # noqa: F401
 from oneflow_lite.functors import conv  # noqa: F401
 from oneflow_lite.functors import reduce  # noqa: F401
 from oneflow_lite.functors import global_cast  # noqa: F401

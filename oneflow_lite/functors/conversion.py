@@ -20,6 +20,7 @@ from __future__ import annotations
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
 from oneflow_lite.framework.device import device as Device
+from oneflow_lite.framework.layout import check_memory_format, strided
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import Tensor, legacy_new
 from oneflow_lite.functors.registry import functor, get_functor
@@ -77,6 +78,8 @@ def _to_error(args, kwargs) -> TypeError:
 def _parse_to(args, kwargs):
     """(device or None, dtype or None, copy) of a ``Tensor.to`` call."""
     kw = dict(kwargs)
+    if kw.get("memory_format") is not None:  # Note [Memory formats]; an explicit None stays an invalid keyword
+        check_memory_format("to", kw.pop("memory_format"))
     device = kw.pop("device", None)
     dtype = kw.pop("dtype", None)
     other = kw.pop("other", None)
@@ -124,7 +127,10 @@ def _parse_to(args, kwargs):
 
 def to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``: this tensor with another dtype
-    and / or device; ``self`` when nothing changes and ``copy`` is False (see Note [Tensor.to])."""
+    and / or device; ``self`` when nothing changes and ``copy`` is False (see Note [Tensor.to]).
+    ``memory_format=`` is checked and keeps the values (Note [Memory formats] in framework/layout.py)."""
+    if "memory_format" in kwargs:
+        check_memory_format("to", kwargs["memory_format"], self._meta.ndim)
     return convert(self, *_parse_to(args, kwargs))
 
 
@@ -165,7 +171,8 @@ _DTYPE_METHODS = {
 
 _TYPE_NAMES = {dt.bool_: "BoolTensor", dt.uint8: "ByteTensor", dt.int8: "CharTensor", dt.int16: "ShortTensor",
                dt.int32: "IntTensor", dt.int64: "LongTensor", dt.float16: "HalfTensor", dt.float32: "FloatTensor",
-               dt.float64: "DoubleTensor", dt.bfloat16: "BFloat16Tensor"}
+               dt.float64: "DoubleTensor", dt.bfloat16: "BFloat16Tensor", dt.uint16: "UInt16Tensor",
+               dt.uint32: "UInt32Tensor", dt.uint64: "UInt64Tensor"}
 _BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
 _TYPE_PREFIXES = ("oneflow_lite", "oneflow", "torch")
 
@@ -247,6 +254,7 @@ def type_as(self, other):
 
 
 Tensor.to = to
+Tensor.layout = property(lambda self: strided, doc="``flow.strided``: every tensor here is dense and strided.")
 Tensor.cpu = cpu
 Tensor.type = type_
 Tensor.type_as = type_as

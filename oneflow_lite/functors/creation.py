@@ -12,6 +12,7 @@ and step are all ints, else the default float dtype.
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from functools import partial
 
@@ -23,6 +24,7 @@ from oneflow_lite.framework.config import default_device, warn_once
 from oneflow_lite.framework.device import device as Device
 from oneflow_lite.framework.generator import default_generator, using_generator
 from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET
+from oneflow_lite.framework.layout import check_layout
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import Tensor, register_legacy_constructor
 from oneflow_lite.framework.tensor_meta import Size, make_meta
@@ -151,7 +153,7 @@ def _numpy_dtype(np_dtype) -> dt.dtype:
     try:
         return dt.from_numpy_dtype(np_dtype)
     except TypeError:
-        supported = ", ".join(d.name for d in reversed(dt.ALL_DTYPES))
+        supported = ", ".join(d.name for d in (*reversed(dt.ALL_DTYPES), *reversed(dt.LIMITED_UNSIGNED)))
         raise TypeError(f"tensor(): can't convert np.ndarray of type {np_dtype}. The only supported types are: "
                         f"{supported}.") from None
 
@@ -214,11 +216,12 @@ def _leaf_value(leaf):
     return leaf
 
 
-def _as_array(data):
+def _as_array(data, requested=None):
     """A new native-order NumPy array of ``data`` and the flow dtype PyTorch infers for it.
 
     Python floats are stored as float64 (what they are) and cast to the inferred or
-    requested dtype afterwards, so ``tensor([1e300], dtype=flow.float64)`` is exact.
+    requested dtype afterwards, so ``tensor([1e300], dtype=flow.float64)`` is exact; Python ints
+    requested as uint64 are stored as uint64, so values above int64's range are exact too.
     """
     if isinstance(data, (np.ndarray, np.generic)):
         np_dtype = data.dtype
@@ -235,6 +238,8 @@ def _as_array(data):
         dtype = _leaf_dtype(data)
         shape, values = (), data
     storage = np.float64 if dtype.is_floating_point else dtype.np_dtype
+    if requested is dt.uint64 and dtype is dt.int64:
+        storage, dtype = np.uint64, dt.uint64
     try:
         return np.array(values, dtype=storage).reshape(shape), dtype
     except OverflowError as e:
@@ -267,7 +272,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, placement=None, s
         raise TypeError(f"tensor(): argument 'requires_grad' must be bool, not {type(requires_grad).__name__}")
     if isinstance(data, Tensor):
         return _requires_grad(convert(data.detach(), device, dtype, copy=True), requires_grad)
-    array, inferred = _as_array(data)
+    array, inferred = _as_array(data, dtype)
     result = Tensor._make(array, make_meta(array.shape, dt.from_numpy_dtype(array.dtype), _CPU))
     return _requires_grad(convert(result, device or default_device(), dtype or inferred), requires_grad)
 
@@ -574,13 +579,53 @@ def from_numpy(ndarray) -> Tensor:
     try:
         dtype = dt.from_numpy_dtype(np_dtype)
     except TypeError:
-        supported = ", ".join(d.name for d in reversed(dt.ALL_DTYPES))
+        supported = ", ".join(d.name for d in (*reversed(dt.ALL_DTYPES), *reversed(dt.LIMITED_UNSIGNED)))
         raise TypeError(f"from_numpy(): can't convert np.ndarray of type {np_dtype}. The only supported types "
                         f"are: {supported}.") from None
     if not ndarray.flags.writeable:
         warnings.warn("The given NumPy array is not writable, and oneflow_lite does not support non-writable "
                       "tensors: writing to the tensor (in place) will fail.", UserWarning, stacklevel=2)
     return Tensor._make(ndarray, make_meta(ndarray.shape, dtype, _CPU))
+
+
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None, pin_memory=False) -> Tensor:
+    """A 1-d cpu tensor of ``size`` elements of ``dtype`` (default: the default float dtype) read from the
+    binary file ``filename``: with ``shared``, a memory map of the file (created or extended to fit), so writes
+    to the tensor go to the file; otherwise a copy of its first ``size * itemsize`` bytes."""
+    check_layout("from_file", layout)
+    d = dt.get_default_dtype() if dtype is None else dtype
+    if not isinstance(d, dt.dtype):
+        raise TypeError(f"from_file(): argument 'dtype' must be flow.dtype, not {type(d).__name__}")
+    if device is not None and Device(device).type != "cpu":
+        raise RuntimeError(f"from_file(): only cpu tensors can be mapped to files, got device '{device}'")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError(f"from_file(): argument 'size' must be a non-negative int, got {size!r}")
+    nbytes = size * d.itemsize
+    if shared:
+        with open(filename, "ab") as f:  # created if missing; extended to nbytes
+            if f.tell() < nbytes:
+                f.truncate(nbytes)
+        array = np.memmap(filename, dtype=d.np_dtype, mode="r+", shape=(size,)) if size else np.empty(0, d.np_dtype)
+        return from_numpy(array)
+    have = os.path.getsize(filename)
+    if have < nbytes:
+        raise RuntimeError(f"from_file(): trying to read {size} {d.name} elements ({nbytes} bytes) from "
+                           f"'{filename}', which holds {have} bytes")
+    return from_numpy(np.fromfile(filename, dtype=d.np_dtype, count=size))
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False) -> Tensor:
+    """An uninitialised tensor of shape ``size`` whose dims lie in memory in the order ``physical_layout``
+    (outermost first): ``empty_permuted((2, 3, 4), (0, 2, 1)).stride() == (12, 1, 3)``."""
+    size, order = tuple(size), tuple(physical_layout)
+    if sorted(order) != list(range(len(size))):
+        raise RuntimeError(f"empty_permuted(): physical_layout {list(order)} is not a permutation of the "
+                           f"{len(size)} dims of size {list(size)}")
+    check_layout("empty_permuted", layout)
+    physical = F.empty([size[i] for i in order], dtype=dtype, device=device)
+    out = physical.permute(*[order.index(i) for i in range(len(size))])
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -699,6 +744,18 @@ class PoissonFunctor:
 
     def __call__(self, x, generator):
         return _random(self.op, (x,), None, generator, x._meta.device, "poisson")
+
+
+@functor("Binomial")
+class BinomialFunctor:
+    """``binomial(count, prob)``: binomial samples (``count`` trials, success probability ``prob``, broadcast,
+    one floating dtype), in that dtype; a ``count`` with ``prob == 1`` is returned as it is, as PyTorch does."""
+
+    def __init__(self):
+        self.op = OpBuilder("binomial").input("count").input("prob").output("out").build()
+
+    def __call__(self, count, prob, generator):
+        return _random(self.op, (count, prob), None, generator, count._meta.device, "binomial")
 
 
 def _float_arg(name, arg, value) -> float:

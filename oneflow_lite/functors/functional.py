@@ -144,7 +144,7 @@ class FunctionalFunction:
                 values = sig.bind(self.__name__, args, kwargs)
             except SignatureMismatch as e:
                 if not e.missing_keyword:
-                    relevant.append((sig, e))
+                    relevant.append((sig, e.with_traceback(None)))  # a kept traceback: a cycle through this frame
                 if i == len(self.signatures) - 1 and len(relevant) == 1:
                     sig, e = relevant[0]
                     raise TypeError(f"{e}\nValid signature: {self.__name__}{sig.params_text()}") from None

@@ -105,6 +105,7 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "isposinf": method("Tensor (Tensor input) => IsPosInf"),
     "isneginf": method("Tensor (Tensor input) => IsNegInf"),
     "isreal": method("Tensor (Tensor input) => IsReal"),
+    "angle": method("Tensor (Tensor input) => Angle"),
     "frexp": method("TensorTuple (Tensor input) => Frexp"),
     "logit": method("Tensor (Tensor input, Float eps=None, *, Bool inplace=False) => Logit", inplace=True),
     "polygamma": ["Tensor (Int n, Tensor input, *, Bool inplace=False) => Polygamma"],  # method: tensor_methods.py
@@ -702,6 +703,70 @@ FUNCTIONAL_API: dict[str, list[str]] = {
          "String reduction=\"mean\", Bool zero_infinity=False) => CtcLoss"),
         ("Tensor (Tensor log_probs, Tensor targets, IntList input_lengths, IntList target_lengths, Int blank=0, "
          "String reduction=\"mean\", Bool zero_infinity=False) => CtcLoss")],
+    # ---- [compat t1] native_* forms, SyncBatchNorm's pieces, the generic convolution, grid samplers with enum ints
+    # (functors/nn.py, Note [Native forms]) and the recurrent functions with flat weights (functors/rnn.py)
+    "native_layer_norm": [("TensorTuple (Tensor input, Shape normalized_shape, Tensor? weight, Tensor? bias, "
+                           "Float eps) => NativeLayerNorm")],
+    "native_batch_norm": [("TensorTuple (Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+                           "Tensor? running_var, Bool training, Float momentum, Float eps) => NativeBatchNorm")],
+    "native_group_norm": [("TensorTuple (Tensor input, Tensor? weight, Tensor? bias, Int N, Int C, Int HxW, "
+                           "Int group, Float eps) => NativeGroupNorm")],
+    "native_dropout": ["TensorTuple (Tensor input, Float p, Bool? train) => NativeDropout"],
+    "norm_except_dim": ["Tensor (Tensor v, Float pow=2, Int dim=0) => NormExceptDim"],
+    "batch_norm_stats": ["TensorTuple (Tensor input, Float eps) => BatchNormStats"],
+    "batch_norm_elemt": [("Tensor (Tensor input, Tensor? weight, Tensor? bias, Tensor mean, Tensor invstd, "
+                          "Float eps) => BatchNormElemt")],
+    "batch_norm_gather_stats": [("TensorTuple (Tensor input, Tensor mean, Tensor invstd, Tensor? running_mean, "
+                                 "Tensor? running_var, Float momentum, Float eps, Int count) => BatchNormGatherStats")],
+    "batch_norm_gather_stats_with_counts": [
+        ("TensorTuple (Tensor input, Tensor mean, Tensor invstd, Tensor? running_mean, Tensor? running_var, "
+         "Float momentum, Float eps, Tensor counts) => BatchNormGatherStatsWithCounts")],
+    "batch_norm_update_stats": [("TensorTuple (Tensor input, Tensor? running_mean, Tensor? running_var, "
+                                 "Float momentum) => BatchNormUpdateStats")],
+    "batch_norm_backward_reduce": [("TensorTuple (Tensor grad_out, Tensor input, Tensor mean, Tensor invstd, "
+                                    "Tensor? weight, Bool input_g, Bool weight_g, Bool bias_g) "
+                                    "=> BatchNormBackwardReduce")],
+    "batch_norm_backward_elemt": [("Tensor (Tensor grad_out, Tensor input, Tensor mean, Tensor invstd, "
+                                   "Tensor? weight, Tensor sum_dy, Tensor sum_dy_xmu, Tensor count) "
+                                   "=> BatchNormBackwardElemt")],
+    "convolution": [("Tensor (Tensor input, Tensor weight, Tensor? bias, IntList stride, IntList padding, "
+                     "IntList dilation, Bool transposed, IntList output_padding, Int groups) => Convolution")],
+    "affine_grid_generator": ["Tensor (Tensor theta, Shape size, Bool align_corners) => AffineGridGenerator"],
+    "grid_sampler": [("Tensor (Tensor input, Tensor grid, Int interpolation_mode, Int padding_mode, "
+                      "Bool align_corners) => GridSampler")],
+    "grid_sampler_2d": [("Tensor (Tensor input, Tensor grid, Int interpolation_mode, Int padding_mode, "
+                         "Bool align_corners) => GridSampler2d")],
+    "grid_sampler_3d": [("Tensor (Tensor input, Tensor grid, Int interpolation_mode, Int padding_mode, "
+                         "Bool align_corners) => GridSampler3d")],
+    "lstm": [
+        ("TensorTuple (Tensor input, TensorTuple hx, TensorTuple params, Bool has_biases, Int num_layers, "
+         "Float dropout, Bool train, Bool bidirectional, Bool batch_first) => Lstm"),
+        ("TensorTuple (Tensor data, Tensor batch_sizes, TensorTuple hx, TensorTuple params, Bool has_biases, "
+         "Int num_layers, Float dropout, Bool train, Bool bidirectional) => LstmPacked")],
+    "gru": [
+        ("TensorTuple (Tensor input, Tensor hx, TensorTuple params, Bool has_biases, Int num_layers, "
+         "Float dropout, Bool train, Bool bidirectional, Bool batch_first) => Gru"),
+        ("TensorTuple (Tensor data, Tensor batch_sizes, Tensor hx, TensorTuple params, Bool has_biases, "
+         "Int num_layers, Float dropout, Bool train, Bool bidirectional) => GruPacked")],
+    "rnn_tanh": [
+        ("TensorTuple (Tensor input, Tensor hx, TensorTuple params, Bool has_biases, Int num_layers, "
+         "Float dropout, Bool train, Bool bidirectional, Bool batch_first) => RnnTanh"),
+        ("TensorTuple (Tensor data, Tensor batch_sizes, Tensor hx, TensorTuple params, Bool has_biases, "
+         "Int num_layers, Float dropout, Bool train, Bool bidirectional) => RnnTanhPacked")],
+    "rnn_relu": [
+        ("TensorTuple (Tensor input, Tensor hx, TensorTuple params, Bool has_biases, Int num_layers, "
+         "Float dropout, Bool train, Bool bidirectional, Bool batch_first) => RnnRelu"),
+        ("TensorTuple (Tensor data, Tensor batch_sizes, Tensor hx, TensorTuple params, Bool has_biases, "
+         "Int num_layers, Float dropout, Bool train, Bool bidirectional) => RnnReluPacked")],
+    "lstm_cell": [("TensorTuple (Tensor input, TensorTuple hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "
+                   "Tensor? b_hh=None) => LstmCell")],
+    "gru_cell": [("Tensor (Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "
+                  "Tensor? b_hh=None) => GruCell")],
+    "rnn_tanh_cell": [("Tensor (Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "
+                       "Tensor? b_hh=None) => RnnTanhCell")],
+    "rnn_relu_cell": [("Tensor (Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "
+                       "Tensor? b_hh=None) => RnnReluCell")],
+    # ---- end [compat t1] nn
     # ---- shape
     "reshape": method("Tensor (Tensor input, Shape shape) => Reshape"),
     "transpose": method("Tensor (Tensor input, Int dim0, Int dim1) => Transpose"),
@@ -882,11 +947,17 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "randn_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
                     "=> RandnLike")],
     "eye": [("Tensor (Int n, Int m=None, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-             "=> Eye")],
+             "=> Eye"),
+            ("Tensor (Int n, Int m=None, *, DataType dtype=None, Placement placement, SbpList sbp, "
+             "Bool requires_grad=False) => GlobalEye")],
     "linspace": [("Tensor (Scalar start, Scalar end, Int steps, *, DataType dtype=None, Device device=None, "
-                  "Bool requires_grad=False) => Linspace")],
+                  "Bool requires_grad=False) => Linspace"),
+                 ("Tensor (Scalar start, Scalar end, Int steps, *, DataType dtype=None, Placement placement, "
+                  "SbpList sbp, Bool requires_grad=False) => GlobalLinspace")],
     "logspace": [("Tensor (Scalar start, Scalar end, Int steps, Float base=10.0, *, DataType dtype=None, "
-                  "Device device=None, Bool requires_grad=False) => Logspace")],
+                  "Device device=None, Bool requires_grad=False) => Logspace"),
+                 ("Tensor (Scalar start, Scalar end, Int steps, Float base=10.0, *, DataType dtype=None, "
+                  "Placement placement, SbpList sbp, Bool requires_grad=False) => GlobalLogspace")],
     "randint": [
         ("Tensor (Int low, Int high, Shape size, *, Generator generator=None, DataType dtype=None, "
          "Device device=None, Bool requires_grad=False) => RandintLow"),
@@ -898,7 +969,9 @@ FUNCTIONAL_API: dict[str, list[str]] = {
          "SbpList sbp, Bool requires_grad=False) => GlobalRandint"),
     ],
     "randperm": [("Tensor (Int n, *, Generator generator=None, DataType dtype=None, Device device=None, "
-                  "Bool requires_grad=False) => Randperm")],
+                  "Bool requires_grad=False) => Randperm"),
+                 ("Tensor (Int n, *, Generator generator=None, DataType dtype=None, Placement placement, "
+                  "SbpList sbp, Bool requires_grad=False) => GlobalRandperm")],
     "normal": [
         "Tensor (Tensor mean, Tensor std, *, Generator generator=None) => NormalTensorTensor",
         "Tensor (Tensor mean, Float std=1.0, *, Generator generator=None) => NormalTensorFloat",
@@ -912,6 +985,15 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "bernoulli": method("Tensor (Tensor input, *, Generator generator=None) => Bernoulli",
                         "Tensor (Tensor input, Float p, *, Generator generator=None) => BernoulliProb"),
     "poisson": ["Tensor (Tensor input, Generator generator=None) => Poisson"],
+    "binomial": ["Tensor (Tensor count, Tensor prob, Generator generator=None) => Binomial"],
+    # Note [Fake quantization] (functors/fake_quant.py)
+    "fake_quantize_per_tensor_affine": [
+        ("Tensor (Tensor input, Float scale, Int zero_point, Int quant_min, Int quant_max) "
+         "=> FakeQuantizePerTensorAffine"),
+        ("Tensor (Tensor input, Tensor scale, Tensor zero_point, Int quant_min, Int quant_max) "
+         "=> FakeQuantizePerTensorAffine")],
+    "fake_quantize_per_channel_affine": [("Tensor (Tensor input, Tensor scale, Tensor zero_point, Int axis, "
+                                          "Int quant_min, Int quant_max) => FakeQuantizePerChannelAffine")],
     "randint_like": [
         ("Tensor (Tensor input, Int high, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
          "=> RandintLike"),
@@ -958,4 +1040,24 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "masked_select": method("Tensor (Tensor input, Tensor mask) => MaskedSelect"),
     "nonzero": method("Tensor (Tensor input, *, Bool as_tuple=False) => Nonzero"),
     "count_nonzero": method("Tensor (Tensor input, IntList dim=None) => CountNonzero"),
+    # ---- [compat t1] the rest of torch's functions on dense tensors (functors/reduce.py, functors/creation.py,
+    # functors/shape.py)
+    "isin": [
+        "Tensor (Tensor elements, Tensor test_elements, *, Bool assume_unique=False, Bool invert=False) => Isin",
+        ("Tensor (Tensor elements, Scalar test_element, *, Bool assume_unique=False, Bool invert=False) "
+         "=> IsinScalar"),
+        ("Tensor (Scalar element, Tensor test_elements, *, Bool assume_unique=False, Bool invert=False) "
+         "=> IsinScalarTensor")],
+    "gradient": [
+        "TensorTuple (Tensor input, *, Scalar spacing=None, IntList dim=None, Int edge_order=1) => Gradient",
+        "TensorTuple (Tensor input, *, FloatList spacing, IntList dim=None, Int edge_order=1) => Gradient",
+        "TensorTuple (Tensor input, *, TensorTuple spacing, IntList dim=None, Int edge_order=1) => Gradient"],
+    "histogramdd": [
+        ("TensorTuple (Tensor input, Int bins, *, FloatList range=None, Tensor weight=None, Bool density=False) "
+         "=> Histogramdd"),
+        ("TensorTuple (Tensor input, IntList bins, *, FloatList range=None, Tensor weight=None, "
+         "Bool density=False) => Histogramdd"),
+        ("TensorTuple (Tensor input, TensorTuple bins, *, FloatList range=None, Tensor weight=None, "
+         "Bool density=False) => Histogramdd")],
+    # ---- end [compat t1]
 }

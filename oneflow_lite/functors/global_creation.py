@@ -98,6 +98,30 @@ def global_arange_end(end, dtype, placement, sbp, requires_grad=False):
     return global_arange(0, end, 1, dtype, placement, sbp, requires_grad)
 
 
+@composite("GlobalRandperm")
+def global_randperm(n, generator, dtype, placement, sbp, requires_grad=False):
+    return _random(lambda g: F.randperm(n, generator=g, dtype=dtype), generator, placement, sbp, requires_grad,
+                   "randperm")
+
+
+@composite("GlobalEye")
+def global_eye(n, m, dtype, placement, sbp, requires_grad=False):
+    """``eye(n, m, placement=, sbp=)``: every rank keeps its piece of the logical matrix, no communication."""
+    return from_logical(F.eye(n, m, dtype=dtype), placement, _nd_sbp(placement, sbp, "eye"), requires_grad)
+
+
+@composite("GlobalLinspace")
+def global_linspace(start, end, steps, dtype, placement, sbp, requires_grad=False):
+    nd = _nd_sbp(placement, sbp, "linspace")
+    return from_logical(F.linspace(start, end, steps, dtype=dtype), placement, nd, requires_grad)
+
+
+@composite("GlobalLogspace")
+def global_logspace(start, end, steps, base, dtype, placement, sbp, requires_grad=False):
+    nd = _nd_sbp(placement, sbp, "logspace")
+    return from_logical(F.logspace(start, end, steps, base, dtype=dtype), placement, nd, requires_grad)
+
+
 @composite("GlobalTensor")
 def global_tensor(value: Tensor, placement, sbp, requires_grad=False):
     """The global tensor whose logical value is the placement's first rank's ``value`` (a local tensor)."""

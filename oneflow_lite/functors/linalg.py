@@ -1452,3 +1452,82 @@ def ormqr(A, tau, other, left=True, transpose=False):
     if transpose:
         q = mT(q)
     return F.matmul(q, other) if left else F.matmul(other, q)
+
+
+# ---- lobpcg ----------------------------------------------------------------------------------------------------
+def _lobpcg_k(A, k, X, n) -> int:
+    m = A._meta.shape[-1]
+    if A._meta.ndim < 2 or A._meta.shape[-2] != m:
+        raise ValueError(f"lobpcg: A must be a (batch of) square matrix, got shape {list(A._meta.shape)}")
+    wanted = X._meta.shape[-1] if X is not None else (n if n is not None else (1 if k is None else k))
+    if m < 3 * wanted:
+        raise ValueError(f"LOBPCG algorithm is not applicable when the number of A rows (={m}) is smaller than 3 x "
+                         f"the number of requested eigenpairs (={wanted})")
+    return wanted if k is None else k
+
+
+def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None, method=None,
+           tracker=None, ortho_iparams=None, ortho_fparams=None, ortho_bparams=None):
+    """The ``k`` largest (``largest``, the default) or smallest eigenpairs ``(E, X)`` of the symmetric problem
+    ``A x = λ B x`` (``B`` symmetric positive definite; identity by default), batched over leading dims.
+
+    PyTorch's LOBPCG iterates from the start vectors ``X`` to ``tol``; here the dense problem is solved exactly
+    (``B = L Lᵀ``, ``eigh(L⁻¹ A L⁻ᵀ)``), which is what the iteration converges to: the options that steer the
+    iteration (``X``'s values, ``iK``, ``niter``, ``tol``, ``method``, ``tracker``, ``ortho_*``) are accepted and
+    do not change the result; eigenvectors are B-orthonormal, each up to its sign."""
+    if not isinstance(A, Tensor) or not A._meta.dtype.is_floating_point:
+        raise TypeError("lobpcg: A must be a floating point tensor")
+    k = _lobpcg_k(A, k, X, n)
+    if B is None:
+        values, vectors = F.linalg_eigh(A)
+    else:
+        L = F.linalg_cholesky(B)
+        half = F.linalg_solve_triangular(L, A, upper=False)  # L⁻¹ A
+        C = F.transpose(F.linalg_solve_triangular(L, F.transpose(half, -1, -2), upper=False), -1, -2)
+        values, vectors = F.linalg_eigh(C)
+        vectors = F.linalg_solve_triangular(F.transpose(L, -1, -2), vectors, upper=True)  # L⁻ᵀ V
+    m = A._meta.shape[-1]
+    index = F.arange(m - 1, m - 1 - k, -1) if largest is None or largest else F.arange(k)
+    return F.index_select(values, -1, index), F.index_select(vectors, -1, index)
+
+
+# ---- grouped_mm -------------------------------------------------------------------------------------------------
+def _group_bounds(offs, total: int) -> list:
+    """``[(start, end), ...]`` of the groups ``offs`` (int32, increasing, ending at most at ``total``) delimits."""
+    if not isinstance(offs, Tensor) or offs._meta.dtype is not dt.int32 or offs._meta.ndim != 1:
+        raise RuntimeError("grouped_mm: Offsets have to be a 1-d int32 tensor")
+    ends = offs.tolist()
+    starts = [0, *ends[:-1]]
+    if any(e < s for s, e in zip(starts, ends)) or (ends and ends[-1] > total):
+        raise RuntimeError(f"grouped_mm: offsets {ends} must increase and end at most at {total}")
+    return list(zip(starts, ends))
+
+
+def grouped_mm(mat_a, mat_b, *, offs=None, bias=None, out_dtype=None):
+    """PyTorch's grouped GEMM of mixture-of-experts layers: 2-d ``mat_a`` (M, K) with 3-d ``mat_b`` (G, K, N)
+    multiplies the rows of group g (``offs`` delimits them; rows after ``offs[-1]`` give 0) by ``mat_b[g]``;
+    3-d (G, M, K) with 2-d (K, N) multiplies ``mat_a[g]`` by the columns of group g; 2-d with 2-d splits K into
+    groups, giving (G, M, N); 3-d with 3-d (no ``offs``) is ``bmm``. ``out_dtype`` casts the result."""
+    da, db = mat_a._meta.ndim, mat_b._meta.ndim
+    if da not in (2, 3) or db not in (2, 3):
+        raise RuntimeError(f"grouped_mm: mat_a and mat_b must be 2-d or 3-d, got {da}-d and {db}-d")
+    if bias is not None:
+        raise RuntimeError("grouped_mm: Bias not supported yet")
+    if (offs is None) != (da == db == 3):
+        raise RuntimeError("grouped_mm: Have to provide offsets if there is a 2d matrix, or no offset if both "
+                           "matrices are 3d")
+    if da == db == 3:
+        out = F.bmm(mat_a, mat_b)
+    elif da == 2 and db == 3:
+        parts = [F.matmul(F.narrow(mat_a, 0, s, e - s), mat_b[g])
+                 for g, (s, e) in enumerate(_group_bounds(offs, mat_a._meta.shape[0]))]
+        rest = mat_a._meta.shape[0] - (offs.tolist() or [0])[-1]
+        parts.append(F.zeros(rest, mat_b._meta.shape[-1], dtype=mat_a._meta.dtype))
+        out = F.cat(parts, 0)
+    elif da == 3:
+        out = F.cat([F.matmul(mat_a[g], F.narrow(mat_b, 1, s, e - s))
+                     for g, (s, e) in enumerate(_group_bounds(offs, mat_b._meta.shape[1]))], 1)
+    else:
+        out = F.stack([F.matmul(F.narrow(mat_a, 1, s, e - s), F.narrow(mat_b, 0, s, e - s))
+                       for s, e in _group_bounds(offs, mat_a._meta.shape[1])])
+    return out if out_dtype is None else F.cast(out, out_dtype)

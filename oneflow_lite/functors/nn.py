@@ -18,6 +18,8 @@ import warnings
 
 import numpy as np
 
+from oneflow_lite.dispatch import tls
+from oneflow_lite.dispatch.dispatch_key import DispatchKey, key_set
 from oneflow_lite.dispatch.tls import ExcludeDispatchKeyGuard
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
@@ -222,6 +224,10 @@ class CrossEntropyFunctor:
         m = x._meta
         class_dim = 0 if m.ndim == 1 else 1
         num_classes = m.shape[class_dim]
+        if _flat_indices(target, m, num_classes):
+            loss = self(x, _reshape(target, m.shape[:class_dim] + m.shape[class_dim + 1:]), weight, None,
+                        ignore_index, None, reduction, label_smoothing)
+            return _reshape(loss, target._meta.shape) if reduction == "none" else loss
         logp = self.log_softmax(x, class_dim)
         if target._meta.shape == m.shape:
             return self._probabilities(logp, target, weight, ignore_index, reduction, label_smoothing, class_dim)
@@ -257,6 +263,15 @@ class CrossEntropyFunctor:
         if reduction == "sum":
             return total
         return _fn.ScalarDiv(total, m.numel // num_classes if num_classes else 0, False)
+
+
+def _flat_indices(target, m, num_classes) -> bool:
+    """Whether ``target`` holds class indices for an input of meta ``m`` in another shape of as many elements,
+    with as many dims as the input (OneFlow flattens the target: its tutorials pass (N, 1) indices for (N, C)
+    logits); ``cross_entropy`` then reads it in the input's shape without the class dim."""
+    t = target._meta
+    return (t.ndim == m.ndim and t.ndim > 1 and t.shape != m.shape and not t.dtype.is_floating_point
+            and t.dtype is not _bool and num_classes > 0 and t.numel == m.numel // num_classes)
 
 
 def _class_view(ndim, num_classes):
@@ -493,10 +508,14 @@ class _LayerNormOps:
         self._attrs = {}
 
     def __call__(self, x, begin_norm_axis, gamma, beta, eps):
+        return self.outputs(x, begin_norm_axis, gamma, beta, eps)[0]
+
+    def outputs(self, x, begin_norm_axis, gamma, beta, eps):
+        """(y, mean, inv_variance) of the layer_norm op."""
         scale, center = gamma is not None, beta is not None
         attrs = cached_attrs(self._attrs, self._NAMES, (begin_norm_axis, eps, scale, center))
         inputs = (x,) + ((gamma,) if scale else ()) + ((beta,) if center else ())
-        return dispatch(self.ops[(scale, center)], inputs, attrs)[0]
+        return dispatch(self.ops[(scale, center)], inputs, attrs)
 
 
 @functor("LayerNorm")
@@ -508,24 +527,29 @@ class LayerNormFunctor:
         self.layer_norm = _LayerNormOps()
 
     def __call__(self, x, normalized_shape, weight=None, bias=None, eps=1e-5):
-        shape = x._meta.shape
-        k = len(normalized_shape)
-        if k == 0:
-            raise RuntimeError(f"layer_norm: Expected normalized_shape to be at least 1-dimensional, i.e., containing "
-                               f"at least one element, but got normalized_shape = {_dims(normalized_shape)}")
-        if k > len(shape) or tuple(shape[len(shape) - k:]) != tuple(normalized_shape):
-            raise RuntimeError(f"layer_norm: Given normalized_shape={_dims(normalized_shape)}, expected input with "
-                               f"shape [*, {', '.join(map(str, normalized_shape))}], but got input of size"
-                               f"{_dims(shape)}")
-        params = (("weight", weight), ("bias", bias))
-        for name, t in params:
-            if t is not None and tuple(t._meta.shape) != tuple(normalized_shape):
-                raise RuntimeError(f"layer_norm: Expected {name} to be of same shape as normalized_shape, but got "
-                                   f"{name} of shape {_dims(t.shape)} and normalized_shape = "
-                                   f"{_dims(normalized_shape)}")
-        if _mixed_precision("layer_norm", x._meta.dtype, params):
-            return cast(self.layer_norm(cast(x, _float32), len(shape) - k, weight, bias, eps), x._meta.dtype)
-        return self.layer_norm(x, len(shape) - k, weight, bias, eps)
+        begin = _check_layer_norm(x, normalized_shape, weight, bias)
+        if _mixed_precision("layer_norm", x._meta.dtype, (("weight", weight), ("bias", bias))):
+            return cast(self.layer_norm(cast(x, _float32), begin, weight, bias, eps), x._meta.dtype)
+        return self.layer_norm(x, begin, weight, bias, eps)
+
+
+def _check_layer_norm(x, normalized_shape, weight, bias) -> int:
+    """PyTorch's checks of a layer_norm call; returns the first normalised dim (``begin_norm_axis``)."""
+    shape = x._meta.shape
+    k = len(normalized_shape)
+    if k == 0:
+        raise RuntimeError(f"layer_norm: Expected normalized_shape to be at least 1-dimensional, i.e., containing "
+                           f"at least one element, but got normalized_shape = {_dims(normalized_shape)}")
+    if k > len(shape) or tuple(shape[len(shape) - k:]) != tuple(normalized_shape):
+        raise RuntimeError(f"layer_norm: Given normalized_shape={_dims(normalized_shape)}, expected input with "
+                           f"shape [*, {', '.join(map(str, normalized_shape))}], but got input of size"
+                           f"{_dims(shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t._meta.shape) != tuple(normalized_shape):
+            raise RuntimeError(f"layer_norm: Expected {name} to be of same shape as normalized_shape, but got "
+                               f"{name} of shape {_dims(t.shape)} and normalized_shape = "
+                               f"{_dims(normalized_shape)}")
+    return len(shape) - k
 
 
 @composite("GroupNorm")
@@ -695,30 +719,25 @@ class ScaledDotProductAttentionFunctor:
         self.softmax = _op("safe_softmax", ("in",), ("out",))
         self._softmax_attrs = cached_attrs({}, ("axis",), (-1,))
         self._bias_attrs = {}
+        self.fused = _op("scaled_dot_product_attention", ("query", "key", "value"), ("out", "attn"))
+        self.fused_masked = _op("scaled_dot_product_attention", ("query", "key", "value", "mask"), ("out", "attn"))
+        self._fused_attrs = {}
 
     def __call__(self, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-        qm, km, vm = q._meta, k._meta, v._meta
-        if not qm.dtype is km.dtype is vm.dtype:
-            raise RuntimeError(f"scaled_dot_product_attention: Expected query, key, and value to have the same "
-                               f"dtype, but got query.dtype: {qm.dtype.name}, key.dtype: {km.dtype.name} and "
-                               f"value.dtype: {vm.dtype.name} instead.")
-        if not qm.dtype.is_floating_point:
-            raise OpKernelNotFoundError(f"scaled_dot_product_attention: not implemented for dtype {qm.dtype.name}; "
-                                        f"query, key and value must be float16, float32 or float64")
-        if min(qm.ndim, km.ndim, vm.ndim) < 2:
-            raise RuntimeError(f"scaled_dot_product_attention: query, key and value need at least 2 dimensions "
-                               f"(..., L or S, E), got {qm.ndim}, {km.ndim} and {vm.ndim}")
-        if is_causal and attn_mask is not None:
-            raise RuntimeError("scaled_dot_product_attention: Explicit attn_mask should not be set when "
-                               "is_causal=True")
-        seq_q, seq_k, e = qm.shape[-2], km.shape[-2], qm.shape[-1]
-        if km.shape[-1] != e or vm.shape[-2] != seq_k:
-            raise RuntimeError(f"scaled_dot_product_attention: expected key of shape (..., S, {e}) and value of "
-                               f"shape (..., S, Ev) for query of shape {_dims(qm.shape)}, got key "
-                               f"{_dims(km.shape)} and value {_dims(vm.shape)}")
+        e = _check_attention_args(q, k, v, attn_mask, is_causal)
         if scale is None:
             scale = 1.0 / math.sqrt(e) if e else math.inf
-        grouped = enable_gqa
+        if not enable_gqa and _fused_attention_applies(q, k, v, attn_mask, dropout_p, e):
+            attrs = cached_attrs(self._fused_attrs, ("scale", "is_causal"), (float(scale), bool(is_causal)))
+            if attn_mask is None:
+                return dispatch(self.fused, (q, k, v), attrs)[0]
+            return dispatch(self.fused_masked, (q, k, v, attn_mask), attrs)[0]
+        return self._composite(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+    def _composite(self, q, k, v, attn_mask, dropout_p, is_causal, scale, grouped):
+        """The math reference: matmuls, the mask as a bias, ``safe_softmax``, dropout, for any call."""
+        qm = q._meta
+        seq_q, seq_k = qm.shape[-2], k._meta.shape[-2]
         if grouped:
             q, k, v = self._group(q, k, v)
         scores = _fn.ScalarMul(_fn.MatMul(q, _fn.Transpose(k, -2, -1)), scale, False)
@@ -731,11 +750,8 @@ class ScaledDotProductAttentionFunctor:
             if md is _bool:
                 attrs = cached_attrs(self._bias_attrs, ("causal_shape", "dtype"), ((), qm.dtype))
                 bias = dispatch(self.mask_bias_op, (attn_mask,), attrs)[0]
-            elif md is qm.dtype:
-                bias = attn_mask
             else:
-                raise RuntimeError(f"scaled_dot_product_attention: Expected attn_mask dtype to be bool or to match "
-                                   f"query dtype ({qm.dtype.name}), but got {md.name}")
+                bias = attn_mask
         elif is_causal:
             attrs = cached_attrs(self._bias_attrs, ("causal_shape", "dtype", "device"),
                                  ((seq_q, seq_k), qm.dtype, qm.device))
@@ -767,6 +783,57 @@ class ScaledDotProductAttentionFunctor:
                                f"be a multiple of the number of key / value heads ({hk} and {vs[-3]})")
         return (_reshape(q, (*qs[:-3], hk, hq // hk, *qs[-2:])), _reshape(k, (*ks[:-3], hk, 1, *ks[-2:])),
                 _reshape(v, (*vs[:-3], hk, 1, *vs[-2:])))
+
+
+def _check_attention_args(q, k, v, attn_mask, is_causal) -> int:
+    """PyTorch's errors for the arguments of scaled_dot_product_attention; E, the query's last dim."""
+    qm, km, vm = q._meta, k._meta, v._meta
+    if not qm.dtype is km.dtype is vm.dtype:
+        raise RuntimeError(f"scaled_dot_product_attention: Expected query, key, and value to have the same "
+                           f"dtype, but got query.dtype: {qm.dtype.name}, key.dtype: {km.dtype.name} and "
+                           f"value.dtype: {vm.dtype.name} instead.")
+    if not qm.dtype.is_floating_point:
+        raise OpKernelNotFoundError(f"scaled_dot_product_attention: not implemented for dtype {qm.dtype.name}; "
+                                    f"query, key and value must be float16, float32 or float64")
+    if min(qm.ndim, km.ndim, vm.ndim) < 2:
+        raise RuntimeError(f"scaled_dot_product_attention: query, key and value need at least 2 dimensions "
+                           f"(..., L or S, E), got {qm.ndim}, {km.ndim} and {vm.ndim}")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    e = qm.shape[-1]
+    if km.shape[-1] != e or vm.shape[-2] != km.shape[-2]:
+        raise RuntimeError(f"scaled_dot_product_attention: expected key of shape (..., S, {e}) and value of "
+                           f"shape (..., S, Ev) for query of shape {_dims(qm.shape)}, got key "
+                           f"{_dims(km.shape)} and value {_dims(vm.shape)}")
+    if attn_mask is not None and attn_mask._meta.dtype is not _bool and attn_mask._meta.dtype is not qm.dtype:
+        raise RuntimeError(f"scaled_dot_product_attention: Expected attn_mask dtype to be bool or to match query "
+                           f"dtype ({qm.dtype.name}), but got {attn_mask._meta.dtype.name}")
+    return e
+
+
+# The dispatch keys under which attention stays the composite of matmuls and a softmax: dispatch modes see
+# those ops (the FLOP counter counts the matmuls), autocast runs them at its precisions, vmap has their rules.
+_COMPOSITE_KEYS = key_set(DispatchKey.Python, DispatchKey.Autocast, DispatchKey.Batched)
+_FUSED_DTYPES = (dt.float16, dt.float32, dt.float64)
+
+
+def _fused_attention_applies(q, k, v, attn_mask, dropout_p, e) -> bool:
+    """Whether the call can run as one ``scaled_dot_product_attention`` op (Note [Fused attention] in ops/nn.py):
+    no dropout, q / k / v with the same leading dims and E > 0, a mask that needs no gradient, cpu float16 / 32
+    / 64, and no dispatch key that must see the composite."""
+    qm, km, vm = q._meta, k._meta, v._meta
+    if dropout_p > 0.0 or not e or qm.dtype not in _FUSED_DTYPES or not (qm.ndim == km.ndim == vm.ndim):
+        return False
+    if qm.shape[:-2] != km.shape[:-2] or qm.shape[:-2] != vm.shape[:-2]:
+        return False
+    keys = q._key_set | k._key_set | v._key_set
+    if attn_mask is not None:
+        if attn_mask.requires_grad:
+            return False
+        keys |= attn_mask._key_set
+    if tls.ACTIVE[0]:
+        keys = (keys | tls.state.included) & ~tls.state.excluded
+    return not keys & _COMPOSITE_KEYS
 
 
 # ---- distances --------------------------------------------------------------------------------------------
@@ -1295,6 +1362,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
 # ---- embedding_bag and max_norm ------------------------------------------------------------------------------
 def _host_values(name, t):
     """The values of an integer tensor as a NumPy array (the bags' layout is read from the data)."""
+    if t.is_lazy:  # names the blob and the graph capturing it
+        raise t._array.read_error(f"{name} (which lays out the bags by the index values)")
     if not _has_storage(t):
         raise RuntimeError(f"{name}: the indices and offsets are read from the data, which a tensor on "
                            f"'{t._meta.device}' does not hold")
@@ -1346,6 +1415,16 @@ def _bag_inputs(input, weight, offsets, per_sample_weights, include_last_offset)
     return input, offsets, per_sample_weights, include_last_offset
 
 
+def _row_bags(input, weight, per_sample_weights, mode, scale_grad_by_freq):
+    """The bags of a 2-D input are its rows: their embeddings summed or averaged along dim 1, without reading
+    the index values, for nn.Graph to capture (and ONNX to export); the same additions in the same order as the
+    eager path's ``index_add``, so a graph stays bit-equal to eager."""
+    rows = F.embedding(input, weight, None, None, 2.0, scale_grad_by_freq)
+    if per_sample_weights is not None:
+        rows = F.mul(rows, F.unsqueeze(per_sample_weights, 2))
+    return F.sum(rows, 1) if mode == "sum" else F.mean(rows, 1)
+
+
 def _bag_layout(idx, off, include_last_offset, num_weights, padding_idx):
     """(bag of each kept position, kept positions, number of bags): a position is kept when it lies in a bag and
     is not ``padding_idx``."""
@@ -1380,6 +1459,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2.0, sca
         warn_at_caller("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
                        "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.")
         weight, input = input, weight
+    given = input
     input, offsets, psw, include_last_offset = _bag_inputs(input, weight, offsets, per_sample_weights,
                                                            include_last_offset)
     if mode not in _BAG_MODES:
@@ -1406,6 +1486,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2.0, sca
         padding_idx %= num
     if max_norm is not None:
         embedding_renorm_(weight, input, max_norm, norm_type)
+    elif given.is_lazy and given._meta.ndim == 2 and given._meta.shape[1] and mode != "max" and padding_idx is None:
+        return _row_bags(given, weight, per_sample_weights, mode, scale_grad_by_freq)
     idx = _host_values("embedding_bag", input)
     bag_of, kept, bags = _bag_layout(idx, _host_values("embedding_bag", offsets), include_last_offset, num,
                                      -1 if padding_idx is None else padding_idx)
@@ -1485,3 +1567,262 @@ class CtcLossFunctor:
         if reduction == "sum":
             return F.sum(loss)
         return loss if batched else F.reshape(loss, ())
+
+
+# ---- [compat t1] PyTorch's native_* forms, SyncBatchNorm's pieces, the generic convolution, grid samplers ----------
+# Note [Native forms]
+# ``torch.native_layer_norm`` / ``native_batch_norm`` / ``native_group_norm`` / ``native_dropout`` return the
+# statistics (or mask) their backward uses along with the output: (out, mean, rstd), (out, save_mean,
+# save_invstd), (out, mask). The outputs are made by the same ops as ``layer_norm`` / ``batch_norm`` /
+# ``dropout``, so autograd differentiates ``out``. The ``batch_norm_*`` functions are the pieces SyncBatchNorm
+# assembles across processes (PyTorch has them on CUDA only): per-channel statistics, their combination from
+# several processes' (mean, invstd, count), the normalisation and the two halves of its backward, on dense
+# tensors of any device here.
+def _stat_view(t, ndim):
+    """A per-channel (C,) tensor viewed as (1, C, 1, ...) against an ndim-d (N, C, ...) input."""
+    return _reshape(t, (1, -1) + (1,) * (ndim - 2))
+
+
+@composite("NativeLayerNorm")
+def native_layer_norm(x, normalized_shape, weight, bias, eps):
+    """(out, mean, rstd): layer_norm's output and the statistics, shaped (*leading dims, 1, ..., 1)."""
+    axis = _check_layer_norm(x, normalized_shape, weight, bias)
+    y, mean, rstd = get_functor("LayerNorm").layer_norm.outputs(x, axis, weight, bias, eps)
+    stat_shape = tuple(x._meta.shape[:axis]) + (1,) * len(normalized_shape)
+    return y, F.reshape(mean, stat_shape), F.reshape(rstd, stat_shape)
+
+
+@composite("NativeBatchNorm")
+def native_batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(out, save_mean, save_invstd): ``batch_norm``'s output and, when ``training``, the batch's per-channel mean
+    and 1 / sqrt(biased var + eps) (running statistics updated in place); in eval both are empty."""
+    out = F.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        empty = F.empty((0,), dtype=x._meta.dtype, device=x._meta.device)
+        return out, empty, F.empty((0,), dtype=x._meta.dtype, device=x._meta.device)
+    mean, var = F.ops.batch_norm_stats(F.detach(x))
+    return out, mean, F.rsqrt(F.add(var, eps))
+
+
+@composite("NativeGroupNorm")
+def native_group_norm(x, weight, bias, n, c, hxw, group, eps):
+    """(out, mean, rstd): ``group_norm`` of ``x`` seen as (N, C, HxW), with the (N, group) statistics."""
+    if n * c * hxw != x._meta.numel or (x._meta.ndim >= 2 and tuple(x._meta.shape[:2]) != (n, c)):
+        raise RuntimeError(f"native_group_norm: Expected input of N={n}, C={c}, HxW={hxw} "
+                           f"({n * c * hxw} elements), but got input of size {_dims(x._meta.shape)}")
+    if group <= 0 or c % group:
+        raise RuntimeError(f"native_group_norm: Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {_dims(x._meta.shape)} and num_groups={group}")
+    size = (c // group) * hxw
+    y, mean, rstd = get_functor("LayerNorm").layer_norm.outputs(F.reshape(x, (n, group, size)), 2, None, None, eps)
+    y = F.reshape(y, x._meta.shape)
+    channel = (c,) + (1,) * (x._meta.ndim - 2)
+    if weight is not None:
+        y = F.mul(y, F.reshape(weight, channel))
+    if bias is not None:
+        y = F.add(y, F.reshape(bias, channel))
+    return y, mean, rstd
+
+
+@composite("NativeDropout")
+def native_dropout(x, p, train):
+    """(out, mask): with ``train`` (None counts as True) each element is kept with probability 1 - p (``mask``
+    True) and scaled by 1 / (1 - p); otherwise ``out`` is a copy of ``x`` and ``mask`` all True."""
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"native_dropout: dropout probability has to be between 0 and 1, but got {p}")
+    m = x._meta
+    if train is False:
+        return F.clone(x), F.ones(m.shape, dtype=_bool, device=m.device)
+    keep = F.full(m.shape, 1.0 - p, dtype=dt.float32, device=m.device)
+    mask = cast(F.bernoulli(keep), _bool)
+    out = F.mul(F.mul(x, mask), 0.0 if p == 1 else 1.0 / (1.0 - p))
+    return out, mask
+
+
+@composite("NormExceptDim")
+def norm_except_dim(v, pow=2, dim=0):  # noqa: A002  (PyTorch's name)
+    """The ``pow``-norm of ``v`` over every dim but ``dim`` (kept, the others of size 1); ``dim=-1``: the norm of
+    all elements (weight_norm's ``g``)."""
+    if dim == -1:
+        return F.norm(v, pow)
+    d = _wrap_dim(dim, v._meta.ndim, "norm_except_dim")
+    others = [i for i in range(v._meta.ndim) if i != d]
+    return F.norm(v, pow, others, True) if others else F.abs(v)
+
+
+def _channels_of(name, x):
+    if x._meta.ndim < 2:
+        raise ValueError(f"{name}: expected an input of 2 or more dimensions (N, C, ...), got {x._meta.ndim}D input")
+    return x._meta.shape[1]
+
+
+@composite("BatchNormStats")
+def batch_norm_stats(x, eps):
+    """(mean, invstd) per channel (dim 1): the mean and 1 / sqrt(biased var + eps)."""
+    _channels_of("batch_norm_stats", x)
+    mean, var = F.ops.batch_norm_stats(x)
+    return mean, F.rsqrt(F.add(var, eps))
+
+
+@composite("BatchNormElemt")
+def batch_norm_elemt(x, weight, bias, mean, invstd, eps):
+    """``(x - mean) * invstd * weight + bias`` with per-channel (C,) statistics (``eps`` is in ``invstd``)."""
+    _channels_of("batch_norm_elemt", x)
+    nd = x._meta.ndim
+    y = F.mul(F.sub(x, _stat_view(mean, nd)), _stat_view(invstd, nd))
+    if weight is not None:
+        y = F.mul(y, _stat_view(weight, nd))
+    if bias is not None:
+        y = F.add(y, _stat_view(bias, nd))
+    return y
+
+
+@composite("BatchNormGatherStatsWithCounts")
+def batch_norm_gather_stats_with_counts(x, mean, invstd, running_mean, running_var, momentum, eps, counts):
+    """Combine the per-process statistics ``mean`` / ``invstd`` (P, C) of ``counts`` (P,) elements each into the
+    global (mean, invstd) (C,); update the running statistics in place (unbiased variance)."""
+    if mean._meta.ndim != 2 or tuple(invstd._meta.shape) != tuple(mean._meta.shape):
+        raise RuntimeError(f"batch_norm_gather_stats: expected mean and invstd of shape (world_size, C), got "
+                           f"{_dims(mean._meta.shape)} and {_dims(invstd._meta.shape)}")
+    n = F.reshape(cast(counts, mean._meta.dtype), (-1, 1))
+    total = _sum_dim(n, 0)
+    global_mean = F.div(_sum_dim(F.mul(mean, n), 0), total)
+    var_each = F.sub(F.reciprocal(F.square(invstd)), eps)
+    spread = F.add(var_each, F.square(F.sub(mean, global_mean)))
+    global_var = F.div(_sum_dim(F.mul(spread, n), 0), total)
+    _update_running(running_mean, running_var, global_mean, global_var, float(total.item()), momentum)
+    return global_mean, F.rsqrt(F.add(global_var, eps))
+
+
+def _update_running(running_mean, running_var, mean, var, count, momentum):
+    """``running = (1 - momentum) * running + momentum * value`` in place (not recorded), with the unbiased
+    variance of ``count`` elements (``var`` is the biased one)."""
+    update = get_functor("BatchNorm")._update
+    with ExcludeDispatchKeyGuard(AUTOGRAD_KEY_SET):
+        update(running_mean, F.detach(mean), momentum, 1.0)
+        update(running_var, F.detach(var), momentum, count / (count - 1) if count > 1 else math.inf)
+
+
+@composite("BatchNormGatherStats")
+def batch_norm_gather_stats(x, mean, invstd, running_mean, running_var, momentum, eps, count):
+    """``batch_norm_gather_stats_with_counts`` with ``count`` elements in every process."""
+    counts = F.full((mean._meta.shape[0],), float(count), dtype=mean._meta.dtype, device=mean._meta.device)
+    return batch_norm_gather_stats_with_counts(x, mean, invstd, running_mean, running_var, momentum, eps, counts)
+
+
+@composite("BatchNormUpdateStats")
+def batch_norm_update_stats(x, running_mean, running_var, momentum):
+    """(mean, biased var) per channel of ``x``; the running statistics are updated in place (unbiased var)."""
+    c = _channels_of("batch_norm_update_stats", x)
+    mean, var = F.ops.batch_norm_stats(x)
+    _update_running(running_mean, running_var, mean, var, x._meta.numel // c if c else 0, momentum)
+    return mean, var
+
+
+def _reduce_except_channels(t):
+    return F.sum(t, [i for i in range(t._meta.ndim) if i != 1])
+
+
+@composite("BatchNormBackwardReduce")
+def batch_norm_backward_reduce(grad_out, x, mean, invstd, weight, input_g, weight_g, bias_g):
+    """(sum_dy, sum_dy_xmu, grad_weight, grad_bias) per channel: sum(dy), sum(dy * (x - mean)),
+    sum_dy_xmu * invstd and sum_dy; each is None unless asked for (``input_g`` asks for the first two)."""
+    _channels_of("batch_norm_backward_reduce", x)
+    nd = x._meta.ndim
+    sum_dy = _reduce_except_channels(grad_out)
+    sum_dy_xmu = _reduce_except_channels(F.mul(grad_out, F.sub(x, _stat_view(mean, nd))))
+    grad_weight = F.mul(sum_dy_xmu, invstd) if weight_g else None
+    return (sum_dy if input_g else None, sum_dy_xmu if input_g else None, grad_weight,
+            sum_dy if bias_g else None)
+
+
+@composite("BatchNormBackwardElemt")
+def batch_norm_backward_elemt(grad_out, x, mean, invstd, weight, sum_dy, sum_dy_xmu, count):
+    """The input gradient of batch norm from the reduced (and all-reduced) sums over ``count.sum()`` elements:
+    ``(dy - sum_dy / n - (x - mean) * invstd**2 * sum_dy_xmu / n) * invstd * weight``."""
+    if count._meta.dtype.is_floating_point or count._meta.dtype is _bool:
+        raise RuntimeError(f"batch_norm_backward_elemt: expected an integer tensor of counts, got "
+                           f"{count._meta.dtype.name}")
+    _channels_of("batch_norm_backward_elemt", x)
+    nd = x._meta.ndim
+    n = cast(F.sum(count), x._meta.dtype)
+    mean_dy = F.div(sum_dy, n)
+    mean_dy_xmu = F.div(sum_dy_xmu, n)
+    centred = F.mul(F.sub(x, _stat_view(mean, nd)), _stat_view(F.mul(F.square(invstd), mean_dy_xmu), nd))
+    grad = F.sub(F.sub(grad_out, _stat_view(mean_dy, nd)), centred)
+    scale = invstd if weight is None else F.mul(invstd, weight)
+    return F.mul(grad, _stat_view(scale, nd))
+
+
+def _conv_arg(name, values, k):
+    values = tuple(values)
+    if len(values) == 1:
+        return values * k
+    if len(values) != k:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {k} values to match the "
+                           f"convolution dimensions, but got {name}={list(values)}")
+    return values
+
+
+@composite("Convolution")
+def convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """PyTorch's generic convolution: ``conv{1,2,3}d`` (or ``conv_transpose{1,2,3}d`` when ``transposed``) by the
+    weight's dims, on a batched input; one-element lists are repeated over the spatial dims."""
+    k = weight._meta.ndim - 2
+    if k not in (1, 2, 3):
+        raise RuntimeError(f"convolution: expected a 3-d, 4-d or 5-d weight, got weight of size "
+                           f"{_dims(weight._meta.shape)}")
+    if x._meta.ndim != k + 2:
+        raise RuntimeError(f"Expected {k + 2}-dimensional input for {k + 2}-dimensional weight "
+                           f"{_dims(weight._meta.shape)}, but got {x._meta.ndim}-dimensional input of size "
+                           f"{_dims(x._meta.shape)} instead")
+    stride, padding, dilation = (_conv_arg(n, v, k) for n, v in
+                                 (("stride", stride), ("padding", padding), ("dilation", dilation)))
+    if transposed:
+        output_padding = _conv_arg("output_padding", output_padding, k)
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[k - 1]
+        return fn(x, weight, bias, stride, padding, output_padding, groups, dilation)
+    fn = (F.conv1d, F.conv2d, F.conv3d)[k - 1]
+    return fn(x, weight, bias, stride, padding, dilation, groups)
+
+
+@composite("AffineGridGenerator")
+def affine_grid_generator(theta, size, align_corners):
+    """``nn.functional.affine_grid(theta, size, align_corners)``."""
+    return F.affine_grid(theta, size, align_corners)
+
+
+_INTERPOLATION_MODES = ("bilinear", "nearest", "bicubic")  # PyTorch's GridSamplerInterpolation enum
+_PADDING_MODES = ("zeros", "border", "reflection")  # GridSamplerPadding
+
+
+def _grid_sampler(name, x, grid, interpolation_mode, padding_mode, align_corners, ndim=None):
+    if ndim is not None and not x._meta.ndim == grid._meta.ndim == ndim:
+        raise RuntimeError(f"{name}(): expected {ndim}D input and grid with same number of dimensions, but got "
+                           f"input with sizes {_dims(x._meta.shape)} and grid with sizes {_dims(grid._meta.shape)}")
+    for arg, value, names in (("interpolation_mode", interpolation_mode, _INTERPOLATION_MODES),
+                              ("padding_mode", padding_mode, _PADDING_MODES)):
+        if not 0 <= value < len(names):
+            raise ValueError(f"{name}(): expected {arg} in 0 .. {len(names) - 1} "
+                             f"({', '.join(f'{i}: {n}' for i, n in enumerate(names))}), got {value}")
+    return F.grid_sample(x, grid, _INTERPOLATION_MODES[interpolation_mode], _PADDING_MODES[padding_mode],
+                         align_corners)
+
+
+@composite("GridSampler")
+def grid_sampler(x, grid, interpolation_mode, padding_mode, align_corners):
+    """``grid_sample`` with PyTorch's enum ints: interpolation 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros,
+    1 border, 2 reflection."""
+    return _grid_sampler("grid_sampler", x, grid, interpolation_mode, padding_mode, align_corners)
+
+
+@composite("GridSampler2d")
+def grid_sampler_2d(x, grid, interpolation_mode, padding_mode, align_corners):
+    """``grid_sampler`` on a 4-D input and grid."""
+    return _grid_sampler("grid_sampler", x, grid, interpolation_mode, padding_mode, align_corners, 4)
+
+
+@composite("GridSampler3d")
+def grid_sampler_3d(x, grid, interpolation_mode, padding_mode, align_corners):
+    """``grid_sampler`` on a 5-D input and grid."""
+    return _grid_sampler("grid_sampler", x, grid, interpolation_mode, padding_mode, align_corners, 5)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import builtins
 import collections
 import functools
+import math
 
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.attr import AttrMap
@@ -74,6 +75,7 @@ class return_types:
     cummin = _named_tuple("cummin")
     aminmax = _named_tuple("aminmax", ("min", "max"))
     histogram = _named_tuple("histogram", ("hist", "bin_edges"))
+    histogramdd = _named_tuple("histogramdd", ("hist", "bin_edges"))
     slogdet = _named_tuple("slogdet", ("sign", "logabsdet"))
     linalg_slogdet = _named_tuple("linalg_slogdet", ("sign", "logabsdet"))
     qr = _named_tuple("qr", ("Q", "R"))
@@ -988,3 +990,204 @@ def cumulative_trapezoid(y, x, dim=-1):
 def cumulative_trapezoid_dx(y, dx=None, dim=-1):
     """``cumulative_trapezoid(y, *, dx=None, dim=-1)``: the running trapezoid rule for points spaced ``dx``."""
     return _cumulative_trapezoid(y, None, dx, dim)
+
+
+# ---- [compat t1] isin, gradient, histogramdd -----------------------------------------------------------------
+def _isin(elements, test_elements, invert):
+    """Whether each element of ``elements`` equals one of ``test_elements`` (compared in their common dtype):
+    a binary search of the sorted test elements, so the cost is O((E + T) log T)."""
+    for t in (elements, test_elements):
+        if t._meta.dtype is dt.bool_:
+            raise RuntimeError("isin(): Unsupported input type encountered for isin(): Bool")
+    d = dt.promote_types(elements._meta.dtype, test_elements._meta.dtype)
+    m = elements._meta
+    if test_elements._meta.numel == 0:
+        found = F.zeros(m.shape, dtype=dt.bool_, device=m.device)
+    else:
+        ordered = F.sort(F.reshape(cast(test_elements, d), (-1,)))[0]
+        values = cast(elements, d)
+        at = F.clamp(F.searchsorted(ordered, F.reshape(values, (-1,))), None, ordered._meta.numel - 1)
+        found = F.reshape(F.eq(F.index_select(ordered, 0, at), F.reshape(values, (-1,))), m.shape)
+    return F.logical_not(found) if invert else found
+
+
+@composite("Isin")
+def isin(elements, test_elements, assume_unique=False, invert=False):
+    """``isin(elements, test_elements, *, assume_unique=False, invert=False)``: a bool tensor of ``elements``'
+    shape, True where the element is in ``test_elements`` (False with ``invert``); ``assume_unique`` is a hint."""
+    return _isin(elements, test_elements, invert)
+
+
+@composite("IsinScalar")
+def isin_scalar(elements, test_element, assume_unique=False, invert=False):
+    """``isin`` against one number."""
+    return _isin(elements, F.scalar_tensor(test_element, device=elements._meta.device), invert)
+
+
+@composite("IsinScalarTensor")
+def isin_scalar_tensor(element, test_elements, assume_unique=False, invert=False):
+    """``isin`` of one number: a 0-d bool tensor."""
+    return _isin(F.scalar_tensor(element, device=test_elements._meta.device), test_elements, invert)
+
+
+def _edge_slice(x, dim, start, length):
+    return F.narrow(x, dim, start, length)
+
+
+def _uniform_gradient(f, dim, h, edge_order):
+    """``f``'s derivative along ``dim`` with samples ``h`` apart: central differences inside, one-sided ones of
+    ``edge_order`` at the two ends (NumPy's ``gradient``)."""
+    n = f._meta.shape[dim]
+    inner = F.div(F.sub(_edge_slice(f, dim, 2, n - 2), _edge_slice(f, dim, 0, n - 2)), 2.0 * h)
+    f0, f1, fl, fm = (_edge_slice(f, dim, i, 1) for i in (0, 1, n - 1, n - 2))
+    if edge_order == 1:
+        first, last = F.div(F.sub(f1, f0), h), F.div(F.sub(fl, fm), h)
+    else:
+        f2, fk = _edge_slice(f, dim, 2, 1), _edge_slice(f, dim, n - 3, 1)
+        first = F.div(F.sub(F.sub(F.mul(f1, 4.0), F.mul(f0, 3.0)), f2), 2.0 * h)
+        last = F.div(F.add(F.sub(F.mul(fl, 3.0), F.mul(fm, 4.0)), fk), 2.0 * h)
+    return F.cat([first, inner, last], dim)
+
+
+def _coordinate_gradient(f, dim, coords, edge_order):
+    """``f``'s derivative along ``dim`` sampled at the 1-D ``coords`` (second-order accurate inside, NumPy's
+    formulas for uneven spacing)."""
+    n = f._meta.shape[dim]
+    view = [1] * f._meta.ndim
+    view[dim] = -1
+    dx = F.diff(cast(coords, f._meta.dtype))
+    d1, d2 = (F.reshape(_edge_slice(dx, 0, i, n - 2), view) for i in (0, 1))
+    a = F.div(F.neg(d2), F.mul(d1, F.add(d1, d2)))
+    b = F.div(F.sub(d2, d1), F.mul(d1, d2))
+    c = F.div(d1, F.mul(d2, F.add(d1, d2)))
+    parts = [F.mul(_edge_slice(f, dim, i, n - 2), w) for i, w in enumerate((a, b, c))]
+    inner = F.add(F.add(parts[0], parts[1]), parts[2])
+    f0, f1, fl, fm = (_edge_slice(f, dim, i, 1) for i in (0, 1, n - 1, n - 2))
+    if edge_order == 1:
+        first = F.div(F.sub(f1, f0), F.reshape(_edge_slice(dx, 0, 0, 1), [1] * f._meta.ndim))
+        last = F.div(F.sub(fl, fm), F.reshape(_edge_slice(dx, 0, n - 2, 1), [1] * f._meta.ndim))
+    else:
+        first = _second_order_edge(f, dim, dx, (0, 1, 2), (0, 1), True)
+        last = _second_order_edge(f, dim, dx, (n - 3, n - 2, n - 1), (n - 3, n - 2), False)
+    return F.cat([first, inner, last], dim)
+
+
+def _second_order_edge(f, dim, dx, at, steps, first):
+    """The one-sided second-order derivative at the first (or last) sample, with uneven steps."""
+    h1, h2 = (float(dx[i].item()) for i in steps)
+    if first:
+        w = (-(2 * h1 + h2) / (h1 * (h1 + h2)), (h1 + h2) / (h1 * h2), -h1 / (h2 * (h1 + h2)))
+    else:
+        w = (h2 / (h1 * (h1 + h2)), -(h2 + h1) / (h1 * h2), (2 * h2 + h1) / (h2 * (h1 + h2)))
+    terms = [F.mul(_edge_slice(f, dim, i, 1), wi) for i, wi in zip(at, w)]
+    return F.add(F.add(terms[0], terms[1]), terms[2])
+
+
+def _gradient_args(x, spacing, dim, edge_order):
+    """(dims, per-dim spacing) of a ``gradient`` call, checked as PyTorch checks them."""
+    ndim = x._meta.ndim
+    dims = list(range(ndim)) if dim is None else [_wrap_dim(d, ndim, "gradient") for d in dim]
+    repeated = [d for i, d in enumerate(dims) if d in dims[:i]]
+    if repeated:
+        raise RuntimeError(f"gradient: dim {repeated[0]} appears multiple times in the list of dims")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if isinstance(spacing, (tuple, list)):
+        if len(spacing) != len(dims):
+            where = ("since dim argument was not given" if dim is None else
+                     f"to match the length of the dim argument ({len(dims)})")
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+                               f"equal to 'self.dim() = {len(dims)}', {where}, but got a list of length "
+                               f"{len(spacing)}")
+        steps = list(spacing)
+    else:
+        steps = [1.0 if spacing is None else spacing] * len(dims)
+    for d in dims:
+        if x._meta.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    return dims, steps
+
+
+@composite("Gradient")
+def gradient(x, spacing=None, dim=None, edge_order=1):
+    """``gradient(input, *, spacing=1, dim=None, edge_order=1)``: the derivative of the sampled function along
+    each of ``dim`` (all dims when None), one tensor per dim. ``spacing``: a number (the step of every dim), one
+    number per dim, or one 1-D tensor of coordinates per dim. Integer input gives the default float dtype."""
+    dims, steps = _gradient_args(x, spacing, dim, edge_order)
+    f = x if x._meta.dtype.is_floating_point else cast(x, get_default_dtype())
+    out = []
+    for d, step in zip(dims, steps):
+        if isinstance(step, Tensor):
+            if step._meta.ndim != 1 or step._meta.shape[0] != f._meta.shape[d]:
+                raise RuntimeError(f"torch.gradient expected each tensor to be on the same device and of size "
+                                   f"{f._meta.shape[d]} along dim {d}, got coordinates of size "
+                                   f"{list(step._meta.shape)}")
+            out.append(_coordinate_gradient(f, d, step, edge_order))
+        else:
+            out.append(_uniform_gradient(f, d, float(step), edge_order))
+    return tuple(out)
+
+
+def _histogramdd_edges(points, bins, range_, d):
+    """One 1-D tensor of bin edges per dim of the (n, d) ``points``."""
+    if isinstance(bins, (tuple, list)) and bins and isinstance(bins[0], Tensor):
+        return [cast(b, points._meta.dtype) for b in bins]
+    counts = list(bins) if isinstance(bins, (tuple, list)) else [bins] * d
+    if len(counts) != d:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    if range_ is not None and len(range_) != 2 * d:
+        raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have {2 * d} elements, "
+                           f"but got {len(range_)}")
+    edges = []
+    for i, n in enumerate(counts):
+        if range_ is not None:
+            lo, hi = float(range_[2 * i]), float(range_[2 * i + 1])
+        elif points._meta.shape[0]:
+            lo, hi = (float(v.item()) for v in F.aminmax(F.select(points, 1, i)))
+        else:
+            lo, hi = 0.0, 1.0
+        if lo > hi:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for "
+                               f"dimension {i}")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges.append(F.linspace(lo, hi, int(n) + 1, dtype=points._meta.dtype, device=points._meta.device))
+    return edges
+
+
+@composite("Histogramdd")
+def histogramdd(x, bins, range=None, weight=None, density=False):  # noqa: A002  (PyTorch's names)
+    """``histogramdd(input, bins, *, range=None, weight=None, density=False)``: the histogram of the points in
+    the last dim of ``input`` (…, D); ``bins`` is a count for every dim, one count per dim, or one tensor of
+    edges per dim; bins are [left, right) but the last, which holds its right edge. Returns (hist, bin_edges)."""
+    if not x._meta.dtype.is_floating_point:
+        raise NotImplementedError(f"histogramdd: not implemented for '{TORCH_NAMES[x._meta.dtype]}' input; "
+                                  f"expected a floating tensor")
+    if x._meta.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    d = x._meta.shape[-1]
+    points = F.reshape(x, (-1, d))
+    edges = _histogramdd_edges(points, bins, range, d)
+    sizes = [e._meta.shape[0] - 1 for e in edges]
+    flat = F.zeros((points._meta.shape[0],), dtype=_int64, device=x._meta.device)
+    inside = F.ones((points._meta.shape[0],), dtype=dt.bool_, device=x._meta.device)
+    for i, e in enumerate(edges):
+        coord = F.select(points, 1, i)
+        idx = F.sub(F.bucketize(coord, e, right=True), 1)
+        idx = F.where(F.eq(coord, e[-1]), sizes[i] - 1, idx)  # the last bin holds its right edge
+        inside = F.logical_and(inside, F.logical_and(F.ge(idx, 0), F.lt(idx, sizes[i])))
+        flat = F.add(F.mul(flat, sizes[i]), F.clamp(idx, 0, max(sizes[i] - 1, 0)))
+    w = F.ones((points._meta.shape[0],), dtype=x._meta.dtype, device=x._meta.device) if weight is None else \
+        cast(F.reshape(weight, (-1,)), x._meta.dtype)
+    w = F.where(inside, w, 0.0)
+    hist = cast(F.bincount(flat, w, math.prod(sizes)), x._meta.dtype)
+    hist = F.reshape(hist, sizes)
+    if density:
+        volume = None
+        for i, e in enumerate(edges):
+            shape = [1] * d
+            shape[i] = -1
+            width = F.reshape(F.diff(e), shape)
+            volume = width if volume is None else F.mul(volume, width)
+        hist = F.div(F.div(hist, F.sum(hist)), volume)
+    return return_types.histogramdd(hist, tuple(edges))

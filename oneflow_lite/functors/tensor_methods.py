@@ -25,6 +25,7 @@ import numpy as np
 
 from oneflow_lite import functional as F
 from oneflow_lite.dispatch.tls import state as _tls
+from oneflow_lite.framework.legacy_storage import storage_type_of
 from oneflow_lite.framework.storage import (
     TypedStorage,
     UntypedStorage,
@@ -470,3 +471,41 @@ for _fn in _TENSOR_ONLY:
     setattr(Tensor, _fn.__name__, _fn)
 Tensor.mT = Tensor.mH = property(_matrix_transpose)
 Tensor.H = property(_hermitian)
+
+
+# ---- [compat t1] more of PyTorch's Tensor API: device moves that cannot happen here, storage type, grad dtype ----
+def is_distributed(self) -> bool:
+    """False: PyTorch's legacy distributed tensors do not exist (global tensors are ``is_global``)."""
+    return False
+
+
+def _no_device(kind: str, message: str):
+    def move(self, device=None, non_blocking: bool = False, memory_format=None):
+        raise AssertionError(f"Tensor.{kind}(): {message} - oneflow_lite has no {kind.upper()} device; keep the "
+                             f"tensor on 'cpu'")
+    move.__name__ = move.__qualname__ = kind
+    move.__doc__ = f"Raises, as ``Tensor.cuda()`` does: there is no {kind.upper()} device."
+    return move
+
+
+def storage_type(self) -> type:
+    """The legacy storage class of this tensor's dtype (``flow.FloatStorage`` for float32)."""
+    return storage_type_of(self._meta.dtype)
+
+
+def _get_grad_dtype(self):
+    """The dtype ``grad`` has: the tensor's own (PyTorch's default; others are not supported)."""
+    return self._meta.dtype
+
+
+def _set_grad_dtype(self, value):
+    if value is not None and value is not self._meta.dtype:
+        raise RuntimeError(f"grad_dtype: a gradient dtype other than the tensor's ({self._meta.dtype!r}) is not "
+                           f"supported; got {value!r}")
+
+
+for _fn in (is_distributed, storage_type, _no_device("xpu", "Torch not compiled with XPU enabled"),
+            _no_device("ipu", "PyTorch is not linked with support for ipu devices"),
+            _no_device("mtia", "Torch not compiled with MTIA enabled")):
+    setattr(Tensor, _fn.__name__, _fn)
+Tensor.grad_dtype = property(_get_grad_dtype, _set_grad_dtype)

@@ -349,6 +349,17 @@ composite("IsNegInf")(lambda x: F.eq(x, -math.inf))
 composite("IsReal")(lambda x: F.ones_like(x, dtype=_bool))  # no complex dtypes: every element is real
 
 
+@composite("Angle")
+def angle(x):
+    """The argument of each element as a complex number: pi for a negative one, 0 otherwise, NaN kept (ints and
+    bools give the default float dtype), as PyTorch's ``angle`` on real tensors; the gradient is zero."""
+    if not x._meta.dtype.is_floating_point:
+        x = F.cast(x, dt.get_default_dtype())
+    values = F.where(F.isnan(x), x.detach(), F.cast(F.where(F.lt(x, 0), math.pi, 0.0), x._meta.dtype))
+    # x joins through a branch never taken, so the result requires grad (as PyTorch's) with a zero gradient
+    return F.where(F.zeros_like(x, dtype=_bool), x, values) if x.requires_grad else values
+
+
 @composite("Mvlgamma")
 def mvlgamma(x, p, inplace=False):
     """The multivariate log-gamma function ``sum_i lgamma(x - i / 2) + p (p - 1) / 4 log(pi)``, i < p."""

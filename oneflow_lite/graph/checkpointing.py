@@ -25,6 +25,11 @@ from oneflow_lite.graph.ir import JobIR, Node, expr_from_conf, is_stateful
 _PREFIX = "Sys-Checkpointing-Fake-Fw-Op_"
 
 
+def is_recomputed(op_name: str) -> bool:
+    """Whether an op is a checkpointing pass's copy, recomputing a forward op in the backward pass."""
+    return op_name.startswith(_PREFIX)
+
+
 def outermost(calls: list) -> list:
     """The calls not nested inside another of ``calls`` (by op range), in capture order."""
     kept = []

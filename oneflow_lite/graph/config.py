@@ -38,6 +38,7 @@ class GraphConfig:
         self._grad_acc_steps = 1
         self._amp_dtype = None  # the autocast dtype of build() with enable_amp, else None
         self._training = False
+        self._cudnn_conv_heuristic = True
 
     def _set(self, name, mode, what=None):
         if not isinstance(mode, bool):
@@ -136,6 +137,16 @@ class GraphConfig:
         return {"grad_acc_steps": self._grad_acc_steps, "amp_dtype": self._amp_dtype,
                 "fuse_model_update_ops": self._flags["fuse_model_update_ops"]}
 
+    # ---- CUDA options -----------------------------------------------------------------------------
+    def enable_cudnn_conv_heuristic_search_algo(self, mode: bool = True) -> None:
+        """OneFlow's choice of cuDNN convolution algorithms by heuristics (True, the default) or by benchmarking:
+        recorded (``as_dict``) for scripts written for CUDA; the cpu kernels have one algorithm, so it changes no
+        result and no plan."""
+        if type(mode) is not bool:
+            raise TypeError(f"GraphConfig.enable_cudnn_conv_heuristic_search_algo(): mode must be a bool, got "
+                            f"{type(mode).__name__}")
+        self._cudnn_conv_heuristic = mode
+
     # ---- queries --------------------------------------------------------------------------------
     def _train(self, mode: bool = True) -> None:
         """Mark the graph as training (``add_optimizer`` does, as OneFlow's)."""
@@ -151,7 +162,8 @@ class GraphConfig:
 
     def as_dict(self) -> dict:
         amp = None if self._amp_dtype is None else self._amp_dtype.name
-        return {**self._flags, "gradient_accumulation_steps": self._grad_acc_steps, "amp": amp}
+        return {**self._flags, "gradient_accumulation_steps": self._grad_acc_steps, "amp": amp,
+                "cudnn_conv_heuristic_search_algo": self._cudnn_conv_heuristic}
 
     def __repr__(self):
         return "GraphConfig(" + ", ".join(f"{k}={v}" for k, v in self.as_dict().items()) + ")"

@@ -69,7 +69,8 @@ from oneflow_lite.graph.capture import GraphBuildCtx
 from oneflow_lite.graph.compiler import Plan, StalePlan
 from oneflow_lite.graph.config import GraphConfig
 from oneflow_lite.graph.debug import DebugOptions, emit, meta_repr
-from oneflow_lite.graph.global_plan import GlobalJobPlan, is_global_job
+from oneflow_lite.graph.global_plan import (GlobalJobPlan, describe_parallel_view, gather_variables, globalize,
+                                            is_global_job)
 from oneflow_lite.graph.ir import JobError, JobIR, is_free_eager_name
 from oneflow_lite.graph.pipeline import checkpoint_segments, run_job_passes
 from oneflow_lite.graph.proxy import GraphModule, ModuleBlock  # noqa: F401  (re-exported)
@@ -77,6 +78,8 @@ from oneflow_lite.interpreters.autocast import state_key as _autocast_state
 from oneflow_lite.interpreters.lazy import current_build_ctx, lazy_mode
 
 _log = logging.getLogger("oneflow_lite.graph")
+SAVED_GRAPH_ENTRY = "graph.npz"  # the file of a graph saved into a directory (flow.save(graph, dir))
+
 # Exporters by format: onnx/ (which imports graph/) registers "onnx" for Graph.export_onnx.
 EXPORTERS: dict = {}
 _FORMAT = "oneflow_lite.nn.Graph"
@@ -221,6 +224,7 @@ class Graph:
         object.__setattr__(self, "_entries", {})
         object.__setattr__(self, "_fast", {})  # keys of calls with tensor arguments only -> entries
         object.__setattr__(self, "_last", None)
+        object.__setattr__(self, "_dropped", None)  # the last call's entry when _drop_captures forgot it
         object.__setattr__(self, "_lock", threading.RLock())
         object.__setattr__(self, "config", GraphConfig(self._drop_plans, self._drop_captures))
         object.__setattr__(self, "_optimizers", [])  # (optimizer, lr scheduler or None), see add_optimizer
@@ -273,7 +277,7 @@ class Graph:
             self._drop_captures()
 
     # ---- attributes -----------------------------------------------------------------------------
-    _RESERVED = frozenset(("_name", "_blocks", "_entries", "_fast", "_last", "_lock", "_path", "config",
+    _RESERVED = frozenset(("_name", "_blocks", "_entries", "_fast", "_last", "_dropped", "_lock", "_path", "config",
                            "_optimizers", "_graph_modules", "_debug", "_grad_scaler"))
 
     def __setattr__(self, name, value):
@@ -331,6 +335,8 @@ class Graph:
         with self._lock:
             self._entries.clear()
             self._fast.clear()
+            if self._last is not None:
+                self.__dict__["_dropped"] = self._last
             self.__dict__["_last"] = None
 
     # ---- calling --------------------------------------------------------------------------------
@@ -550,8 +556,11 @@ class Graph:
 
     @property
     def job(self) -> job_pb2.Job:
-        """The ``Job`` proto that runs for the last call's signature (after the passes)."""
-        return self._current().ir.to_job()
+        """The ``Job`` proto that runs for the last call's signature (after the passes); on global tensors with
+        each op's placement and SBP signature (Note [The parallel view of a job])."""
+        entry = self._current()
+        job = entry.ir.to_job()
+        return entry.plan.annotate(job) if isinstance(entry.plan, GlobalJobPlan) else job
 
     @property
     def captured_job(self) -> job_pb2.Job:
@@ -606,29 +615,39 @@ class Graph:
         if export is None:
             raise RuntimeError(f"nn.Graph '{self._name}'.export_onnx(): no ONNX exporter is registered (import "
                                f"oneflow_lite.onnx)")
-        zeros = [Tensor._make(np.zeros(m.shape, m.np_dtype), m) for m in entry.in_metas]
-        args, kwargs = io.unflatten(entry.in_spec[0], zeros), io.unflatten(entry.in_spec[1], zeros)
+        args, kwargs = _zero_inputs(entry)
         return export(self, args, path, kwargs=kwargs, **options)
 
     # ---- persistence ----------------------------------------------------------------------------
     def save(self, path) -> None:
         """Write the last call's captured job and the current values of its variables to ``path``
-        (a NumPy ``.npz`` archive); :meth:`load` makes a runnable graph of it without the model code."""
+        (a NumPy ``.npz`` archive; ``<path>/graph.npz`` when ``path`` is a directory, as ``flow.save(graph, dir)``
+        makes it); :meth:`load` makes a runnable graph of it without the model code. A graph on global tensors is
+        saved by every rank together (Note [Saved graphs on global tensors])."""
         entry = self._last
+        if entry is None and self._dropped is not None:  # state loaded since: capture that signature again
+            entry = self._entry_for(*_zero_inputs(self._dropped))
         if entry is None:
             raise RuntimeError(f"nn.Graph '{self._name}'.save(): call the graph once (capturing it) before saving")
+        if entry.plan is None:
+            entry.compile()
+        job, values = entry.job, {name: t._array for name, t in entry.variables.items()}
+        if isinstance(entry.plan, GlobalJobPlan):  # Note [Saved graphs on global tensors]
+            job, values = entry.plan.annotate(_copy_job(job)), gather_variables(entry.variables)
+            if values is None:
+                return
         meta = {
             "format": _FORMAT, "version": _FORMAT_VERSION, "graph_name": self._name,
             "args_spec": io.to_json(entry.in_spec[0]), "kwargs_spec": io.to_json(entry.in_spec[1]),
             "out_spec": io.to_json(entry.out_spec),
             "variables": sorted(entry.variables),
-            "op_modules": _op_modules(entry.job),
+            "op_modules": _op_modules(job),
         }
-        arrays = {"__job__": np.frombuffer(entry.job.SerializeToString(deterministic=True), np.uint8),
+        arrays = {"__job__": np.frombuffer(job.SerializeToString(deterministic=True), np.uint8),
                   "__meta__": np.frombuffer(json.dumps(meta).encode(), np.uint8)}
         for i, name in enumerate(meta["variables"]):
-            arrays[f"var{i}"] = entry.variables[name]._array
-        path = os.fspath(path)
+            arrays[f"var{i}"] = values[name]
+        path = _graph_file(path)
         tmp = f"{path}.tmp{os.getpid()}"
         try:
             with open(tmp, "wb") as f:
@@ -642,7 +661,7 @@ class Graph:
     def load(path) -> Graph:
         """A runnable graph from a file written by :meth:`save` (no Python model code needed); it accepts the
         input signature it was saved with. A corrupt or mismatched file raises a RuntimeError saying so."""
-        return _load(os.fspath(path))
+        return _load(_graph_file(path))
 
     @staticmethod
     def trace(fn) -> Graph:
@@ -655,6 +674,12 @@ class Graph:
         if not callable(fn):
             raise TypeError(f"nn.Graph.trace(): expected a function, got {type(fn).__name__}")
         return FunctionGraph(fn)
+
+
+def _zero_inputs(entry) -> tuple:
+    """(args, kwargs) of zeros with the input signature of ``entry`` (to capture it without real inputs)."""
+    zeros = [Tensor._make(np.zeros(m.shape, m.np_dtype), m) for m in entry.in_metas]
+    return io.unflatten(entry.in_spec[0], zeros), io.unflatten(entry.in_spec[1], zeros)
 
 
 def _make_lr_tensor(lr) -> Tensor:
@@ -763,6 +788,10 @@ def _describe_entry(entry: _Entry, with_locations: bool) -> list:
         if s in sections:
             lines.append(f"    {s}:")
             lines.extend(f"      {text}" for text in sections[s])
+    if isinstance(entry.plan, GlobalJobPlan):  # Note [The parallel view of a job]
+        lines.append("    parallel view (placement and SBP signature of each op):")
+        lines.extend(f"      {text}" for text in describe_parallel_view(entry.plan.annotate(entry.ir.to_job())))
+        lines.extend(f"      {text}" for text in entry.plan.boxing_lines)
     lines.append("    passes:")
     lines.extend(f"      {r}" for r in entry.reports)
     lines.append(f"    plan: {entry.plan.num_steps} kernel step(s) for {len(entry.ir.nodes)} op(s) after the passes")
@@ -770,6 +799,18 @@ def _describe_entry(entry: _Entry, with_locations: bool) -> list:
 
 
 # ---- loading --------------------------------------------------------------------------------------
+def _copy_job(job) -> job_pb2.Job:
+    out = job_pb2.Job()
+    out.CopyFrom(job)
+    return out
+
+
+def _graph_file(path) -> str:
+    """The file of a saved graph at ``path``: ``<path>/graph.npz`` when ``path`` is a directory."""
+    path = os.fspath(path)
+    return os.path.join(path, SAVED_GRAPH_ENTRY) if os.path.isdir(path) else path
+
+
 def _load(path: str) -> Graph:
     """The graph saved by ``nn.Graph.save()`` at ``path``, compiled and ready to run."""
     files = _read_archive(path)
@@ -786,6 +827,11 @@ def _load(path: str) -> Graph:
     variables = _read_variables(path, files, ir, var_names)
     inputs = [n for n in ir.nodes if n.kind == "input"]
     in_metas = [ir.metas[n.outputs[0]] for n in inputs]
+    if job.placement.placement_group:  # Note [Saved graphs on global tensors]
+        try:
+            variables, in_metas = globalize(job, variables, [n.name for n in inputs], in_metas)
+        except (ValueError, TypeError, KeyError) as e:
+            raise _load_error(path, f"bad placement or SBP in its job ({type(e).__name__}: {e})") from None
     n_in = _count_tensors(in_spec[0]) + _count_tensors(in_spec[1])
     if n_in != len(inputs) or _count_tensors(out_spec) != len(ir.nodes_of("output")):
         raise _load_error(path, "its input / output structure does not match the job's input and output ops")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from oneflow_lite.dispatch.dispatcher import DISPATCHER
+from oneflow_lite.graph.checkpointing import is_recomputed
 from oneflow_lite.graph.ir import JobIR, is_stateful
 
 _SHOWN = 8
@@ -137,3 +138,70 @@ def constant_folding(ir: JobIR, values: dict) -> str:
         ir.replace_uses(lbn, var.outputs[0])
     return (f"constant folding: folded {len(folded)} op(s) into {len(made)} constant(s): "
             f"{_names(folded)}")
+
+
+# Note [Derivatives in the forward]
+# The backward of GELU recomputes from x what its forward computed already (the normal cdf: most of the
+# cost of both kernels). A graph knows both ops at compile time, so this pass makes each ``gelu`` whose
+# input some ``gelu_grad(dy, x)`` of the same attrs reads a ``gelu_with_derivative`` (y and gelu'(x),
+# computed by the very operations of the gelu and gelu_grad kernels) and each such ``gelu_grad`` a
+# ``broadcast_mul(dy, gelu'(x))``: gelu_grad's result bit for bit, one multiply instead of ~30 passes. The
+# derivative lives from forward to backward, where x did (x often has no other reader then). float32 and
+# float64 only: the float16 kernels round once at the end, a stored float16 derivative would round twice.
+# Not for the copies activation checkpointing recomputes in the backward pass (graph/checkpointing.py): a
+# second output would keep more memory alive there, against the point of checkpointing. Runs with the
+# compiler's elementwise fusion (``graph.config.enable_fusion``), after checkpointing.
+_DERIVATIVE_DTYPES = ("float32", "float64")
+
+
+def _rebuilt(ir: JobIR, template, op_type: str, inputs: dict, outputs: dict, attrs: dict):
+    """A user node named as ``template`` computing ``op_type`` (``inputs`` / ``outputs``: arg -> blob), inferred now;
+    new output blobs get their inferred metas."""
+    from oneflow_lite.framework.op_builder import OpBuilder
+    from oneflow_lite.graph.ir import Node, expr_from_conf
+
+    b = OpBuilder(op_type, template.name)
+    for arg in inputs:
+        b.input(arg)
+    for arg in outputs:
+        b.output(arg)
+    for k, v in attrs.items():
+        b.attr(k, v)
+    conf = b.build().build_op_conf(None, device_tag=template.conf.device_tag)
+    uc = conf.user_conf
+    for arg, lbn in {**inputs}.items():
+        uc.input[arg].s[0] = lbn
+    for arg, lbn in outputs.items():
+        uc.output[arg].s[0] = lbn
+    node = Node(template.name, "user", conf, op_type, list(inputs.values()), list(outputs.values()), template.device)
+    node.expr = expr_from_conf(conf)
+    node.res = node.expr.infer(tuple([ir.metas[lbn] for lbn in node.inputs]), None)
+    for lbn, m in zip(node.outputs, node.res.out_metas):
+        ir.metas.setdefault(lbn, m)
+    return node
+
+
+def save_gelu_derivatives(ir: JobIR) -> str:
+    """Note [Derivatives in the forward]."""
+    uses = ir.consumers()
+    index = {n.name: i for i, n in enumerate(ir.nodes)}
+    fused = 0
+    for n in list(ir.nodes):
+        if (n.kind != "user" or n.op_type != "gelu" or ir.metas[n.inputs[0]].dtype.name not in _DERIVATIVE_DTYPES
+                or is_recomputed(n.name)):
+            continue
+        x, approximate = n.inputs[0], n.res.attrs["approximate"]
+        grads = [u for u in uses.get(x, ()) if u.op_type == "gelu_grad" and u.inputs[1] == x
+                 and u.res.attrs["approximate"] == approximate and index[u.name] > index[n.name]]
+        if not grads:
+            continue
+        derivative = f"{n.name}/derivative_0"
+        ir.nodes[index[n.name]] = _rebuilt(ir, n, "gelu_with_derivative", {"x": x},
+                                           {"y": n.outputs[0], "derivative": derivative}, {"approximate": approximate})
+        for g in grads:
+            ir.nodes[index[g.name]] = _rebuilt(ir, g, "broadcast_mul", {"x": g.inputs[0], "y": derivative},
+                                               {"z": g.outputs[0]}, {})
+        fused += 1
+    if not fused:
+        return "gelu derivatives: nothing fused"
+    return f"gelu derivatives: {fused} gelu(s) give their derivative to their gelu_grad(s)"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from oneflow_lite.graph.checkpointing import activation_checkpointing, outermost
 from oneflow_lite.graph.fusions import fuse_add_to_output, fuse_cast_scale, fuse_model_update_ops
 from oneflow_lite.graph.ir import JobIR
-from oneflow_lite.graph.passes import common_subexpression_elimination, constant_folding, dead_code_elimination
+from oneflow_lite.graph.passes import (common_subexpression_elimination, constant_folding, dead_code_elimination,
+                                      save_gelu_derivatives)
 
 
 def checkpoint_segments(job, calls: list, graph_modules: dict) -> list:
@@ -17,7 +18,8 @@ def checkpoint_segments(job, calls: list, graph_modules: dict) -> list:
 
 def run_job_passes(ir: JobIR, variables: dict, config, segments: list) -> list:
     """Rewrite ``ir`` by the passes ``config`` enables: CSE, constant folding, dead-code elimination, OneFlow's
-    fusions, then activation checkpointing (last: CSE would merge its copies back). Their reports."""
+    fusions, then activation checkpointing (after them: CSE would merge its copies back), then the GELU derivative
+    fusion. Their reports."""
     reports = []
     if config.is_enabled("cse"):
         reports.append(common_subexpression_elimination(ir))
@@ -33,4 +35,6 @@ def run_job_passes(ir: JobIR, variables: dict, config, segments: list) -> list:
         reports.append(fuse_add_to_output(ir))
     if segments:
         reports.append(activation_checkpointing(ir, segments))
+    if config.is_enabled("fusion"):  # after checkpointing: a recomputed x is not the forward gelu's input
+        reports.append(save_gelu_derivatives(ir))  # Note [Derivatives in the forward]
     return reports

@@ -18,6 +18,8 @@ written tensor whose view family has another live member is refused (Note
 
 from __future__ import annotations
 
+import gc
+
 from oneflow_lite.autograd.function import FunctionNode, FunctionOpExpr
 from oneflow_lite.autograd.grad_function import grad_entry
 from oneflow_lite.autograd.graph import NO_EDGE, CaptureState, OpNode, grad_accumulator, gradient_edge, node_name
@@ -199,6 +201,14 @@ def _snapshot(t):
     return s
 
 
+def _still_has_live_views(t) -> bool:
+    """Whether ``t`` shares memory with a reachable tensor: a view kept only by unreachable garbage (a
+    reference cycle, such as a caught exception's traceback holding the frame that held the view) is
+    collected first. Only on the way to refusing an in-place op."""
+    gc.collect()
+    return has_live_views(t)
+
+
 def _apply_inplace(op_expr, ks, inputs, attrs, outputs):
     out_requires_grad = False
     for o in outputs:
@@ -216,7 +226,7 @@ def _apply_inplace(op_expr, ks, inputs, attrs, outputs):
     if not record:
         return _forward(op_expr, ks, inputs, attrs, outputs)
     for o in outputs:
-        if has_live_views(o):
+        if has_live_views(o) and _still_has_live_views(o):
             raise RuntimeError(
                 f"{op_expr.op_type_name}: autograd cannot record an in-place operation on a tensor that shares "
                 f"memory with another live tensor (a view or the base of a view, e.g. made by reshape, transpose "

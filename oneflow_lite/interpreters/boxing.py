@@ -11,7 +11,15 @@ B -> S(i)      nothing: slice this rank's part
 B -> P         nothing: the value on the first rank, zeros elsewhere
 S(i) -> S(j)   all-to-all
 S(i) -> P      nothing: the piece inside zeros of the whole
+Pm -> B        all-reduce (max)
+Pm -> S(i)     reduce-scatter (max) along i
+Pm -> P        all-reduce (max), then as B -> P
+B -> Pm        nothing: every rank's whole value
+P -> Pm        all-reduce (sum): a broadcast value
+S(i) -> Pm     nothing: the piece inside the lowest values of the whole
 =============  ==========================================
+
+``Pm`` is partial_max (the logical value is the elementwise maximum over the ranks).
 
 Note [Boxing an nd-SBP one placement dimension at a time]
 On a 2-D placement each dimension is boxed on its own, among the ranks that share this rank's coordinate on
@@ -31,6 +39,7 @@ from oneflow_lite.framework.world import world
 
 _B = S.broadcast
 _P = S.partial_sum
+_PM = S.partial_max
 
 
 def _part(size: int, n: int, i: int) -> slice:
@@ -54,11 +63,11 @@ def _all_gather(a, whole_shape, dim, group):
     return np.asarray(np.moveaxis(flat.reshape((whole_shape[dim], *rest)), 0, dim), order="C")
 
 
-def _reduce_scatter(a, dim, group):
+def _reduce_scatter(a, dim, group, op="sum"):
     moved = np.asarray(np.moveaxis(a, dim, 0), order="C")
     inner = int(np.prod(moved.shape[1:], dtype=np.int64))
     rows = S.part_sizes(a.shape[dim], group.size)
-    out = group.reduce_scatter(moved, [r * inner for r in rows])
+    out = group.reduce_scatter(moved, [r * inner for r in rows], op)
     return np.asarray(np.moveaxis(out.reshape((rows[group.rank], *moved.shape[1:])), 0, dim), order="C")
 
 
@@ -80,6 +89,8 @@ def box_1d(a: np.ndarray, whole_shape: tuple, src, dst, group) -> np.ndarray:
     the group holds together (see the table in the module docstring)."""
     if src is dst:
         return a
+    if src is _PM or dst is _PM:
+        return _box_partial_max(a, whole_shape, src, dst, group)
     n, i = group.size, group.rank
     if src is _B:
         if dst is _P:
@@ -98,6 +109,31 @@ def box_1d(a: np.ndarray, whole_shape: tuple, src, dst, group) -> np.ndarray:
         out[tuple(index)] = a
         return out
     return _all_to_all(a, whole_shape, src.dim, dst.dim, group)
+
+
+def _lowest(dtype) -> object:
+    """The value no element of ``dtype`` is below (the identity of max)."""
+    if dtype.kind == "f" or dtype.kind == "V":
+        return -np.inf
+    return False if dtype.kind == "b" else np.iinfo(dtype).min
+
+
+def _box_partial_max(a, whole_shape, src, dst, group) -> np.ndarray:
+    """The rows of the boxing table with partial_max (``Pm``) on one side."""
+    if src is _PM:
+        if dst.kind == "S":
+            return _reduce_scatter(a, dst.dim, group, "max")
+        whole = group.allreduce(a, "max")
+        return whole if dst is _B else box_1d(whole, whole_shape, _B, dst, group)
+    if src is _B:
+        return a
+    if src is _P:
+        return group.allreduce(a)
+    out = np.full(whole_shape, _lowest(a.dtype), a.dtype)  # a split
+    index = [slice(None)] * a.ndim
+    index[src.dim] = _part(whole_shape[src.dim], group.size, group.rank)
+    out[tuple(index)] = a
+    return out
 
 
 def _axis_group(placement, axis):

@@ -50,8 +50,8 @@ class GlobalPlan:
     """How a global call runs: the placement, each input's nd-SBP and local meta, the output global metas,
     the local call's attrs and the optional per-call ``finish`` (with its ``data``)."""
 
-    __slots__ = ("attrs", "data", "finish", "in_local_metas", "in_local_shapes", "in_metas", "in_nd_sbps",
-                 "inplace_box", "out_local_shapes", "out_metas", "placement", "random")
+    __slots__ = ("attrs", "data", "finish", "prepare", "in_local_metas", "in_local_shapes", "in_metas", "in_nd_sbps",
+                 "inplace_box", "out_local_shapes", "out_metas", "placement", "random", "stream")
 
     def __repr__(self):
         ins = ", ".join(S.format_nd_sbp(s) for s in self.in_nd_sbps)
@@ -111,10 +111,10 @@ def boxing_cost(src, dst, nbytes: float, n: int) -> float:
     """The cost of boxing one placement dimension from ``src`` to ``dst`` (Note [Choosing a signature])."""
     if src is dst:
         return 0.0
-    if src is B or dst is S.partial_sum and src.kind == "S":
+    if src is B or dst.is_partial and src.kind == "S":
         return _BYTES_FREE
-    if src is S.partial_sum:
-        return _BYTES_FREE + (2 * nbytes if dst is B else nbytes)
+    if src.is_partial:
+        return _BYTES_FREE + (2 * nbytes if dst.kind != "S" else nbytes)
     return _BYTES_FREE + (nbytes if dst is B else nbytes / n)
 
 
@@ -132,20 +132,37 @@ def _choose(sigs, current, nbytes, n, want_out):
 
 
 # Note [Random ops on global tensors]
-# A random op has no SBP rule: it runs on broadcast inputs, and its broadcast result must be the same on
-# every rank. So it draws from a generator seeded alike on every rank of the placement: every rank draws
-# one seed from its current generator (so all advance alike), and the first rank's seed is broadcast.
+# A random op draws from a generator seeded alike on every rank of the placement: every rank draws one seed
+# from its current generator (so all advance alike), and the first rank's seed is broadcast. Most random ops
+# have no SBP rule: they run on broadcast inputs, and the broadcast result is the same on every rank.
+# ``random_mask_like`` (dropout's mask) has one: a split input gives a split mask, each rank drawing only
+# its own piece, from the stream ``seed + k`` where ``k`` is the index of its piece (its coordinates along
+# the placement dimensions that split the output, row-major; 0 when none does, so broadcast draws agree).
+# The logical mask is therefore, piece by piece in rank order, ``PCG64(seed + k).random(piece shape,
+# float32) >= rate`` (the kernel's draw): it depends on the number of pieces, not only on the seed.
 RANDOM_OPS = frozenset(("bernoulli", "normal_tensor", "random_mask_like", "multinomial", "poisson", "exponential",
                         "geometric", "cauchy", "log_normal", "uniform", "normal", "randint", "randperm"))
 
 
-def shared_generator(generator, placement) -> Generator:
-    """A generator seeded alike on every rank of ``placement`` (Note [Random ops on global tensors])."""
+def shared_generator(generator, placement, stream: int = 0) -> Generator:
+    """A generator seeded alike on every rank of ``placement``, plus ``stream`` (Note [Random ops on global
+    tensors])."""
     gen = generator or current_generator(placement.device)
     seed = np.array([gen.numpy.integers(0, 2 ** 62)], np.int64)
     if placement.size > 1 and placement.has_rank(world().rank):
         seed = world().group(placement.rank_list).broadcast(seed, root=0)
-    return Generator().manual_seed(int(seed[0]))
+    return Generator().manual_seed(int(seed[0]) + stream)
+
+
+def piece_index(placement, nd_sbp: tuple, coord) -> int:
+    """The index of this rank's piece among the pieces ``nd_sbp`` cuts (row-major over the split placement
+    dimensions; 0 when none splits or outside the placement)."""
+    k = 0
+    if coord is not None:
+        for s, n, i in zip(nd_sbp, placement.hierarchy, coord):
+            if s.kind == "S":
+                k = k * n + i
+    return k
 
 
 def _rule_of(op_type):
@@ -170,7 +187,8 @@ def _signature(op_expr, placement, in_metas, logical, attrs, out_metas):
     out_nd = [[] for _ in logical.out_metas]
     ctx = None
     for h, n in enumerate(placement.hierarchy):
-        ctx = SbpContext(op_expr.op_type_name, tuple(m.logical for m in in_metas), logical.out_metas, logical.attrs, n)
+        ctx = SbpContext(op_expr.op_type_name, tuple(m.logical for m in in_metas), logical.out_metas, logical.attrs, n,
+                         h)
         sigs = rule.signatures(ctx)
         current = [m.nd_sbp[h] for m in in_metas]
         want = None if out_metas is None else [o.nd_sbp[h] for o in out_metas]
@@ -193,7 +211,7 @@ def plan_call(op_expr, metas, attrs, out_metas=None) -> GlobalPlan:
     in_nd, out_nd, rule, ctx = _signature(op_expr, placement, in_metas, logical, attrs, out_metas)
     plan = GlobalPlan()
     plan.placement = placement
-    plan.finish = plan.data = None
+    plan.finish = plan.data = plan.prepare = None
     plan.inplace_box = in_nd is None
     plan.random = op_expr.op_type_name in RANDOM_OPS
     if in_nd is None:
@@ -207,6 +225,7 @@ def plan_call(op_expr, metas, attrs, out_metas=None) -> GlobalPlan:
                            for m, nd in zip(logical.out_metas, out_nd))
     plan.out_local_shapes = [None if m.local is None else m.local.shape for m in plan.out_metas]
     plan.attrs = attrs
+    plan.stream = piece_index(placement, out_nd[0], plan.out_metas[0].coord) if plan.random and out_nd else 0
     if rule.localize is not None and targets and targets[0].local is not None:
         overrides = rule.localize(ctx, plan)
         if overrides:
@@ -222,7 +241,7 @@ def plan_source(op_expr, placement, attrs=None) -> GlobalPlan:
     logical = op_expr.infer((), attrs)
     plan = GlobalPlan()
     plan.placement = placement
-    plan.finish = plan.data = None
+    plan.finish = plan.data = plan.prepare = None
     plan.inplace_box = False
     plan.random = op_expr.op_type_name in RANDOM_OPS
     plan.in_metas, plan.in_nd_sbps, plan.in_local_metas, plan.in_local_shapes = [], [], [], []
@@ -230,6 +249,7 @@ def plan_source(op_expr, placement, attrs=None) -> GlobalPlan:
     plan.out_metas = tuple(make_global_meta(m.shape, m.dtype, placement, nd) for m in logical.out_metas)
     plan.out_local_shapes = [m.shape for m in logical.out_metas]
     plan.attrs = attrs
+    plan.stream = 0
     return plan
 
 
@@ -287,11 +307,12 @@ def eager_global_interpreter(op_expr, ks, inputs, attrs, outputs):
             lo = _make(o._array, o._meta.local)
             lo._vc = version_counter(o)
             local_out.append(lo)
+    kernel_in = local_in if plan.prepare is None else plan.prepare(plan, local_in)
     if plan.random:
-        with using_generator(shared_generator(None, p)):
-            res = redispatch(op_expr, ks & _BELOW, local_in, plan.attrs, local_out)
+        with using_generator(shared_generator(None, p, plan.stream)):
+            res = redispatch(op_expr, ks & _BELOW, kernel_in, plan.attrs, local_out)
     else:
-        res = redispatch(op_expr, ks & _BELOW, local_in, plan.attrs, local_out)
+        res = redispatch(op_expr, ks & _BELOW, kernel_in, plan.attrs, local_out)
     if plan.finish is not None:
         plan.finish(plan, local_in, res)
     if outputs is not None:

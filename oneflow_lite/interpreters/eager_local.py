@@ -38,16 +38,31 @@ def _bump_versions(outputs):
 
 
 def _link_if_view(out, result, inputs):
-    """Share the version counter of the input whose array ``result`` aliases, if any."""
+    """Share the version counter of the input whose array ``result`` aliases, if any: the owner of the
+    memory (an array's ``base``, NumPy's owner of a view) decides when both owners own their memory, an
+    overlap test otherwise (``as_strided`` views, arrays over foreign buffers)."""
     base = result.base  # NumPy points a view at the array owning the memory
     for t in inputs:  # the usual cases first: the input itself, a view of it, or of the same owner
         a = t._array
         if a is result or (base is not None and (base is a or base is getattr(a, "base", None))):
             link_view(out, t)
             return
+    owner = result if base is None else base
+    owns = type(owner) is _ndarray and owner.base is None and owner.flags.owndata
     for t in inputs:
         a = t._array
-        if a is not None and _may_share_memory(a, result):
+        if a is None:
+            continue
+        if owns:  # two arrays owning their memory share none: no overlap test needed
+            a_owner = a.base
+            if a_owner is None:
+                a_owner = a
+            if a_owner is owner:
+                link_view(out, t)
+                return
+            if type(a_owner) is _ndarray and a_owner.base is None and a_owner.flags.owndata:
+                continue
+        if _may_share_memory(a, result):
             link_view(out, t)
             return
 
@@ -91,7 +106,9 @@ def _as_output_array(op_expr, i, result, meta):
 # kernels/cpu/math.py), check the result's type and dtype against the inferred meta, and wrap it
 # (sharing the input's version counter when it may be a view). The result's shape was checked on the
 # general path's call with the same metas and attrs, and a kernel's result shape depends on nothing
-# else (value-dependent lengths are attrs: Note [Value-dependent shapes] in ops/index.py). An
+# else (value-dependent lengths are attrs: Note [Value-dependent shapes] in ops/index.py). A call of
+# an op with several outputs (layer_norm's y, mean and inv_variance; split) is recorded too and takes
+# ``_fast_outputs``, which also compares each result's shape (a tuple compare). An
 # in-place call whose kernel can write in place (Note [Kernels that write in place] in
 # kernels/cpu/math.py) and whose output tensor has the inferred meta and a writeable buffer is
 # written directly. A kernel registered or removed for the op gives every bound expr a new, empty
@@ -115,6 +132,9 @@ def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
         res = None
     if res is not None:
         if outputs is None:
+            m = res.out_meta
+            if m is None:
+                return _fast_outputs(op_expr, res, inputs)
             plain = res.plain
             if n == 1:
                 a0, a1 = t0._array, None
@@ -125,7 +145,6 @@ def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
             else:
                 a0 = a1 = None
                 result = res.kernel(res, *[t._array for t in inputs])
-            m = res.out_meta
             if type(result) is not _ndarray or result.dtype is not m.np_dtype:
                 result = _as_output_array(op_expr, 0, result, m)
             out = _new(Tensor)  # Tensor._make, inlined
@@ -147,6 +166,27 @@ def eager_local_interpreter(op_expr, ks, inputs, attrs, outputs):
                 _bump_versions(outputs)
                 return (o,)
     return _eager_general(op_expr, inputs, attrs, outputs)
+
+
+def _fast_outputs(op_expr, res, inputs):
+    """A repeated call of an op with several outputs (Note [Eager fast path]): run the kernel, check each
+    result's type and dtype, wrap it."""
+    results = res.kernel(res, *[t._array for t in inputs])
+    outs = []
+    for i, m in enumerate(res.out_metas):
+        result = results[i]
+        if type(result) is not _ndarray or result.dtype is not m.np_dtype or result.shape != m.shape:
+            result = _as_output_array(op_expr, i, result, m)
+        out = _new(Tensor)
+        out._array = result
+        out._meta = m
+        out._key_set = m.key_set
+        out._ag = None
+        out._vc = None
+        if result.base is not None or _is_input_array(result, inputs):
+            _link_if_view(out, result, inputs)
+        outs.append(out)
+    return tuple(outs)
 
 
 def _is_input_array(result, inputs) -> bool:
@@ -178,7 +218,8 @@ def _eager_general(op_expr, inputs, attrs, outputs):
         res.plain = getattr(kernel, "plain", None)
         res.write = getattr(kernel, "write", None)
         res.kernel_gen = gen
-    if res.out_meta is not None and type(attrs) is not dict:
+    if type(attrs) is not dict and (res.out_meta is not None or (
+            len(out_metas) > 1 and res.device.device_type.has_storage)):
         fast[(attrs, *metas)] = res
     if not res.device.device_type.has_storage:
         kernel(res, *[None] * len(inputs))

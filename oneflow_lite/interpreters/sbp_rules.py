@@ -10,12 +10,15 @@ A rule is registered per op type (``register_sbp_rule``): an :class:`SbpRule` ho
 - ``localize(ctx, plan)`` (optional), run once per plan: returns the attrs that differ in the local call
   (e.g. a ``shape`` attr holding the logical output shape becomes this rank's piece's shape), and may set
   ``plan.finish(plan, inputs, outputs)``, a per-call step after the local kernel (e.g. the mean of a split
-  dimension divided by the global count instead of the local one), with ``plan.data`` for it.
+  dimension divided by the global count instead of the local one), with ``plan.data`` for it, and
+  ``plan.prepare(plan, inputs)``, a per-call step returning the local inputs the kernel gets instead (e.g.
+  indices shifted into this rank's rows); ``finish`` still sees the inputs before ``prepare``.
 
 Rules are written for families (``broadcast``: elementwise and broadcasting ops; ``reduce``; ``view``;
 matmul / linear; softmax; nll; embedding; ...) and registered for each op type of the family. An op
 without a rule runs on broadcast inputs (every rank computes the whole op) and says so once in the log.
-Random ops have no rule on purpose: a broadcast result must be the same on every rank.
+Random ops have no rule on purpose (a broadcast result must be the same on every rank), except dropout's
+mask, drawn piece by piece (Note [Random ops on global tensors] in interpreters/eager_global.py).
 """
 
 from __future__ import annotations
@@ -33,16 +36,17 @@ _lock = threading.Lock()
 
 class SbpContext:
     """What a rule sees: the op type, the logical input / output metas, the composed attrs, and the number
-    of ranks ``n`` on the placement dimension being decided."""
+    of ranks ``n`` on the placement dimension ``axis`` being decided."""
 
-    __slots__ = ("attrs", "inputs", "n", "op_type", "outputs")
+    __slots__ = ("attrs", "axis", "inputs", "n", "op_type", "outputs")
 
-    def __init__(self, op_type, inputs, outputs, attrs, n):
+    def __init__(self, op_type, inputs, outputs, attrs, n, axis=0):
         self.op_type = op_type
         self.inputs = inputs
         self.outputs = outputs
         self.attrs = attrs
         self.n = n
+        self.axis = axis
 
 
 class SbpRule:
@@ -121,13 +125,24 @@ broadcast = SbpRule(broadcast_signatures)
 linear_unary = SbpRule(partial(broadcast_signatures, partial_sets=((0,),)))
 softmax = SbpRule(partial(broadcast_signatures, skip=_axis_dim))
 
-_UNARY = ["abs", "ceil", "cos", "erf", "exp", "expm1", "floor", "log", "log1p", "log2", "reciprocal", "round", "rsqrt", "sign", "sin", "sqrt", "square", "tan", "tanh", "trunc", "sigmoid", "relu", "elu", "gelu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "mish", "selu", "silu", "softplus", "logical_not", "bitwise_not", "isnan", "isinf", "isfinite", "nan_to_num", "clip_by_scalar", "scalar_add", "scalar_floor_mod", "scalar_floordiv", "scalar_fmod", "scalar_lerp", "scalar_logical_equal", "scalar_logical_greater", "scalar_logical_greater_equal", "scalar_logical_less", "scalar_logical_less_equal", "scalar_logical_not_equal", "scalar_pow", "scalar_reverse_div", "scalar_reverse_pow", "scalar_truncdiv", "relu_grad", "elu_grad", "gelu_grad", "hardsigmoid_grad", "hardswish_grad", "hardtanh_grad", "leaky_relu_grad", "mish_grad", "selu_grad", "sigmoid_grad", "silu_grad", "softplus_grad", "tanh_grad", "clip_by_scalar_grad", "broadcast_atan2", "broadcast_bitwise_and", "broadcast_bitwise_or", "broadcast_bitwise_xor", "broadcast_equal", "broadcast_floor_mod", "broadcast_floordiv", "broadcast_fmod", "broadcast_greater", "broadcast_greater_equal", "broadcast_less", "broadcast_less_equal", "broadcast_logical_and", "broadcast_logical_or", "broadcast_logical_xor", "broadcast_maximum", "broadcast_minimum", "broadcast_not_equal", "broadcast_pow", "broadcast_truncdiv", "clip_by_tensor", "clip_by_tensor_max", "clip_by_tensor_min", "where", "masked_fill", "masked_fill_tensor", "lerp", "addcmul", "addcdiv", "mse_loss", "mse_loss_grad", "l1_loss", "l1_loss_grad", "smooth_l1_loss", "smooth_l1_loss_grad", "huber_loss", "huber_loss_grad", "kl_div_loss", "kl_div_loss_grad", "kl_div_loss_target_grad", "binary_cross_entropy", "binary_cross_entropy_grad", "binary_cross_entropy_target_grad", "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits_grad", "binary_cross_entropy_with_logits_target_grad", "sgd_update", "one_hot", "dropout"]
+_UNARY = ["abs", "ceil", "cos", "erf", "exp", "expm1", "floor", "log", "log1p", "log2", "reciprocal", "round", "rsqrt", "sign", "sin", "sqrt", "square", "tan", "tanh", "trunc", "sigmoid", "relu", "elu", "gelu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "mish", "selu", "silu", "softplus", "logical_not", "bitwise_not", "isnan", "isinf", "isfinite", "nan_to_num", "clip_by_scalar", "scalar_add", "scalar_floor_mod", "scalar_floordiv", "scalar_fmod", "scalar_lerp", "scalar_logical_equal", "scalar_logical_greater", "scalar_logical_greater_equal", "scalar_logical_less", "scalar_logical_less_equal", "scalar_logical_not_equal", "scalar_pow", "scalar_reverse_div", "scalar_reverse_pow", "scalar_truncdiv", "relu_grad", "elu_grad", "gelu_grad", "hardsigmoid_grad", "hardswish_grad", "hardtanh_grad", "leaky_relu_grad", "mish_grad", "selu_grad", "sigmoid_grad", "silu_grad", "softplus_grad", "tanh_grad", "clip_by_scalar_grad", "broadcast_atan2", "broadcast_bitwise_and", "broadcast_bitwise_or", "broadcast_bitwise_xor", "broadcast_equal", "broadcast_floor_mod", "broadcast_floordiv", "broadcast_fmod", "broadcast_greater", "broadcast_greater_equal", "broadcast_less", "broadcast_less_equal", "broadcast_logical_and", "broadcast_logical_or", "broadcast_logical_xor", "broadcast_maximum", "broadcast_minimum", "broadcast_not_equal", "broadcast_pow", "broadcast_truncdiv", "clip_by_tensor", "clip_by_tensor_max", "clip_by_tensor_min", "where", "masked_fill", "masked_fill_tensor", "lerp", "addcmul", "addcdiv", "mse_loss", "mse_loss_grad", "l1_loss", "l1_loss_grad", "smooth_l1_loss", "smooth_l1_loss_grad", "huber_loss", "huber_loss_grad", "kl_div_loss", "kl_div_loss_grad", "kl_div_loss_target_grad", "binary_cross_entropy", "binary_cross_entropy_grad", "binary_cross_entropy_target_grad", "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits_grad", "binary_cross_entropy_with_logits_target_grad", "sgd_update", "one_hot"]
 register_sbp_rule(_UNARY, broadcast)
 register_sbp_rule(("negative", "scalar_mul", "scalar_div", "cast", "copy"), linear_unary)
 register_sbp_rule(("broadcast_add", "broadcast_sub"), SbpRule(partial(broadcast_signatures, partial_sets=((0, 1),))))
 register_sbp_rule("broadcast_mul", SbpRule(partial(broadcast_signatures, partial_sets=((0,), (1,)))))
 register_sbp_rule("broadcast_div", SbpRule(partial(broadcast_signatures, partial_sets=((0,),))))
 register_sbp_rule(("softmax", "log_softmax", "softmax_grad", "log_softmax_grad", "safe_softmax"), softmax)
+# dropout is linear in its input given the mask (B); the mask follows its input's split, and a partial input
+# (whose shape is the logical one) gets a broadcast mask, drawn alike (Note [Random ops on global tensors]).
+register_sbp_rule("dropout", SbpRule(partial(broadcast_signatures, partial_sets=((0,),))))
+
+
+def random_mask_signatures(ctx) -> list:
+    nd = ctx.inputs[0].ndim
+    return [((split(d),), (split(d),)) for d in range(nd)] + [((B,), (B,)), ((P,), (B,))]
+
+
+register_sbp_rule("random_mask_like", SbpRule(random_mask_signatures))
 
 
 # ---- reductions ---------------------------------------------------------------------------------------
@@ -141,21 +156,21 @@ def _reduced_axes(ctx) -> tuple:
     return tuple(sorted(a + nd if a < 0 else a for a in axes)) if nd else (), keep
 
 
-def reduce_signatures(ctx, partial_ok=False) -> list:
-    """A split of a kept dim stays a split (of the dim it becomes); a split of a reduced dim gives a partial
-    sum when ``partial_ok``; B -> B; P -> P when ``partial_ok``."""
+def reduce_signatures(ctx, partial=None) -> list:
+    """A split of a kept dim stays a split (of the dim it becomes); a split of a reduced dim gives
+    ``partial`` (P for sum and mean, P(max) for max) when given; B -> B; ``partial`` -> ``partial``."""
     axes, keep = _reduced_axes(ctx)
     n_out = len(ctx.outputs)
     sigs = []
     for d in range(ctx.inputs[0].ndim):
         if d in axes:
-            if partial_ok:
-                sigs.append(((split(d),), (P,) * n_out))
+            if partial is not None:
+                sigs.append(((split(d),), (partial,) * n_out))
         else:
             sigs.append(((split(d),), (split(d if keep else d - sum(a < d for a in axes)),) * n_out))
     sigs.append(((B,), (B,) * n_out))
-    if partial_ok:
-        sigs.append(((P,), (P,) * n_out))
+    if partial is not None:
+        sigs.append(((partial,), (partial,) * n_out))
     return sigs
 
 
@@ -182,9 +197,10 @@ def _mean_factor(ctx, plan):
         plan.finish = _mean_finish
 
 
-register_sbp_rule(("reduce_sum",), SbpRule(partial(reduce_signatures, partial_ok=True)))
-register_sbp_rule(("reduce_mean",), SbpRule(partial(reduce_signatures, partial_ok=True), localize=_mean_factor))
-register_sbp_rule(("reduce_max", "reduce_min", "reduce_prod", "reduce_all", "reduce_any", "reduce_logsumexp",
+register_sbp_rule(("reduce_sum",), SbpRule(partial(reduce_signatures, partial=P)))
+register_sbp_rule(("reduce_mean",), SbpRule(partial(reduce_signatures, partial=P), localize=_mean_factor))
+register_sbp_rule("reduce_max", SbpRule(partial(reduce_signatures, partial=S.partial_max)))
+register_sbp_rule(("reduce_min", "reduce_prod", "reduce_all", "reduce_any", "reduce_logsumexp",
                    "reduce_max_dim", "reduce_min_dim", "argmax", "argmin", "count_nonzero"),
                   SbpRule(reduce_signatures))
 
@@ -280,3 +296,16 @@ def linear_signatures(ctx) -> list:
 
 register_sbp_rule("matmul", SbpRule(matmul_signatures))
 register_sbp_rule("linear", SbpRule(linear_signatures))
+
+
+def parallel_cast_signatures(ctx) -> list:
+    """The attr's SBP on this placement dimension, in and out: the interpreter boxes the input to it."""
+    nd = ctx.attrs["nd_sbp"]
+    if len(nd) <= ctx.axis:
+        raise ValueError(f"hierarchical_parallel_cast: attr nd_sbp {list(nd)} has no SBP for placement dimension "
+                         f"{ctx.axis}; expected one per placement dimension")
+    s = S.parse_short(nd[ctx.axis])
+    return [((s,), (s,))]
+
+
+register_sbp_rule("hierarchical_parallel_cast", SbpRule(parallel_cast_signatures))

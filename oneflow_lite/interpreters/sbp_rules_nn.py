@@ -15,6 +15,8 @@ from functools import partial
 
 import numpy as np
 
+from oneflow_lite.framework import sbp as S
+from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.framework.world import world
 from oneflow_lite.interpreters.sbp_rules import B, P, SbpRule, register_sbp_rule, split
 
@@ -87,20 +89,64 @@ register_sbp_rule("nll_grad", SbpRule(nll_grad_signatures, localize=_nll_localiz
 
 
 # ---- embedding -----------------------------------------------------------------------------------------
+# Note [Vocab-parallel embedding]
+# With the weight split by rows (S(0): each rank holds a slice of the vocabulary) and the indices
+# broadcast, each rank looks up the indices that fall in its rows and gives zeros for the others: the
+# output is a partial sum (Megatron's vocab-parallel embedding, expressed by SBP alone). The local call
+# gets the indices shifted into this rank's rows, those outside clamped to its first row (``prepare``);
+# ``finish`` zeroes the outputs of the indices outside. An index outside the whole vocabulary raises as on
+# one process. The signature is offered when every rank holds at least one row. Backward: the gradient of
+# a partial output is any SBP summing to it; ``embedding_grad`` is linear in ``dy`` (P -> P), and from a
+# broadcast ``dy`` computes the whole table's gradient, which the weight's S(0) then slices (no
+# communication).
 def embedding_signatures(ctx) -> list:
-    """(B, S(d)) -> S(d) over the indices' dims; (S(1), B) -> S(-1): the embedding dim split."""
+    """(B, S(d)) -> S(d) over the indices' dims; (S(1), B) -> S(-1): the embedding dim split; (S(0), B) -> P:
+    vocab parallel (Note [Vocab-parallel embedding])."""
     nd = ctx.inputs[1].ndim
-    return ([((B, split(d)), (split(d),)) for d in range(nd)] + [((split(1), B), (split(nd),))]
+    sigs = ([((B, split(d)), (split(d),)) for d in range(nd)] + [((split(1), B), (split(nd),))]
             + [((B, B), (B,))])
+    if ctx.inputs[0].shape[0] >= ctx.n:
+        sigs.append(((split(0), B), (P,)))
+    return sigs
+
+
+def _vocab_rows(plan):
+    """This rank's rows of the weight: (start, stop), and the vocabulary size."""
+    w = plan.in_metas[0]
+    rows = S.local_slices(tuple(w.shape), plan.in_nd_sbps[0], plan.placement.hierarchy, w.coord)[0]
+    return rows.start, rows.stop, w.shape[0]
+
+
+def _shift_indices(plan, inputs):
+    start, stop, vocab = plan.data
+    idx = inputs[1]._array
+    if idx.size and (idx.min() < 0 or idx.max() >= vocab):
+        raise IndexError(f"embedding: index out of range in self (indices must be in [0, {vocab}))")
+    local = idx - start
+    local[(local < 0) | (local >= stop - start)] = 0
+    return [inputs[0], Tensor._make(local, inputs[1]._meta)]
+
+
+def _zero_outside(plan, inputs, outputs):
+    start, stop, _ = plan.data
+    idx = inputs[1]._array
+    outputs[0]._array[(idx < start) | (idx >= stop)] = 0
+
+
+def _embedding_localize(ctx, plan):
+    if any(s.kind == "S" and s.dim == 0 for s in plan.in_nd_sbps[0]):
+        plan.data = _vocab_rows(plan)
+        plan.prepare, plan.finish = _shift_indices, _zero_outside
+    return {}
 
 
 def embedding_grad_signatures(ctx) -> list:
     nd = ctx.inputs[1].ndim
     return ([((split(d), split(d)), (P,)) for d in range(nd)] + [((split(nd), B), (split(1),))]
-            + [((B, B), (B,))])
+            + [((B, B), (B,)), ((P, B), (P,))])
 
 
-register_sbp_rule("embedding", SbpRule(embedding_signatures))
+register_sbp_rule("embedding", SbpRule(embedding_signatures, localize=_embedding_localize))
 register_sbp_rule("embedding_grad", SbpRule(embedding_grad_signatures))
 
 

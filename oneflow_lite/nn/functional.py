@@ -40,9 +40,11 @@ __all__ = list(_NN_NAMES)
 # the last two take Python objects a functional signature cannot: a distance callable, chunking options).
 from oneflow_lite.nn.modules.activation import multi_head_attention_forward
 from oneflow_lite.nn.modules.linear import bilinear
+from oneflow_lite.functors.linalg import grouped_mm  # noqa: E402  (mixture-of-experts grouped GEMM)
 from oneflow_lite.nn.modules.loss import linear_cross_entropy, triplet_margin_with_distance_loss
 
-__all__ += ["bilinear", "linear_cross_entropy", "multi_head_attention_forward", "triplet_margin_with_distance_loss"]
+__all__ += ["bilinear", "grouped_mm", "linear_cross_entropy", "multi_head_attention_forward",
+            "triplet_margin_with_distance_loss"]
 
 # PyTorch's module-level helpers of torch.nn.functional: typing names, the __torch_function__ protocol helpers
 # (oneflow_lite.overrides) and boolean_dispatch.
@@ -58,6 +60,11 @@ from oneflow_lite.overrides import (
 )
 
 DType = int  # PyTorch's alias in torch.nn.functional (the type of a dtype argument in TorchScript)
+
+
+def assert_int_or_pair(arg, arg_name: str, message: str) -> None:
+    """PyTorch's argument check: ``arg`` is an int or a pair, else AssertionError(``message.format(arg_name)``)."""
+    assert isinstance(arg, int) or len(arg) == 2, message.format(arg_name)
 
 
 def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_name, func_name):

@@ -26,6 +26,7 @@ from oneflow_lite.autograd.grad_mode import no_grad
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.sbp import sbp as SbpType
 from oneflow_lite.framework.tensor import RemovableHandle, Tensor
+from oneflow_lite.functors.global_cast import from_logical
 from oneflow_lite.nn.parameter import Parameter
 
 __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
@@ -103,6 +104,14 @@ def register_module_forward_hook(hook, *, with_kwargs: bool = False, always_call
     ``forward`` of every module (before its own hooks); a non-None result replaces the output. ``always_call``
     also calls it when ``forward`` raises. Returns a handle whose ``remove()`` unregisters it."""
     return Module._add_hook(_global_forward_hooks, hook, (hook, with_kwargs, always_call), False)
+
+
+def _in_layout_of(current: Tensor, value: Tensor) -> Tensor:
+    """``value`` laid out as the global tensor ``current``: boxed when global (a checkpoint loaded with
+    ``global_src_rank``), else taken as the logical value every rank loaded (sliced, no communication)."""
+    if value.is_global:
+        return value.to_global(current.placement, current.sbp)
+    return from_logical(value, current.placement, current.sbp)
 
 
 class Module:
@@ -597,6 +606,8 @@ class Module:
                 type(self).__name__, "\n\t".join(error_msgs)))
         with no_grad():
             for module, name, current, value in copies:
+                if current.is_global:
+                    value = _in_layout_of(current, value)
                 if not assign:
                     current.copy_(value)
                 elif isinstance(current, Parameter):

@@ -14,6 +14,7 @@ a mapping: ``flow.onnx.supported_ops()``.
 
 from __future__ import annotations
 
+from oneflow_lite.onnx import losses, spatial  # noqa: F401 (register the loss and spatial ops' mappings)
 from oneflow_lite.onnx.api import export
 from oneflow_lite.onnx.exporter import UnsupportedOperatorError
 from oneflow_lite.onnx.ops import supported_ops

@@ -192,6 +192,7 @@ def _ops(ctx):
                 f"ONNX mapping (flow.onnx.supported_ops() lists the op types that have one)")
         try:
             convert(ctx, node, [ctx.value(lbn) for lbn in node.inputs])
+            ctx.captures.check_constant_attrs(node)
         except UnsupportedOperatorError:
             raise
         except Exception as e:

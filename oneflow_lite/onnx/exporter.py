@@ -18,7 +18,8 @@ symbols ``s_k`` (checked against the last capture). A converter asks for a shape
 a constant when it does not vary, or an ONNX tensor computing it from the inputs' runtime shapes. A value
 not affine in the symbols (``B * T`` with two symbols) is exported as ``-1`` when it is the only varying
 entry of a reshape's target, and raises otherwise; so does a job whose ops differ between the captures
-(Python control flow on a shape).
+(Python control flow on a shape), and a number attr that varies though its converter took it as a constant
+(``Captures.check_constant_attrs``; a scalar op's operand, such as a mean's divisor, is read as a form).
 """
 
 from __future__ import annotations
@@ -100,16 +101,33 @@ class Captures:
                     f"size (e.g. {extra}); its build() depends on the shape in Python, which cannot be exported "
                     f"with dynamic_axes")
         self.by_name = by_name
+        self.read: set = set()  # (op name, attr name) a converter took as affine forms
 
     def variants(self, node_name: str) -> list:
         return [table[node_name] for table in self.by_name]
 
     def attr(self, node_name: str, name: str) -> list:
         """The attr's ints as affine forms (a list, or one form for an int attr)."""
+        self.read.add((node_name, name))
         values = [n.res.attrs[name] for n in self.variants(node_name)]
         if isinstance(values[0], (tuple, list)):
             return [fit([v[i] for v in values], self.bases) for i in range(len(values[0]))]
         return fit(values, self.bases)
+
+    def check_constant_attrs(self, node) -> None:
+        """Raise if a number attr of ``node`` (a scalar op's operand, ...) varies with the dynamic axes though its
+        converter took it as a constant (it did not read it with ``attr``). Shape-like attrs are not checked:
+        converters take those from the blobs' dims (``shape_of``)."""
+        variants = self.variants(node.name)
+        for name, value in node.res.attrs.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            other = next((v.res.attrs[name] for v in variants[1:] if v.res.attrs[name] != value), value)
+            if other is not value and (node.name, name) not in self.read:
+                raise UnsupportedOperatorError(
+                    f"flow.onnx.export: attr '{name}' of op '{node.name}' ({node.op_type}) varies with the dynamic "
+                    f"axes ({value!r} for the example inputs, {other!r} with an axis longer), but its ONNX mapping "
+                    f"takes it as a constant; export with fewer dynamic axes")
 
     def dims(self, lbn: str) -> list:
         shapes = [ir.metas[lbn].shape for ir in self.irs]
@@ -188,13 +206,14 @@ class ExportContext:
         if key is not None and key in self._cache:
             return self._cache[key]
         name = self.fresh(hint)
-        self.initializers.append(self.onnx.numpy_helper.from_array(np.ascontiguousarray(a), name))
+        self.add_initializer(name, a)
         if key is not None:
             self._cache[key] = name
         return name
 
     def add_initializer(self, name: str, array) -> None:
-        self.initializers.append(self.onnx.numpy_helper.from_array(np.ascontiguousarray(array), name))
+        array = np.asarray(array)  # (np.ascontiguousarray would make a 0-d array 1-d)
+        self.initializers.append(self.onnx.numpy_helper.from_array(np.require(array, requirements="C"), name))
 
     # ---- symbolic ints (Note [Dynamic axes]) -----------------------------------------------------
     def symbol(self, k: int) -> str:

@@ -78,6 +78,23 @@ for _op, _attrs in ACTIVATION_ATTRS.items():
                      attrs=_attrs, infer_shape=_gelu_shape if _gelu else _grad_shape, infer_dtype=same_dtype)
 
 
+# gelu and its derivative at once, (y, gelu'(x)): made by the graph's GELU fusion after capture (Note
+# [Derivatives in the forward] in graph/passes.py), which turns each gelu_grad(dy, x) into dy * gelu'(x).
+def _two_same_shapes(ctx):
+    if ctx.attr("approximate") not in ("none", "tanh"):
+        raise ctx.error(f"approximate argument must be either none or tanh, got {ctx.attr('approximate')!r}")
+    return ctx.shape("x"), ctx.shape("x")
+
+
+def _two_same_dtypes(ctx):
+    return ctx.dtype("x"), ctx.dtype("x")
+
+
+register_user_op("gelu_with_derivative", inputs=["x"], outputs=["y", "derivative"],
+                 attrs=ACTIVATION_ATTRS["gelu"], no_grad=True, infer_shape=_two_same_shapes,
+                 infer_dtype=_two_same_dtypes)
+
+
 # ---- gradient rows -----------------------------------------------------------------------------------
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_K = math.sqrt(2.0 / math.pi)

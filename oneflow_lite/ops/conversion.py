@@ -1,5 +1,5 @@
-"""Conversion ops: ``cast`` (dtype) and ``copy`` (device). The gradient goes back in the input's dtype, on
-the input's device."""
+"""Conversion ops: ``cast`` (dtype), ``copy`` (device) and ``hierarchical_parallel_cast`` (layout). The gradient
+goes back in the input's dtype, on the input's device."""
 
 from __future__ import annotations
 
@@ -31,3 +31,11 @@ def _copy_device(ctx):
 register_user_op("copy", inputs=["in"], outputs=["out"], attrs={"device": ("device", "cpu")},
                  infer_shape=same_shape, infer_dtype=same_dtype, infer_device=_copy_device)
 derivative("copy", in_=lambda dout, in_meta: F.copy(dout, in_meta.device))
+
+
+# OneFlow's op for a boxing in a job: on global tensors its input is boxed to the attr's nd-SBP (written as
+# sbp.short() gives, "S(0)", "B", "P") and passed on (Note [The parallel view of a job] in
+# graph/global_plan.py); on local tensors it is a copy. Its gradient passes through (its consumers box it).
+register_user_op("hierarchical_parallel_cast", inputs=["in"], outputs=["out"], attrs={"nd_sbp": ("list_string", ())},
+                 infer_shape=same_shape, infer_dtype=same_dtype)
+derivative("hierarchical_parallel_cast", in_=lambda dout: dout)

@@ -239,6 +239,24 @@ def _same_x_shape(ctx):
     return ctx.shape("x")
 
 
+def _binomial_shape(ctx):
+    return broadcast_shapes("binomial", ctx.shape("count"), ctx.shape("prob"))
+
+
+def _binomial_dtype(ctx):
+    count, prob = ctx.dtype("count"), ctx.dtype("prob")
+    if not count.is_floating_point:
+        raise ctx.error(f"binomial only supports floating-point dtypes for count, got: {count.name}")
+    if prob is not count:
+        raise ctx.error(f"expected prob of count's dtype {count.name}, got {prob.name}")
+    return count
+
+
+# binomial(count, prob): the number of successes in count trials of probability prob, elementwise (broadcast).
+register_user_op("binomial", inputs=["count", "prob"], outputs=["out"], no_grad=True,
+                 infer_shape=_binomial_shape, infer_dtype=_binomial_dtype)
+
+
 # bernoulli(x): 1 with probability x, elementwise, in the dtype attr (the in-place variant writes any dtype).
 register_user_op("bernoulli", inputs=["x"], outputs=["out"], no_grad=True,
                  attrs={"dtype": ("data_type", dt.float32)},

@@ -695,6 +695,116 @@ register_user_op("attn_mask_bias", inputs=[Arg("mask", optional=True)], outputs=
                  infer_shape=_attn_bias_shape, infer_dtype=_attn_bias_dtype)
 
 
+# ---- scaled_dot_product_attention ------------------------------------------------------------------------
+# Note [Fused attention]
+# ``scaled_dot_product_attention(query, key, value, mask?)`` computes softmax(query key^T * scale + bias) value
+# in one kernel: the scores, the causal mask (``is_causal``: key j <= query i, top-left aligned) or the given
+# ``mask`` (bool: attend where True; floating: added), the softmax (0 on a row masked everywhere, PyTorch's
+# ``_safe_softmax``) and the weighted sum, in place on one (..., L, S) buffer. It returns that softmax,
+# ``attn``, as a second output: backward reads it instead of recomputing the scores. query (..., L, E), key
+# (..., S, E) and value (..., S, Ev) have the same leading dims. ``scaled_dot_product_attention_grad``
+# gives dquery, dkey and dvalue in one kernel from dout and dattn (dattn is zeros unless a double backward
+# differentiates through attn). Its own rows (double backward) are functional formulas, so every order of
+# derivative works. The functor (functors/nn.py) uses the op where it applies and the composite of matmuls
+# and a softmax elsewhere (dropout, grouped heads, broadcast batch dims, dispatch modes, autocast, vmap).
+def _attention_shapes(ctx, q, k, v):
+    if len(q) < 2 or len(k) != len(q) or len(v) != len(q):
+        raise ctx.error(f"query, key and value must have the same number of dimensions (at least 2), got "
+                        f"{_dims(q)}, {_dims(k)} and {_dims(v)}")
+    if q[:-2] != k[:-2] or q[:-2] != v[:-2] or k[-1] != q[-1] or v[-2] != k[-2]:
+        raise ctx.error(f"expected query (..., L, E), key (..., S, E) and value (..., S, Ev) with the same leading "
+                        f"dims, got {_dims(q)}, {_dims(k)} and {_dims(v)}")
+    for name in ("key", "value"):
+        if ctx.dtype(name) is not ctx.dtype("query"):
+            raise ctx.error(f"{name} must have the dtype of query ({ctx.dtype('query').name}), got "
+                            f"{ctx.dtype(name).name}")
+    if not ctx.dtype("query").is_floating_point:
+        raise ctx.error(f"query, key and value must be floating, got {ctx.dtype('query').name}")
+
+
+def _attention_shape(ctx):
+    q, k, v = ctx.shape("query"), ctx.shape("key"), ctx.shape("value")
+    _attention_shapes(ctx, q, k, v)
+    scores = (*q[:-1], k[-2])
+    if ctx.has_input("mask"):
+        if ctx.attrs["is_causal"]:
+            raise ctx.error("mask must not be given with is_causal=True")
+        md = ctx.dtype("mask")
+        if md is not _BOOL and md is not ctx.dtype("query"):
+            raise ctx.error(f"mask must be bool or have the dtype of query ({ctx.dtype('query').name}), got {md.name}")
+        if broadcast_shapes(ctx.op_type, ctx.shape("mask"), scores) != scores:
+            raise ctx.error(f"mask of shape {_dims(ctx.shape('mask'))} does not broadcast to the scores "
+                            f"{_dims(scores)}")
+    return (*q[:-1], v[-1]), scores
+
+
+def _attention_dtype(ctx):
+    d = ctx.dtype("query")
+    return d, d
+
+
+register_user_op("scaled_dot_product_attention", inputs=["query", "key", "value", Arg("mask", optional=True)],
+                 outputs=["out", "attn"], attrs={"scale": ("double", 1.0), "is_causal": ("bool", False)},
+                 infer_shape=_attention_shape, infer_dtype=_attention_dtype)
+
+
+def _attention_grad_shape(ctx):
+    q, k, v = ctx.shape("query"), ctx.shape("key"), ctx.shape("value")
+    _attention_shapes(ctx, q, k, v)
+    expected = {"dout": (*q[:-1], v[-1]), "dattn": (*q[:-1], k[-2]), "attn": (*q[:-1], k[-2])}
+    for name, shape in expected.items():
+        if ctx.shape(name) != shape or ctx.dtype(name) is not ctx.dtype("query"):
+            raise ctx.error(f"{name} must have shape {_dims(shape)} and dtype {ctx.dtype('query').name}, got "
+                            f"{_dims(ctx.shape(name))} and {ctx.dtype(name).name}")
+    return q, k, v
+
+
+def _three_of_query_dtype(ctx):
+    d = ctx.dtype("query")
+    return d, d, d
+
+
+register_user_op("scaled_dot_product_attention_grad", inputs=["dout", "dattn", "query", "key", "value", "attn"],
+                 outputs=["dquery", "dkey", "dvalue"], attrs={"scale": ("double", 1.0)},
+                 infer_shape=_attention_grad_shape, infer_dtype=_three_of_query_dtype)
+
+
+def _attention_backward(needs, dout, dattn, query, key, value, attn, scale):
+    """dquery, dkey, dvalue from one grad op; the mask (when given) gets none."""
+    dq, dk, dv = F.ops.scaled_dot_product_attention_grad(dout, dattn, query, key, value, attn, scale=scale)
+    return (dq if needs[0] else None, dk if needs[1] else None, dv if needs[2] else None,
+            *[None] * (len(needs) - 3))
+
+
+def _t(x):
+    return F.transpose(x, -2, -1)
+
+
+def _attention_grad_backward(needs, ddquery, ddkey, ddvalue, dout, dattn, query, key, value, attn, scale):
+    """The derivatives of the grad op's outputs (dQ = c dS K, dK = c dS^T Q, dV = P^T dO, with dP = dO V^T + dA,
+    dS = P (dP - rowsum(P dP))) with respect to its inputs, for incoming gQ, gK, gV (absent ones are zeros)."""
+    sum_keep = partial(_sum_keep, axis=-1)
+    dp = F.add(F.matmul(dout, _t(value)), dattn)
+    r = sum_keep(F.mul(attn, dp))
+    ds = F.mul(attn, F.sub(dp, r))
+    g_ds = F.mul_scalar(F.add(F.matmul(ddquery, _t(key)), F.matmul(query, _t(ddkey))), scale)
+    pg = F.mul(attn, g_ds)
+    g_dp = F.sub(pg, F.mul(attn, sum_keep(pg)))
+    g_attn = F.sub(F.add(F.matmul(dout, _t(ddvalue)), F.mul(g_ds, F.sub(dp, r))), F.mul(sum_keep(pg), dp))
+    grads = (F.add(F.matmul(attn, ddvalue), F.matmul(g_dp, value)),  # dout
+             g_dp,  # dattn
+             F.mul_scalar(F.matmul(ds, ddkey), scale),  # query
+             F.mul_scalar(F.matmul(_t(ds), ddquery), scale),  # key
+             F.matmul(_t(g_dp), dout),  # value
+             g_attn)  # attn
+    return tuple(g if n else None for g, n in zip(grads, needs))
+
+
+derivative("scaled_dot_product_attention", name="ScaledDotProductAttention", joint=_attention_backward)
+derivative("scaled_dot_product_attention_grad", name="ScaledDotProductAttentionBackward",
+           joint=_attention_grad_backward)
+
+
 # ---- ctc_loss -------------------------------------------------------------------------------------------------
 # Note [CTC loss]
 # ``ctc_loss(log_probs (T, N, C), targets, input_lengths (N,), target_lengths (N,))`` gives each sample's negative

@@ -218,3 +218,15 @@ register(
            dtypes=ALL, differentiable=False,
            op=lambda c, size, stride: flow.empty_strided(size, stride, **_on(c))),
 )
+
+
+# [compat t1] binomial(count, prob): random draws, checked for shape / dtype here (statistics in
+# tests/test_compat_torch_tail.py).
+def binomial_samples(dtype):
+    for shape in unary_shapes():
+        count = np.asarray(make(shape, dtype, 0.0, 9.0).round())
+        yield Sample((count, make(shape, dtype, 0.0, 1.0)), name=f"shape{shape}")
+
+
+register(OpSpec("binomial", lambda count, prob: np.zeros_like(count), binomial_samples, dtypes=FLOATS,
+                differentiable=False, random=True, unsupported_error=RuntimeError))

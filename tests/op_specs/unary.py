@@ -439,3 +439,8 @@ _register_s1(
     OpSpec("clamp_max", lambda x, v: _clamp(x, max=v), _clamp_one_samples, dtypes=ALL, method="clamp_max",
            grad_samples=_clamp_one_grad_samples),
 )
+
+
+# [compat t1] angle of real tensors: pi for negative values, 0 otherwise, NaN kept; a zero gradient.
+_register_s1(OpSpec("angle", _float_ref(lambda x: np.where(np.isnan(x), x, np.where(x < 0, np.pi, 0.0))),
+                    _samples(), dtypes=ALL, method="angle", grad_samples=_domain_grad_samples(0.5, 3)))

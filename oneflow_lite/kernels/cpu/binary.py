@@ -16,7 +16,9 @@ Python int power is rejected earlier, by the functor, as PyTorch does.
 import numpy as np
 
 from oneflow_lite.dispatch.kernel_predicate import dtype_in, inputs_dtype_in
-from oneflow_lite.framework.dtype import ALL_DTYPES, FLOATING_DTYPES, INTEGRAL_DTYPES, NUMERIC_DTYPES, bool_
+from oneflow_lite.framework.dtype import (
+    ALL_DTYPES, FLOATING_DTYPES, INTEGRAL_DTYPES, LIMITED_UNSIGNED, NUMERIC_DTYPES, WITH_LIMITED_UNSIGNED, bool_,
+)
 from oneflow_lite.kernels.cpu import special
 from oneflow_lite.kernels.cpu.math import scalar_operand
 from oneflow_lite.kernels.registration import cpu_kernel
@@ -90,6 +92,7 @@ _FLOAT_X = dtype_in("x", *FLOATING_DTYPES)
 _INT_X = dtype_in("x", *INTEGRAL_DTYPES)
 _NUMERIC_X = dtype_in("x", *NUMERIC_DTYPES)
 _BITS_X = dtype_in("x", bool_, *INTEGRAL_DTYPES)
+_BITS_UNSIGNED_TOO_X = dtype_in("x", bool_, *INTEGRAL_DTYPES, *LIMITED_UNSIGNED)  # Note [Limited unsigned dtypes]
 _FLOAT_IN = dtype_in("in", *FLOATING_DTYPES)
 _INT_IN = dtype_in("in", *INTEGRAL_DTYPES)
 
@@ -123,9 +126,9 @@ def scalar_pow_int_cpu(ctx, x):
 _binary("broadcast_maximum", dtype_in("x", *ALL_DTYPES), np.maximum)
 _binary("broadcast_minimum", dtype_in("x", *ALL_DTYPES), np.minimum)
 _binary("broadcast_atan2", _FLOAT_X, np.arctan2)
-_binary("broadcast_bitwise_and", _BITS_X, np.bitwise_and)
-_binary("broadcast_bitwise_or", _BITS_X, np.bitwise_or)
-_binary("broadcast_bitwise_xor", _BITS_X, np.bitwise_xor)
+_binary("broadcast_bitwise_and", _BITS_UNSIGNED_TOO_X, np.bitwise_and)
+_binary("broadcast_bitwise_or", _BITS_UNSIGNED_TOO_X, np.bitwise_or)
+_binary("broadcast_bitwise_xor", _BITS_UNSIGNED_TOO_X, np.bitwise_xor)
 
 
 def _logical(op_type, ufunc):
@@ -147,7 +150,7 @@ def bitwise_not_cpu(ctx, x):
     return _invert(x)  # on bool: logical not
 
 
-@cpu_kernel("where", dtype_in("x", *ALL_DTYPES))
+@cpu_kernel("where", dtype_in("x", *WITH_LIMITED_UNSIGNED))
 def where_cpu(ctx, condition, x, y):
     return _where(condition, x, y)
 

@@ -177,6 +177,16 @@ def poisson_cpu(ctx, x):
     return np.asarray(current_generator(ctx.device).numpy.poisson(rates)).astype(ctx.out_metas[0].np_dtype)
 
 
+@cpu_kernel("binomial")
+def binomial_cpu(ctx, count, prob):
+    meta = ctx.out_metas[0]
+    n, p = np.broadcast_arrays(count.astype(_float64), prob.astype(_float64))
+    if n.size and not ((n >= 0).all() and ((p >= 0) & (p <= 1)).all()):
+        raise RuntimeError("binomial: expected count >= 0 and 0 <= prob <= 1")
+    draws = current_generator(ctx.device).numpy.binomial(np.floor(n).astype(np.int64), p)
+    return np.where(p == 1, n, draws).astype(meta.np_dtype).reshape(meta.shape)
+
+
 def _draw(ctx, fn):
     """``fn(numpy_generator, shape)`` in float64, cast to the output dtype."""
     meta = ctx.out_metas[0]

@@ -19,7 +19,7 @@ but may warn: ``np.errstate`` costs about 1 us, a third of an eager ``flow.add``
 import numpy as np
 
 from oneflow_lite.dispatch.kernel_predicate import dtype_in
-from oneflow_lite.framework.dtype import ALL_DTYPES, FLOATING_DTYPES, NUMERIC_DTYPES
+from oneflow_lite.framework.dtype import ALL_DTYPES, FLOATING_DTYPES, NUMERIC_DTYPES, WITH_LIMITED_UNSIGNED
 from oneflow_lite.kernels.registration import cpu_kernel, ufunc_out_variant
 
 _errstate = np.errstate
@@ -166,22 +166,25 @@ _NUMERIC_X = dtype_in("x", *NUMERIC_DTYPES)
 _FLOAT_X = dtype_in("x", *FLOATING_DTYPES)
 _ALL_IN = dtype_in("in", *ALL_DTYPES)
 _FLOAT_IN = dtype_in("in", *FLOATING_DTYPES)
+_UNSIGNED_TOO_X = dtype_in("x", *WITH_LIMITED_UNSIGNED)  # Note [Limited unsigned dtypes]
+_UNSIGNED_TOO_IN = dtype_in("in", *WITH_LIMITED_UNSIGNED)
+_EQUALITIES = frozenset({"broadcast_equal", "broadcast_not_equal", "scalar_logical_equal", "scalar_logical_not_equal"})
 
 # bool + bool is logical or and bool * bool logical and (NumPy's bool add / multiply), as in PyTorch.
 _register("broadcast_add", _ALL_X, _binary_kernel(np.add, "broadcast_add_cpu"), ufunc_out_variant(np.add))
 _register("broadcast_sub", _NUMERIC_X, _binary_kernel(np.subtract, "broadcast_sub_cpu"),
           ufunc_out_variant(np.subtract))
-_register("broadcast_mul", _ALL_X, _binary_kernel(np.multiply, "broadcast_mul_cpu"), ufunc_out_variant(np.multiply))
+_register("broadcast_mul", _UNSIGNED_TOO_X, _binary_kernel(np.multiply, "broadcast_mul_cpu"), ufunc_out_variant(np.multiply))
 _register("broadcast_div", _FLOAT_X, _binary_kernel(np.divide, "broadcast_div_cpu", quiet=True),
           ufunc_out_variant(np.divide, quiet=True))
 for _op, _ufunc in (("broadcast_equal", np.equal), ("broadcast_not_equal", np.not_equal),
                     ("broadcast_less", np.less), ("broadcast_less_equal", np.less_equal),
                     ("broadcast_greater", np.greater), ("broadcast_greater_equal", np.greater_equal)):
-    _register(_op, _ALL_X, _binary_kernel(_ufunc, _op + "_cpu"))
+    _register(_op, _UNSIGNED_TOO_X if _op in _EQUALITIES else _ALL_X, _binary_kernel(_ufunc, _op + "_cpu"))
 
 _register("scalar_add", _ALL_IN, _arith_scalar_kernel(np.add, "scalar_add_cpu", quiet=False),
           _scalar_out_variant(np.add, quiet=False))
-_register("scalar_mul", _ALL_IN, _arith_scalar_kernel(np.multiply, "scalar_mul_cpu", quiet=False),
+_register("scalar_mul", _UNSIGNED_TOO_IN, _arith_scalar_kernel(np.multiply, "scalar_mul_cpu", quiet=False),
           _scalar_out_variant(np.multiply, quiet=False))
 _register("scalar_div", _FLOAT_IN, _arith_scalar_kernel(np.divide, "scalar_div_cpu", quiet=True),
           _scalar_out_variant(np.divide, quiet=True))
@@ -191,7 +194,8 @@ _register("scalar_reverse_div", _FLOAT_IN,
 for _op, _ufunc in (("scalar_logical_equal", np.equal), ("scalar_logical_not_equal", np.not_equal),
                     ("scalar_logical_less", np.less), ("scalar_logical_less_equal", np.less_equal),
                     ("scalar_logical_greater", np.greater), ("scalar_logical_greater_equal", np.greater_equal)):
-    _register(_op, _ALL_IN, _compare_scalar_kernel(_ufunc, _op + "_cpu"))
+    _register(_op, _UNSIGNED_TOO_IN if _op in _EQUALITIES else _ALL_IN,
+              _compare_scalar_kernel(_ufunc, _op + "_cpu"))
 
 _negative = np.negative
 _exp = np.exp

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from oneflow_lite.dispatch.kernel_predicate import dtype_in
-from oneflow_lite.framework.dtype import ALL_DTYPES, FLOATING_DTYPES, INTEGRAL_DTYPES, NUMERIC_DTYPES
+from oneflow_lite.framework.dtype import ALL_DTYPES, FLOATING_DTYPES, INTEGRAL_DTYPES, NUMERIC_DTYPES, WITH_LIMITED_UNSIGNED
 from oneflow_lite.kernels.registration import cpu_kernel
 
 _errstate = np.errstate
@@ -53,6 +53,7 @@ def _dim(d, ndim):
 
 
 _ALL = dtype_in("input_tensor", *ALL_DTYPES)
+_ALL_UNSIGNED_TOO = dtype_in("input_tensor", *WITH_LIMITED_UNSIGNED)  # Note [Limited unsigned dtypes]
 _NUMERIC = dtype_in("input_tensor", *NUMERIC_DTYPES)
 _FLOAT = dtype_in("input_tensor", *FLOATING_DTYPES)
 
@@ -96,8 +97,8 @@ def _logical_kernel(fn, name):
     return kernel
 
 
-cpu_kernel("reduce_all", _ALL)(_logical_kernel(np.all, "reduce_all_cpu"))
-cpu_kernel("reduce_any", _ALL)(_logical_kernel(np.any, "reduce_any_cpu"))
+cpu_kernel("reduce_all", _ALL_UNSIGNED_TOO)(_logical_kernel(np.all, "reduce_all_cpu"))
+cpu_kernel("reduce_any", _ALL_UNSIGNED_TOO)(_logical_kernel(np.any, "reduce_any_cpu"))
 
 
 @cpu_kernel("reduce_logsumexp", _FLOAT)
@@ -219,7 +220,7 @@ def _argsort(x, d, descending):
     return (x.shape[d] - 1) - np.flip(idx, axis=d)
 
 
-@cpu_kernel("sort", dtype_in("in", *ALL_DTYPES))
+@cpu_kernel("sort", dtype_in("in", *WITH_LIMITED_UNSIGNED))
 def sort_cpu(ctx, x):
     if x.ndim == 0:
         return x.copy(), np.zeros((), _I64)
@@ -229,7 +230,7 @@ def sort_cpu(ctx, x):
     return np.take_along_axis(x, idx, axis=d), _out(idx, _I64)
 
 
-@cpu_kernel("arg_sort", dtype_in("in", *ALL_DTYPES))
+@cpu_kernel("arg_sort", dtype_in("in", *WITH_LIMITED_UNSIGNED))
 def arg_sort_cpu(ctx, x):
     if x.ndim == 0:
         return np.zeros((), _I64)
@@ -577,12 +578,12 @@ def _unique(x, attrs):
     return np.take(x, starts, axis=d), inverse, counts
 
 
-@cpu_kernel("unique_count", dtype_in("input", *ALL_DTYPES))
+@cpu_kernel("unique_count", dtype_in("input", *WITH_LIMITED_UNSIGNED))
 def unique_count_cpu(ctx, x):
     return np.array(_unique(x, ctx.attrs)[0].shape[ctx.attrs["dim"] if ctx.attrs["has_dim"] else 0], _I64)
 
 
-@cpu_kernel("unique", dtype_in("input", *ALL_DTYPES))
+@cpu_kernel("unique", dtype_in("input", *WITH_LIMITED_UNSIGNED))
 def unique_cpu(ctx, x):
     out, inverse, counts = _unique(x, ctx.attrs)
     if counts.shape[0] != ctx.attrs["count"]:

@@ -70,7 +70,7 @@ _ERFC_R = (5.64189583547755073984E-1, 1.27536670759978104416E0, 5.01905042251180
 _ERFC_S = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539808096656605E1,
            1.70814450747565897222E1, 9.60896809063285878198E0, 3.36907645100081516050E0)
 # Below this many elements the ~40 NumPy calls of the rational forms cost more than math.erf per element.
-_SMALL = 512
+ERF_SMALL = 512
 _erf_scalar = np.frompyfunc(math.erf, 1, 1)
 _erfc_scalar = np.frompyfunc(math.erfc, 1, 1)
 
@@ -78,7 +78,7 @@ _erfc_scalar = np.frompyfunc(math.erfc, 1, 1)
 def erf(x: np.ndarray) -> np.ndarray:
     """The error function of a floating array, in ``x``'s dtype (float16 / float32 compute in float32)."""
     dt = x.dtype
-    if x.size < _SMALL:
+    if x.size < ERF_SMALL:
         return np.asarray(_erf_scalar(x), dtype=dt)
     x = x.astype(_F64 if dt == _F64 else _F32, copy=False)
     r = np.empty_like(x)
@@ -123,7 +123,7 @@ def _erfc_tail(a):
 
 def erfc(x: np.ndarray) -> np.ndarray:
     """The complementary error function ``1 - erf(x)`` of a float64 array, accurate where it is tiny."""
-    if x.size < _SMALL:
+    if x.size < ERF_SMALL:
         return np.asarray(_erfc_scalar(x), dtype=_F64)
     out = np.empty_like(x)
     with _errstate(all="ignore"):

@@ -30,121 +30,15 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from typing import NamedTuple
 
 from oneflow_lite import functional as F
-from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.functors.rnn import MODES, Weights, run_layers
 from oneflow_lite.nn import init
 from oneflow_lite.nn.module import Module
 from oneflow_lite.nn.parameter import Parameter
 from oneflow_lite.nn.utils.rnn import PackedSequence
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
-
-
-# ---- the equations (Note [Recurrent layers]) -------------------------------------------------------------
-class _Weights(NamedTuple):
-    """The parameters of one layer and direction (or of a cell); absent ones are None."""
-
-    ih: Tensor
-    hh: Tensor
-    b_ih: Tensor | None
-    b_hh: Tensor | None
-    hr: Tensor | None = None
-
-
-def _project_folded(x, w):
-    """``W_ih x + b_ih + b_hh`` for every row of ``x`` (RNN, LSTM: the hidden bias is added once here)."""
-    bias = None if w.b_ih is None else F.add(w.b_ih, w.b_hh)
-    return (F.linear(x, w.ih, bias),)
-
-
-def _project_gru(x, w):
-    """``(W_i[rz] x + b_i[rz], W_in x + b_in)`` for every row of ``x`` (``b_hn`` stays inside ``r * (.)``)."""
-    hidden = w.hh.shape[1]
-    return tuple(F.split(F.linear(x, w.ih, w.b_ih), [2 * hidden, hidden], -1))
-
-
-def _rnn_tanh_step(gi, state, w):
-    return (F.tanh(F.add(gi[0], F.linear(state[0], w.hh))),)
-
-
-def _rnn_relu_step(gi, state, w):
-    return (F.relu(F.add(gi[0], F.linear(state[0], w.hh))),)
-
-
-def _lstm_step(gi, state, w):
-    h, c = state
-    i, f, g, o = F.chunk(F.add(gi[0], F.linear(h, w.hh)), 4, 1)
-    c = F.add(F.mul(F.sigmoid(f), c), F.mul(F.sigmoid(i), F.tanh(g)))
-    h = F.mul(F.sigmoid(o), F.tanh(c))
-    if w.hr is not None:
-        h = F.linear(h, w.hr)
-    return h, c
-
-
-def _gru_step(gi, state, w):
-    h = state[0]
-    i_rz, i_n = gi
-    hidden = h.shape[1]
-    h_rz, h_n = F.split(F.linear(h, w.hh, w.b_hh), [2 * hidden, hidden], 1)
-    r, z = F.chunk(F.sigmoid(F.add(i_rz, h_rz)), 2, 1)
-    n = F.tanh(F.add(i_n, F.mul(r, h_n)))
-    return (F.add(n, F.mul(z, F.sub(h, n))),)
-
-
-class _Equations(NamedTuple):
-    """One mode: gate blocks per weight, the input projection and the step ``(gi, state, w) -> state``."""
-
-    gates: int
-    project: object
-    step: object
-
-
-_MODES = {
-    "RNN_TANH": _Equations(1, _project_folded, _rnn_tanh_step),
-    "RNN_RELU": _Equations(1, _project_folded, _rnn_relu_step),
-    "LSTM": _Equations(4, _project_folded, _lstm_step),
-    "GRU": _Equations(3, _project_gru, _gru_step),
-}
-
-
-# ---- one layer and direction over time -------------------------------------------------------------------
-def _time_steps(projected, batch_sizes):
-    """Per time step, the tuple of projected pieces: unbound along time (padded) or split by batch sizes."""
-    if batch_sizes is None:
-        return list(zip(*(F.unbind(p, 0) for p in projected)))
-    return list(zip(*(F.split(p, batch_sizes, 0) for p in projected)))
-
-
-def _rows(state, start, length):
-    return tuple(F.narrow(s, 0, start, length) for s in state)
-
-
-def _run_direction(step, inputs, init_state, w, batch_sizes, reverse):
-    """Run ``step`` over ``inputs`` (one per time step) from ``init_state``; returns the outputs in time order and
-    the final state. With ``batch_sizes`` step t touches only the first ``batch_sizes[t]`` rows."""
-    n = len(inputs)
-    outputs = [None] * n
-    state, finished = init_state, []
-    rows = None if batch_sizes is None else (batch_sizes[-1] if reverse else batch_sizes[0])
-    if reverse and rows is not None and rows != init_state[0].shape[0]:
-        state = _rows(init_state, 0, rows)
-    for t in (range(n - 1, -1, -1) if reverse else range(n)):
-        if rows is not None and batch_sizes[t] != rows:
-            size = batch_sizes[t]
-            if reverse:  # sequences starting at t join with their initial state
-                state = tuple(F.cat([s, F.narrow(s0, 0, rows, size - rows)]) for s, s0 in zip(state, init_state))
-            else:  # sequences ending before t keep their state for h_n
-                finished.append(_rows(state, size, rows - size))
-                state = _rows(state, 0, size)
-            rows = size
-        state = step(inputs[t], state, w)
-        outputs[t] = state[0]
-    if finished:
-        parts = [state, *reversed(finished)]
-        state = tuple(F.cat([p[i] for p in parts]) for i in range(len(state)))
-    return outputs, state
 
 
 # ---- RNN, LSTM, GRU ----------------------------------------------------------------------------------
@@ -157,7 +51,7 @@ class RNNBase(Module):
                  device=None, dtype=None):
         super().__init__()
         _check_config(input_size, hidden_size, num_layers, bias, batch_first, dropout, proj_size)
-        if mode not in _MODES:
+        if mode not in MODES:
             raise ValueError("Unrecognized RNN mode: " + mode)
         self.mode = mode
         self.input_size = input_size
@@ -168,7 +62,7 @@ class RNNBase(Module):
         self.dropout = float(dropout)
         self.bidirectional = bidirectional
         self.proj_size = proj_size
-        gate_size = _MODES[mode].gates * hidden_size
+        gate_size = MODES[mode].gates * hidden_size
         real_hidden = proj_size if proj_size > 0 else hidden_size
         factory = {"device": device, "dtype": dtype}
         self._flat_weights_names = []
@@ -264,32 +158,19 @@ class RNNBase(Module):
     def _run(self, x, states, batch_sizes):
         """All layers over time-major ``x`` (T, N, in) or packed rows (sum(batch_sizes), in) from ``states``
         (tuples of (layers * directions, N, *) tensors, or None for zeros); returns ``(output, final states)``."""
-        equations = _MODES[self.mode]
         directions = 2 if self.bidirectional else 1
         if states is None:
             states = self._zero_states(x, x.shape[1] if batch_sizes is None else batch_sizes[0])
         else:
             states = tuple(F.unbind(s, 0) for s in states)
-        finals = []
-        for layer in range(self.num_layers):
-            if layer and self.dropout and self.training:
-                x = F.dropout(x, self.dropout, True)
-            outputs = []
-            for direction in range(directions):
-                k = layer * directions + direction
-                w = self._layer_weights(k)
-                inputs = _time_steps(equations.project(x, w), batch_sizes)
-                init_state = tuple(s[k] for s in states)
-                out, final = _run_direction(equations.step, inputs, init_state, w, batch_sizes, direction == 1)
-                outputs.append(F.stack(out, 0) if batch_sizes is None else F.cat(out, 0))
-                finals.append(final)
-            x = outputs[0] if directions == 1 else F.cat(outputs, -1)
-        return x, tuple(F.stack([f[i] for f in finals], 0) for i in range(len(finals[0])))
+        weights = [self._layer_weights(k) for k in range(self.num_layers * directions)]
+        return run_layers(self.mode, x, states, batch_sizes, weights, self.num_layers, directions, self.dropout,
+                          self.training)
 
-    def _layer_weights(self, k: int) -> _Weights:
+    def _layer_weights(self, k: int) -> Weights:
         """The parameters of layer-direction ``k`` (``layer * num_directions + direction``)."""
         by_kind = {name.split("_l")[0]: getattr(self, name) for name in self._all_weights[k]}
-        return _Weights(by_kind["weight_ih"], by_kind["weight_hh"], by_kind.get("bias_ih"), by_kind.get("bias_hh"),
+        return Weights(by_kind["weight_ih"], by_kind["weight_hh"], by_kind.get("bias_ih"), by_kind.get("bias_hh"),
                         by_kind.get("weight_hr"))
 
     def _zero_states(self, x, batch):
@@ -517,7 +398,7 @@ class RNNCellBase(Module):
             zeros = F.zeros((input.shape[0], self.hidden_size), dtype=input.dtype, device=input.device)
             states = (zeros,) * len(labels)
         self._check_cell_args(input, states, labels)
-        w = _Weights(self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        w = Weights(self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         out = equations.step(equations.project(input, w), states, w)
         return out if is_batched else tuple(F.squeeze(s, 0) for s in out)
 
@@ -546,7 +427,7 @@ class RNNCell(RNNCellBase):
         if self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         mode = "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
-        return self._cell("RNNCell", _MODES[mode], input, None if hx is None else (hx,), ("",))[0]
+        return self._cell("RNNCell", MODES[mode], input, None if hx is None else (hx,), ("",))[0]
 
 
 class LSTMCell(RNNCellBase):
@@ -556,7 +437,7 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
-        return self._cell("LSTMCell", _MODES["LSTM"], input, None if hx is None else tuple(hx), ("0", "1"))
+        return self._cell("LSTMCell", MODES["LSTM"], input, None if hx is None else tuple(hx), ("0", "1"))
 
 
 class GRUCell(RNNCellBase):
@@ -566,4 +447,4 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
-        return self._cell("GRUCell", _MODES["GRU"], input, None if hx is None else (hx,), ("",))[0]
+        return self._cell("GRUCell", MODES["GRU"], input, None if hx is None else (hx,), ("",))[0]

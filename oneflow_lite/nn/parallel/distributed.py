@@ -198,6 +198,21 @@ class DistributedDataParallel(Module):
             self._reducer = _Reducer(list(module.parameters()), group, bucket_size, cap_bytes,
                                      find_unused_parameters)
 
+    def __getattr__(self, name: str):
+        """The wrapper's own members, else the wrapped module's attributes: OneFlow's DistributedDataParallel
+        returns the module itself, so OneFlow scripts read ``ddp_model.lr`` or ``ddp_model.w``."""
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            module = self.__dict__.get("_modules", {}).get("module")
+            if module is None or name.startswith("__"):
+                raise
+            try:
+                return getattr(module, name)
+            except AttributeError:
+                raise AttributeError(f"'DistributedDataParallel' object has no attribute '{name}' (nor has its module, "
+                                     f"a {type(module).__name__})") from None
+
     def forward(self, *inputs, **kwargs):
         reducer = self._reducer
         if reducer is not None:

@@ -1,5 +1,5 @@
 """Datasets: the map-style ``Dataset`` and ``IterableDataset`` protocols, ``TensorDataset``, ``Subset``,
-``ConcatDataset``, ``ChainDataset`` and ``random_split`` (PyTorch's ``torch.utils.data`` API)."""
+``ConcatDataset``, ``ChainDataset``, ``StackDataset`` and ``random_split`` (PyTorch's ``torch.utils.data`` API)."""
 
 from __future__ import annotations
 
@@ -125,6 +125,48 @@ class ChainDataset(IterableDataset):
 
     def __len__(self) -> int:
         return sum(len(d) for d in self.datasets)
+
+
+class StackDataset(Dataset):
+    """The samples of several map-style datasets of one length side by side: ``StackDataset(a, b)[i]`` is
+    ``(a[i], b[i])``, ``StackDataset(x=a, y=b)[i]`` is ``{"x": a[i], "y": b[i]}``."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or ``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        datasets = list(args or kwargs.values())
+        self._length = len(datasets[0])
+        if any(self._length != len(d) for d in datasets):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args or kwargs
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def _column(self, dataset, indices: list) -> list:
+        """``[dataset[i] for i in indices]``, batched when ``dataset`` has ``__getitems__``."""
+        getitems = getattr(dataset, "__getitems__", None)
+        if not callable(getitems):
+            return [dataset[i] for i in indices]
+        items = getitems(indices)
+        if len(items) != len(indices):
+            raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(items)}")
+        return items
+
+    def __getitems__(self, indices: list) -> list:
+        """The samples of ``indices`` (what a DataLoader fetches for a batch)."""
+        if isinstance(self.datasets, dict):
+            columns = {k: self._column(d, indices) for k, d in self.datasets.items()}
+            return [{k: col[j] for k, col in columns.items()} for j in range(len(indices))]
+        return list(zip(*(self._column(d, indices) for d in self.datasets)))
+
+    def __len__(self) -> int:
+        return self._length
 
 
 def random_split(dataset: Dataset, lengths, generator=None) -> list[Subset]:

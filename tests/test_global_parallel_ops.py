@@ -1,0 +1,216 @@
+"""Ops whose global form is more than running the local op on pieces, each on 2 and 4 ranks against NumPy:
+the vocab-parallel embedding (weight split(0) by rows, indices broadcast: a masked lookup giving a partial
+sum), partial_max (a max over the split dim; its boxing rows), and dropout on split tensors (each rank draws
+its own piece's mask from the stream of Note [Random ops on global tensors], with no gathering)."""
+
+import numpy as np
+import pytest
+from mpi_cases import Cases, check_case
+
+import oneflow_lite as flow
+from oneflow_lite import nn
+from oneflow_lite.framework.sbp import partial_max as PM
+from oneflow_lite.functors.registry import get_functor
+
+case = Cases()
+F = nn.functional
+B, P, S = flow.sbp.broadcast, flow.sbp.partial_sum, flow.sbp.split
+rng = np.random.default_rng(0)
+
+
+def _rank():
+    return flow.env.get_rank()
+
+
+def _piece(a, dim, n=None):
+    n = n or flow.env.get_world_size()
+    return np.array_split(a, n, axis=dim)[_rank() % n]
+
+
+def _rows(v, n, i):
+    """Rows [start, stop) of piece i of n (OneFlow's balanced split)."""
+    base, rem = divmod(v, n)
+    start = i * base + min(i, rem)
+    return start, start + base + (1 if i < rem else 0)
+
+
+# ---- vocab-parallel embedding ---------------------------------------------------------------------------
+@case
+def vocab_parallel_embedding_is_a_masked_lookup_giving_a_partial_sum():
+    n, r = flow.env.get_world_size(), _rank()
+    p = flow.placement.all("cpu")
+    w = rng.standard_normal((11, 3)).astype(np.float32)
+    idx = rng.integers(0, 11, (4, 5))
+    weight = flow.tensor(w, placement=p, sbp=S(0)).requires_grad_()
+    out = F.embedding(flow.tensor(idx, placement=p, sbp=B), weight)
+    assert out.sbp == (P,)
+    start, stop = _rows(11, n, r)
+    inside = (idx >= start) & (idx < stop)
+    np.testing.assert_array_equal(out.to_local().numpy(), np.where(inside[..., None], w[idx], 0))
+    np.testing.assert_array_equal(out.numpy(), w[idx])
+    c = rng.standard_normal((4, 5, 3)).astype(np.float32)
+    (out * flow.tensor(c, placement=p, sbp=B)).sum().backward()
+    want = np.zeros_like(w)
+    np.add.at(want, idx.reshape(-1), c.reshape(-1, 3))
+    assert weight.grad.sbp == (S(0),)
+    np.testing.assert_allclose(weight.grad.numpy(), want, rtol=1e-6, atol=1e-6)
+    with pytest.raises(IndexError, match=r"embedding: index out of range in self \(indices must be in \[0, 11\)\)"):
+        F.embedding(flow.tensor(idx + 1, placement=p, sbp=B), weight)
+
+
+@case
+def vocab_parallel_embedding_module_then_relu_matches_one_process():
+    p = flow.placement.all("cpu")
+    flow.manual_seed(3)
+    ref = nn.Embedding(9, 4)
+    model = nn.Embedding(9, 4)
+    model.load_state_dict(ref.state_dict())
+    model.to_global(p, B).to_global(sbp=S(0))  # broadcast first: a local tensor would be a piece
+    assert model.weight.sbp == (S(0),) and tuple(model.weight.shape) == (9, 4)
+    idx = rng.integers(0, 9, (6,))
+    got = model(flow.tensor(idx, placement=p, sbp=B)).relu()  # P -> B (all-reduce) before the relu
+    want = ref(flow.tensor(idx)).relu()
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    got.sum().backward()
+    want.sum().backward()
+    np.testing.assert_allclose(model.weight.grad.numpy(), ref.weight.grad.numpy(), rtol=1e-6)
+
+
+@case
+def vocab_parallel_embedding_on_a_2d_placement():
+    if flow.env.get_world_size() != 4:
+        return
+    p = flow.placement("cpu", ranks=[[0, 1], [2, 3]])
+    w = rng.standard_normal((10, 3)).astype(np.float32)
+    idx = rng.integers(0, 10, (4, 2))
+    out = F.embedding(flow.tensor(idx, placement=p, sbp=(S(0), B)), flow.tensor(w, placement=p, sbp=(B, S(0))))
+    assert out.sbp == (S(0), P)
+    np.testing.assert_array_equal(out.numpy(), w[idx])
+
+
+# ---- partial max ------------------------------------------------------------------------------------------
+@case
+def max_over_the_split_dim_is_partial_max():
+    p = flow.placement.all("cpu")
+    x = rng.permutation(30).reshape(6, 5).astype(np.float32)  # distinct values: one maximum per column
+    g = flow.tensor(x, placement=p, sbp=S(0)).requires_grad_()
+    y = g.amax(0)
+    assert y.sbp == (PM,) and repr(PM) == "oneflow_lite.sbp.partial_max"
+    piece = _piece(x, 0)
+    np.testing.assert_array_equal(y.to_local().numpy(), piece.max(0) if len(piece) else np.full(5, -np.inf))
+    np.testing.assert_array_equal(y.numpy(), x.max(0))
+    assert g.amax(1).sbp == (S(0),)
+    (y * flow.tensor(np.arange(5.0, dtype=np.float32), placement=p, sbp=B)).sum().backward()
+    want = np.zeros_like(x)
+    want[x.argmax(0), np.arange(5)] = np.arange(5.0)
+    np.testing.assert_array_equal(g.grad.numpy(), want)
+    assert g.grad.sbp == (S(0),)
+
+
+@case
+def boxing_to_and_from_partial_max():
+    n, r = flow.env.get_world_size(), _rank()
+    p = flow.placement.all("cpu")
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    m = flow.tensor(x, placement=p, sbp=B).to_global(sbp=PM)  # B -> P(max): every rank's whole value
+    np.testing.assert_array_equal(m.to_local().numpy(), x)
+    for target in (B, S(0), S(1), P):
+        np.testing.assert_array_equal(m.to_global(sbp=target).numpy(), x)
+    np.testing.assert_array_equal(m.to_global(sbp=S(1)).to_local().numpy(), _piece(x, 1))
+    for source in (S(0), S(1), P):
+        t = flow.tensor(x, placement=p, sbp=B).to_global(sbp=source).to_global(sbp=PM)
+        assert t.sbp == (PM,)
+        np.testing.assert_array_equal(t.numpy(), x)
+    ints = flow.tensor(np.arange(12).reshape(3, 4), placement=p, sbp=S(1)).to_global(sbp=PM)
+    np.testing.assert_array_equal(ints.numpy(), np.arange(12).reshape(3, 4))
+    assert ints.to_local().numpy().min() == (np.iinfo(np.int64).min if n > 1 else 0)
+    assert r >= 0
+
+
+# ---- dropout on split tensors ---------------------------------------------------------------------------
+def _shared_seed(seed):
+    """The seed every rank's global random op starts from after flow.manual_seed(seed)."""
+    return int(np.random.Generator(np.random.PCG64(seed)).integers(0, 2 ** 62))
+
+
+def _mask(seed, k, shape, rate):
+    return np.random.Generator(np.random.PCG64(seed + k)).random(shape, dtype=np.float32) >= rate
+
+
+@case
+def dropout_on_a_split_tensor_draws_each_piece_without_gathering():
+    n, r = flow.env.get_world_size(), _rank()
+    p = flow.placement.all("cpu")
+    x = rng.standard_normal((9, 4)).astype(np.float32)
+    g = flow.tensor(x, placement=p, sbp=S(0)).requires_grad_()
+    flow.manual_seed(11)
+    y = F.dropout(g, p=0.4)
+    assert y.sbp == (S(0),)
+    seed = _shared_seed(11)
+    pieces = [_mask(seed, k, np.array_split(x, n)[k].shape, 0.4) for k in range(n)]
+    mask = np.concatenate(pieces)
+    np.testing.assert_allclose(y.to_local().numpy(), _piece(x, 0) * pieces[r] / 0.6, rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), x * mask / 0.6, rtol=1e-6)
+    y.sum().backward()
+    np.testing.assert_allclose(g.grad.numpy(), mask / 0.6, rtol=1e-6)
+    plans = [repr(v) for v in get_functor("Dropout").mask_op.global_infer_cache.values()]
+    assert any("(S(0)) -> (S(0))" in v for v in plans), plans  # the mask follows the split: no all-gather
+    if n == 4:  # pieces 1 and 2 have the same shape but their own streams
+        assert pieces[1].shape == pieces[2].shape and not np.array_equal(pieces[1], pieces[2])
+
+
+@case
+def dropout_on_broadcast_and_partial_tensors_uses_one_mask():
+    p = flow.placement.all("cpu")
+    x = rng.standard_normal((5, 3)).astype(np.float32)
+    flow.manual_seed(5)
+    y = F.dropout(flow.tensor(x, placement=p, sbp=B), p=0.5)
+    mask = _mask(_shared_seed(5), 0, x.shape, 0.5)
+    assert y.sbp == (B,)
+    np.testing.assert_allclose(y.to_local().numpy(), x * mask * 2, rtol=1e-6)  # the same on every rank
+    flow.manual_seed(5)
+    z = F.dropout(flow.tensor(x, placement=p, sbp=B).to_global(sbp=P), p=0.5)
+    assert z.sbp == (P,)  # linear in its input: the partial value keeps its layout, with a broadcast mask
+    np.testing.assert_allclose(z.numpy(), x * mask * 2, rtol=1e-6)
+
+
+@case
+def dropout_on_a_2d_placement_draws_per_split_piece():
+    if flow.env.get_world_size() != 4:
+        return
+    p = flow.placement("cpu", ranks=[[0, 1], [2, 3]])
+    x = np.ones((4, 6), np.float32)
+    flow.manual_seed(2)
+    y = F.dropout(flow.tensor(x, placement=p, sbp=(S(0), B)), p=0.5)  # pieces along the first dimension only
+    seed = _shared_seed(2)
+    i, _ = p.coord(_rank())
+    np.testing.assert_allclose(y.to_local().numpy(), _mask(seed, i, (2, 6), 0.5) * 2.0)
+
+
+@case
+def hierarchical_parallel_cast_boxes_to_its_attr():
+    from oneflow_lite.framework.calls import F as calls
+    p = flow.placement.all("cpu")
+    x = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    g = flow.tensor(x, placement=p, sbp=S(0)).requires_grad_()
+    y = calls.ops.hierarchical_parallel_cast(g, nd_sbp=("S(1)",))
+    assert y.sbp == (S(1),)
+    np.testing.assert_array_equal(y.to_local().numpy(), _piece(x, 1))
+    c = rng.standard_normal((4, 3)).astype(np.float32)
+    (y * flow.tensor(c, placement=p, sbp=B)).sum().backward()
+    assert g.grad.sbp == (S(0),)
+    np.testing.assert_allclose(g.grad.numpy(), c, rtol=1e-6)
+    m = calls.ops.hierarchical_parallel_cast(g.detach().amax(0), nd_sbp=("B",))  # from P(max)
+    np.testing.assert_array_equal(m.to_local().numpy(), x.max(0))
+    local = calls.ops.hierarchical_parallel_cast(flow.tensor(x), nd_sbp=("B",))  # a copy on local tensors
+    assert not local.is_global and np.array_equal(local.numpy(), x)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("name", case.names())
+def test_mpi(name, n):
+    check_case(__file__, n, name)
+
+
+if __name__ == "__main__":
+    case.main()
