@@ -751,7 +751,8 @@ def test_float16_products_equal_torch():
     x, w = rng.standard_normal((1, 4, 8, 8)).astype(np.float16), rng.standard_normal((3, 4, 3, 3)).astype(np.float16)
     pairs = [
         (flow.matmul(flow.tensor(a), flow.tensor(b)), torch.tensor(a) @ torch.tensor(b)),
-        (F.linear(flow.tensor(a), flow.tensor(b.T.copy())), torch.nn.functional.linear(torch.tensor(a), torch.tensor(b.T.copy()))),
+        (F.linear(flow.tensor(a), flow.tensor(b.T.copy())),
+         torch.nn.functional.linear(torch.tensor(a), torch.tensor(b.T.copy()))),
         (F.conv2d(flow.tensor(x), flow.tensor(w), padding=1),
          torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), padding=1)),
     ]
@@ -760,7 +761,7 @@ def test_float16_products_equal_torch():
         _assert_within_one_half_ulp(mine, theirs.float().numpy())
 
 
-# ---- the rest of PyTorch's CPU float32 list: composites and linalg (fp32_function, Note [Autocast policies]) -----------
+# ---- the rest of PyTorch's CPU float32 list: composites and linalg (fp32_function, Note [Autocast policies]) ---
 def _spd(n, dtype=F16):
     m = np.random.default_rng(n).standard_normal((n, n)).astype(np.float32)
     return flow.tensor(m @ m.T + n * np.eye(n, dtype=np.float32)).to(dtype)
@@ -786,8 +787,8 @@ FP32_MORE = {  # name -> fn(dtype): PyTorch's CPU float32 list, given lower-prec
     "linalg.svd": lambda d: flow.linalg.svd(_x(3, 3, dtype=d))[1],
     "linalg.qr": lambda d: flow.linalg.qr(_x(3, 3, dtype=d))[0],
     "linalg.eigh": lambda d: flow.linalg.eigh(_spd(3, d))[0],
-    "cholesky_solve": lambda d: flow.cholesky_solve(_x(3, 2, dtype=d), flow.tensor(np.tril(np.ones((3, 3)) + 2 * np.eye(3),
-                                                                                     ).astype(np.float32)).to(d)),
+    "cholesky_solve": lambda d: flow.cholesky_solve(
+        _x(3, 2, dtype=d), flow.tensor(np.tril(np.ones((3, 3)) + 2 * np.eye(3)).astype(np.float32)).to(d)),
     "hinge_embedding_loss": lambda d: F.hinge_embedding_loss(_x(4, dtype=d), _pm1(4, d)),
     "cosine_embedding_loss": lambda d: F.cosine_embedding_loss(_x(3, 4, dtype=d), _x(3, 4, dtype=d), _pm1(3, d)),
     "margin_ranking_loss": lambda d: F.margin_ranking_loss(_x(4, dtype=d), _x(4, dtype=d), _pm1(4, d)),
@@ -851,7 +852,7 @@ def test_the_rest_of_the_float32_list_equals_torch_autocast():
         assert str(theirs.dtype) == f"torch.{mine.dtype.name}" == "torch.float32", name
 
 
-# ---- functions on the lower-precision list, and functions built of listed ops that are on no list ---------------------
+# ---- functions on the lower-precision list, and functions built of listed ops that are on no list -------------------
 LOWER_MORE = {  # PyTorch's lower-precision list, as functions here (Note [Autocast at the function level])
     "addmm": lambda: flow.addmm(_x(3, 5), _x(3, 4), _x(4, 5)),
     "addbmm": lambda: flow.addbmm(_x(3, 5), _x(2, 3, 4), _x(2, 4, 5)),
@@ -921,6 +922,7 @@ def test_index_copy_promotes_as_pytorch():
             y = x.index_copy(0, index, source)
             assert x.to(dtype).index_copy(0, index, source).dtype is dtype  # one dtype: as given
         assert y.dtype is flow.float32 and y.tolist() == [[2.5] * 4, [1.0] * 4, [2.5] * 4]
+        name = "Half" if dtype is F16 else "BFloat16"
         with pytest.raises(RuntimeError, match=r"index_copy_\(\): self and source expected to have the same dtype, "
-                                               rf"but got \(self\) Float and \(source\) {'Half' if dtype is F16 else 'BFloat16'}"):
+                                               rf"but got \(self\) Float and \(source\) {name}"):
             x.index_copy(0, index, source)

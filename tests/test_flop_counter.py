@@ -257,7 +257,7 @@ def test_counter_errors_and_state():
     assert flow.dispatch.included() == 0
 
 
-# ---- without mods: every module, through the global module hooks (Note [Global module hooks]) --------------------------
+# ---- without mods: every module, through the global module hooks (Note [Global module hooks]) ------------------------
 def test_without_mods_every_module_is_counted_by_the_global_hooks():
     net = _make_net(flow)
     other = flow.nn.Linear(5, 3)  # a second root, named by its class

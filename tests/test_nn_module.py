@@ -712,7 +712,7 @@ def test_clip_grad_norm_in_a_training_step():
     np.testing.assert_allclose(arr(lin.weight.grad), [[10.0, 20.0, 30.0]] / (np.linalg.norm(g) + 1e-6), rtol=1e-5)
 
 
-# ---- global module hooks (Note [Global module hooks] in nn/module.py) -------------------------------------------------
+# ---- global module hooks (Note [Global module hooks] in nn/module.py) -----------------------------------------------
 def test_global_module_hooks_run_for_every_module_before_its_own():
     import oneflow_lite as flow
     from oneflow_lite import nn

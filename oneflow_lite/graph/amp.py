@@ -223,17 +223,12 @@ class AmpCapture:
                 optimizer.step()
             return
         before = {key: b.lbn for key, b in ctx._bindings.items()}
-        skipped_by_op = set()
-        with contextlib.ExitStack() as stack:
-            if self.fuse_updates and count is not None:
-                skipped_by_op = stack.enter_context(skipping_updates(count))
-            else:
-                stack.enter_context(fused_updates(False))
+        with skipping_updates(count) if self.fuse_updates and count is not None else fused_updates(False) as skipped:
             for optimizer, _ in optimizers:
                 optimizer.step()
         with no_grad():
             if count is not None:
-                self._skip_if_not_finite(ctx, before, F.gt(count, 0), {id(p) for p in skipped_by_op})
+                self._skip_if_not_finite(ctx, before, F.gt(count, 0), {id(p) for p in skipped or ()})
                 dispatch(_SCHEDULE, (self.scale, self.tracker, count), self._schedule_attrs(),
                          (self.scale, self.tracker))
 

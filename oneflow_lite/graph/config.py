@@ -40,13 +40,15 @@ class GraphConfig:
         self._training = False
         self._cudnn_conv_heuristic = True
 
-    def _set(self, name, mode, what=None):
+    def _set(self, name, mode, what=None, also=None):
+        """Set flag ``name``; when it changes, call ``on_change`` (and ``also``, e.g. ``on_recapture``)."""
         if not isinstance(mode, bool):
             raise TypeError(f"GraphConfig.{what or 'enable_' + name}(): mode must be a bool, got {type(mode).__name__}")
         if self._flags[name] != mode:
             self._flags[name] = mode
-            if self._on_change is not None:
-                self._on_change()
+            for callback in (self._on_change, also):
+                if callback is not None:
+                    callback()
 
     # ---- the compiler's passes ------------------------------------------------------------------
     def enable_cse(self, mode: bool = True) -> None:
@@ -82,10 +84,7 @@ class GraphConfig:
         fused model update. With a dynamic grad scaler (``nn.Graph.set_grad_scaler``) it also captures the
         optimizer step with the fused update ops, which skip a step with an inf / NaN gradient themselves
         (``skip_if``, Note [Graph AMP] in graph/amp.py): a capture option too. Off by default."""
-        changed = mode is not self._flags["fuse_model_update_ops"]
-        self._set("fuse_model_update_ops", mode, "allow_fuse_model_update_ops")
-        if changed and self._on_recapture is not None:
-            self._on_recapture()
+        self._set("fuse_model_update_ops", mode, "allow_fuse_model_update_ops", self._on_recapture)
 
     def allow_fuse_cast_scale(self, mode: bool = True) -> None:
         """Fuse a ``cast`` followed by a multiplication by a one-element tensor (or a constant) into one

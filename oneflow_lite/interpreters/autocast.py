@@ -168,11 +168,11 @@ def _is_floating_not_double(d) -> bool:
 #   lower-precision input with float32 parameters compute in float32 and return the input's dtype, as
 #   PyTorch's cpu kernels do (Note [Mixed-precision normalisation] in functors/nn.py).
 # Functions on the lists (``addmm``, ``cdist``, ``trace``, ``quantile``, the margin losses, the linalg functors)
-# are wrapped (Note [Autocast at the function level]). Other composite functions decompose: ``einsum`` is its op, ``scaled_dot_product_attention`` is matmuls and
-# a softmax, ``conv_transpose*`` is ``conv_data_grad``; ``cross_entropy`` is ``log_softmax`` (which runs
-# in its input's dtype) then ``nll`` (float32), where PyTorch casts the input of the whole
-# ``cross_entropy_loss`` to float32 first: the loss is float32 either way, the log-softmax differs by
-# float16 rounding.
+# are wrapped (Note [Autocast at the function level]). Other composite functions decompose: ``einsum`` is
+# its op, ``scaled_dot_product_attention`` is matmuls and a softmax, ``conv_transpose*`` is
+# ``conv_data_grad``; ``cross_entropy`` is ``log_softmax`` (which runs in its input's dtype) then ``nll``
+# (float32), where PyTorch casts the input of the whole ``cross_entropy_loss`` to float32 first: the loss is
+# float32 either way, the log-softmax differs by float16 rounding.
 def lower_precision(op_expr, inputs, attrs):
     target = _device_dtype(inputs)
     return None if target is None else _cast_all(inputs, target, _is_floating_not_double)
