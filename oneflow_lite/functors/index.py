@@ -23,6 +23,7 @@ from oneflow_lite.functors.indexing import _index_tensor, scalar_key, write
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast, check_inplace_shape, integer_mask
 from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import cached_attrs, slice_bounds
+from oneflow_lite.interpreters.autocast import promote_function
 from oneflow_lite.interpreters.op_interp_util import dispatch
 from oneflow_lite.ops.common import broadcast_shapes
 from oneflow_lite.ops.index import SCATTER_REDUCTIONS
@@ -461,7 +462,8 @@ def index_reduce(x, dim, index, source, reduce, include_self=True, inplace=False
     return F.scatter_reduce(x, d, full, source, reduce, include_self=include_self, inplace=inplace)
 
 
-for _name, _fn in (("IndexCopy", index_copy), ("IndexFill", index_fill), ("IndexReduce", index_reduce)):
+for _name, _fn in (("IndexCopy", promote_function(index_copy)), ("IndexFill", index_fill),
+                   ("IndexReduce", index_reduce)):
     composite(_name)(_fn)
 
 

@@ -28,6 +28,8 @@ get_default_dtype = dt.get_default_dtype
 # PyTorch's ScalarType names, used in its promotion error messages.
 TORCH_NAMES = {dt.bool_: "Bool", dt.uint8: "Byte", dt.int8: "Char", dt.int16: "Short", dt.int32: "Int",
                dt.int64: "Long", dt.float16: "Half", dt.float32: "Float", dt.float64: "Double"}
+if getattr(dt, "bfloat16", None) is not None:
+    TORCH_NAMES[dt.bfloat16] = "BFloat16"
 
 
 def tensors_dtype(a, b) -> dt.dtype:

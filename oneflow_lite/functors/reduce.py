@@ -41,6 +41,7 @@ from oneflow_lite.framework.tensor import Tensor, _wrap_dim
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast, cast_into, common_dtype, get_default_dtype
 from oneflow_lite.functors.registry import composite, functor
 from oneflow_lite.functors.shape import cached_attrs
+from oneflow_lite.interpreters.autocast import fp32_function
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 _int64 = dt.int64
@@ -760,8 +761,8 @@ def _quantile(name, ignore_nan, x, q, dim=None, keepdim=False, interpolation="li
     return F.reshape(out, tuple(out._meta.shape[1:])) if scalar or q._meta.ndim == 0 else out
 
 
-composite("Quantile")(functools.partial(_quantile, "quantile", False))
-composite("NanQuantile")(functools.partial(_quantile, "nanquantile", True))
+composite("Quantile")(fp32_function(functools.partial(_quantile, "quantile", False)))
+composite("NanQuantile")(fp32_function(functools.partial(_quantile, "nanquantile", True)))
 
 
 # ---- histc, histogram, bincount, searchsorted, bucketize, unique -----------------------------------------

@@ -32,7 +32,7 @@ from oneflow_lite.functors.creation import from_numpy
 from oneflow_lite.functors.global_cast import from_logical
 from oneflow_lite.nn.parameter import Parameter
 
-__all__ = ["Module"]
+__all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -85,6 +85,28 @@ def _check_parameter(name, param) -> None:
 def _forward_unimplemented(self, *args, **kwargs):
     """The computation of the module, called by ``module(*args)``; every subclass defines it."""
     raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
+
+
+# Note [Global module hooks]
+# ``register_module_forward_pre_hook`` / ``register_module_forward_hook`` (PyTorch's, in
+# torch.nn.modules.module) add hooks that every module call runs, before the module's own hooks: the
+# module tracker of FlopCounterMode (utils/flop_counter.py) names every module that runs with them.
+# A call without any hook checks four dicts and calls ``forward``.
+_global_forward_pre_hooks: OrderedDict = OrderedDict()  # handle id -> (hook, with_kwargs=False)
+_global_forward_hooks: OrderedDict = OrderedDict()  # handle id -> (hook, with_kwargs, always_call)
+
+
+def register_module_forward_pre_hook(hook):
+    """Call ``hook(module, args)`` before the ``forward`` of every module (before its own pre-hooks); a non-None
+    result replaces the arguments. Returns a handle whose ``remove()`` unregisters it."""
+    return Module._add_hook(_global_forward_pre_hooks, hook, (hook, False), False)
+
+
+def register_module_forward_hook(hook, *, with_kwargs: bool = False, always_call: bool = False):
+    """Call ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with ``with_kwargs``) after the
+    ``forward`` of every module (before its own hooks); a non-None result replaces the output. ``always_call``
+    also calls it when ``forward`` raises. Returns a handle whose ``remove()`` unregisters it."""
+    return Module._add_hook(_global_forward_hooks, hook, (hook, with_kwargs, always_call), False)
 
 
 def _in_layout_of(current: Tensor, value: Tensor) -> Tensor:
@@ -451,12 +473,14 @@ class Module:
         return handle
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or _global_forward_pre_hooks
+                or _global_forward_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args, kwargs):
-        for hook, with_kwargs in list(self._forward_pre_hooks.values()):
+        # the global hooks (Note [Global module hooks]) run before the module's own, as PyTorch's
+        for hook, with_kwargs in [*_global_forward_pre_hooks.values(), *self._forward_pre_hooks.values()]:
             if with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
@@ -468,7 +492,7 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        hooks = list(self._forward_hooks.values())
+        hooks = [*_global_forward_hooks.values(), *self._forward_hooks.values()]
         called = 0
         try:
             output = self.forward(*args, **kwargs)
