@@ -196,6 +196,55 @@ def a_saved_graph_on_global_tensors_loads_with_its_placements_and_sbps():
     assert len({c.name for c in loaded.job.net.op}) == len(loaded.job.net.op)
 
 
+class _Adds(nn.Module):
+    def forward(self, x, y):
+        return x + y
+
+
+class _Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.add = _Adds()
+
+    def forward(self, x, y):
+        return self.add(x * 2, y)
+
+
+class _Nested(nn.Graph):
+    def __init__(self):
+        super().__init__()
+        self.model = _Outer()
+
+    def build(self, x, y):
+        return self.model(x, y)
+
+
+def _error_of(fn):
+    try:
+        fn()
+    except Exception as e:
+        return e
+    raise AssertionError("no error raised")
+
+
+@case
+def errors_on_global_tensors_name_the_graph_and_the_module():
+    p = flow.placement.all("cpu")
+    first = flow.placement("cpu", ranks=[0])
+    x = flow.ones(4, 3, placement=p, sbp=S(0))
+    graph = _Nested()  # the placements differ: found while planning the job's SBP signatures
+    e = _error_of(lambda: graph(x, flow.ones(4, 3, placement=first, sbp=B)))
+    assert "Expected all tensors to be on the same placement" in str(e)
+    assert f"(in module 'model.add' (_Adds) of nn.Graph '{graph.name}')" in e.__notes__, e.__notes__
+    assert any(f"while planning op 'model.add-broadcast_add-" in n for n in e.__notes__)
+    other = _Nested()  # the shapes differ: found while capturing, as in a local graph
+    e = _error_of(lambda: other(x, flow.ones(4, 5, placement=p, sbp=B)))
+    assert f"(in module 'model.add' (_Adds) of nn.Graph '{other.name}')" in e.__notes__, e.__notes__
+    third = _Nested()  # a correct call of the same graph class still works: 2 * 1 + 1
+    got = third(x, flow.ones(4, 3, placement=p, sbp=B))
+    np.testing.assert_array_equal(got.numpy(), np.full((4, 3), 3.0))
+
+
 @pytest.mark.parametrize("n", [2, 4])
 @pytest.mark.parametrize("name", case.names())
 def test_mpi(name, n):
