@@ -21,7 +21,8 @@ def _sbp_text(nd):
     for s in nd.sbp_parallel:
         kind = s.WhichOneof("parallel_type")
         out.append(f"S({s.split_parallel.axis})" if kind == "split_parallel" else
-                   {"broadcast_parallel": "B", "partial_sum_parallel": "P", "partial_max_parallel": "P(max)"}[kind])
+                   {"broadcast_parallel": "B", "partial_sum_parallel": "P", "partial_max_parallel": "P(max)",
+                    "partial_min_parallel": "P(min)"}[kind])
     return tuple(out)
 
 
@@ -108,6 +109,23 @@ def tensor_parallel_job_and_its_boxing_steps():
     assert view[soft]["in_0"] == _view(job)[0][cast.name]["out_0"] and _view(job)[0][cast.name]["in_0"] == ("P",)
     names = [c.name for c in job.net.op]
     assert names.index(second) < names.index(cast.name) < names.index(soft)
+
+
+@case
+def a_min_over_the_split_dim_and_max_with_indices_keep_the_split_in_the_job():
+    p = flow.placement.all("cpu")
+    x = np.random.default_rng(5).integers(0, 3, (8, 3)).astype(np.float32)  # ties: the first index wins
+    graph = _Call(lambda m, t: (t.amin(0), *t.max(0)))
+    low, values, indices = graph(flow.tensor(x, placement=p, sbp=S(0)))
+    np.testing.assert_array_equal(low.numpy(), x.min(0))
+    np.testing.assert_array_equal(values.numpy(), x.max(0))
+    np.testing.assert_array_equal(indices.numpy(), x.argmax(0))
+    view, _ = _view(graph.job)
+    (mn,) = _op(graph.job, "reduce_min")
+    assert sorted(view[mn].values()) == [("P(min)",), ("S(0)",)]
+    (mx,) = _op(graph.job, "reduce_max_dim")  # each rank reduces its piece: values and indices broadcast
+    assert view[mx] == {"input_0": ("S(0)",), "values_0": ("B",), "indices_0": ("B",)}
+    assert "(P(min))" in repr(graph)
 
 
 @case
@@ -220,11 +238,9 @@ class _Nested(nn.Graph):
 
 
 def _error_of(fn):
-    try:
+    with pytest.raises(RuntimeError) as info:
         fn()
-    except Exception as e:
-        return e
-    raise AssertionError("no error raised")
+    return info.value
 
 
 @case
@@ -236,7 +252,7 @@ def errors_on_global_tensors_name_the_graph_and_the_module():
     e = _error_of(lambda: graph(x, flow.ones(4, 3, placement=first, sbp=B)))
     assert "Expected all tensors to be on the same placement" in str(e)
     assert f"(in module 'model.add' (_Adds) of nn.Graph '{graph.name}')" in e.__notes__, e.__notes__
-    assert any(f"while planning op 'model.add-broadcast_add-" in n for n in e.__notes__)
+    assert any("while planning op 'model.add-broadcast_add-" in n for n in e.__notes__)
     other = _Nested()  # the shapes differ: found while capturing, as in a local graph
     e = _error_of(lambda: other(x, flow.ones(4, 5, placement=p, sbp=B)))
     assert f"(in module 'model.add' (_Adds) of nn.Graph '{other.name}')" in e.__notes__, e.__notes__

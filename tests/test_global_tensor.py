@@ -209,8 +209,8 @@ def normal_and_the_like_functions_take_placement_and_sbp():
         assert over.sbp == (B,) and over.to_local().shape == (6, 2)
         np.testing.assert_array_equal(over.numpy(), np.full((6, 2), want))
         _raises(ValueError, f"{fn.__name__}: a global result of a local input needs both placement= and sbp=",
-                lambda: fn(local, *args, placement=p))
-        _raises(ValueError, "not both", lambda: fn(t, *args, device="cpu", sbp=B))
+                lambda fn=fn, args=args: fn(local, *args, placement=p))
+        _raises(ValueError, "not both", lambda fn=fn, args=args, t=t: fn(t, *args, device="cpu", sbp=B))
     half = flow.placement("cpu", ranks=list(range(max(1, n // 2))))
     on_half = flow.zeros_like(flow.zeros(4, placement=p, sbp=S(0)), placement=half)
     assert on_half.placement is half and on_half.sbp == (S(0),)
