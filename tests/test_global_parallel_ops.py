@@ -62,6 +62,42 @@ def vocab_parallel_embedding_is_a_masked_lookup_giving_a_partial_sum():
         F.embedding(flow.tensor(idx + 1, placement=p, sbp=B), weight)
 
 
+def _embedding_grad_formula(w, idx, c, padding_idx, by_freq):
+    """NumPy: each looked-up row's output grad added into its row (divided by the row's count), padding zero."""
+    want = np.zeros_like(w)
+    counts = np.bincount(idx.reshape(-1), minlength=len(w))
+    rows = c.reshape(-1, w.shape[1]) / (counts[idx.reshape(-1)][:, None] if by_freq else 1)
+    np.add.at(want, idx.reshape(-1), rows)
+    if padding_idx is not None:
+        want[padding_idx] = 0
+    return want
+
+
+@case
+def vocab_parallel_embedding_backward_computes_only_this_ranks_rows():
+    from oneflow_lite.framework.calls import F as calls
+    n, r = flow.env.get_world_size(), _rank()
+    p = flow.placement.all("cpu")
+    w = rng.standard_normal((11, 3)).astype(np.float32)
+    idx = rng.integers(0, 11, (4, 6))
+    start, stop = _rows(11, n, r)
+    last = _rows(11, n, n - 1)[0]  # padding in the last rank's rows (the first row of them)
+    for padding_idx, by_freq, idx_sbp in ((None, False, B), (int(idx[0, 0]), True, B), (last, False, S(0))):
+        weight = flow.tensor(w, placement=p, sbp=S(0)).requires_grad_()
+        out = F.embedding(flow.tensor(idx, placement=p, sbp=idx_sbp), weight, padding_idx=padding_idx,
+                          scale_grad_by_freq=by_freq)
+        c = rng.standard_normal((4, 6, 3)).astype(np.float32)
+        (out * flow.tensor(c, placement=p, sbp=B)).sum().backward()
+        assert weight.grad.sbp == (S(0),)
+        want = _embedding_grad_formula(w, idx, c, padding_idx, by_freq)
+        np.testing.assert_allclose(weight.grad.to_local().numpy(), want[start:stop], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(weight.grad.numpy(), want, rtol=1e-5, atol=1e-6)
+    plans = list(calls.ops.embedding_grad._op(2).global_infer_cache.values())
+    assert plans and all("(B), (B) -> (S(0))" in repr(v) for v in plans), plans  # dy and indices broadcast
+    for plan in plans:  # the kernel makes this rank's rows only, not the whole table's gradient
+        assert plan.out_local_shapes[0] == (stop - start, 3) and plan.attrs["num_weights"] == stop - start
+
+
 @case
 def vocab_parallel_embedding_module_then_relu_matches_one_process():
     p = flow.placement.all("cpu")
