@@ -710,3 +710,26 @@ def test_clip_grad_norm_in_a_training_step():
     total = nn.utils.clip_grad_norm_(lin.parameters(), 1.0)
     assert math.isclose(float(total), float(np.linalg.norm(g)), rel_tol=1e-6)
     np.testing.assert_allclose(arr(lin.weight.grad), [[10.0, 20.0, 30.0]] / (np.linalg.norm(g) + 1e-6), rtol=1e-5)
+
+
+def test_parameters_to_vector_and_back():
+    m = flow.nn.Linear(3, 2)
+    w, b = m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()
+    v = flow.nn.utils.parameters_to_vector(m.parameters())
+    np.testing.assert_array_equal(v.detach().numpy(), np.concatenate([w.ravel(), b]))
+    (v * flow.arange(8.0)).sum().backward()  # differentiable: each parameter gets its slice of the weights
+    np.testing.assert_array_equal(m.weight.grad.numpy(), np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(m.bias.grad.numpy(), [6.0, 7.0])
+    vec = flow.arange(10.0, 18.0)
+    flow.nn.utils.vector_to_parameters(vec, m.parameters())
+    np.testing.assert_array_equal(m.weight.detach().numpy(), np.arange(10.0, 16.0).reshape(2, 3))
+    np.testing.assert_array_equal(m.bias.detach().numpy(), [16.0, 17.0])
+    assert isinstance(m.weight, flow.nn.Parameter) and m.weight.requires_grad
+    vec[0] = -1.0  # as PyTorch: the parameters now view vec's memory
+    assert m.weight[0, 0].item() == -1.0
+    with pytest.raises(TypeError, match="expected 'vec' to be a Tensor"):
+        flow.nn.utils.vector_to_parameters([1.0], m.parameters())
+    with pytest.raises(RuntimeError, match="'vec' has 7 elements, fewer than the parameters need"):
+        flow.nn.utils.vector_to_parameters(flow.zeros(7), m.parameters())
+    with pytest.raises(TypeError, match="expected an iterable of Tensors"):
+        flow.nn.utils.parameters_to_vector(m.weight)
