@@ -935,18 +935,18 @@ FUNCTIONAL_API: dict[str, list[str]] = {
                "SbpList sbp, Bool requires_grad=False) => GlobalRandn")],
     "empty": ["Tensor (Shape size, *, DataType dtype=None, Device device=None, Bool requires_grad=False) => Empty",
               "Tensor (Shape size, *, DataType dtype=None, Placement placement, SbpList sbp, Bool requires_grad=False) => GlobalZeros"],
-    "zeros_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-                    "=> ZerosLike")],
-    "ones_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-                   "=> OnesLike")],
-    "empty_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-                    "=> EmptyLike")],
+    "zeros_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Placement placement=None, "
+                    "SbpList sbp=None, Bool requires_grad=False) => ZerosLike")],
+    "ones_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Placement placement=None, "
+                   "SbpList sbp=None, Bool requires_grad=False) => OnesLike")],
+    "empty_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Placement placement=None, "
+                    "SbpList sbp=None, Bool requires_grad=False) => EmptyLike")],
     "full_like": [("Tensor (Tensor input, Scalar fill_value, *, DataType dtype=None, Device device=None, "
-                   "Bool requires_grad=False) => FullLike")],
-    "rand_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-                   "=> RandLike")],
-    "randn_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-                    "=> RandnLike")],
+                   "Placement placement=None, SbpList sbp=None, Bool requires_grad=False) => FullLike")],
+    "rand_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Placement placement=None, "
+                   "SbpList sbp=None, Bool requires_grad=False) => RandLike")],
+    "randn_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Placement placement=None, "
+                    "SbpList sbp=None, Bool requires_grad=False) => RandnLike")],
     "eye": [("Tensor (Int n, Int m=None, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
              "=> Eye"),
             ("Tensor (Int n, Int m=None, *, DataType dtype=None, Placement placement, SbpList sbp, "
@@ -979,6 +979,8 @@ FUNCTIONAL_API: dict[str, list[str]] = {
         "Tensor (Float mean, Tensor std, *, Generator generator=None) => NormalFloatTensor",
         ("Tensor (Float mean, Float std, Shape size, *, Generator generator=None, DataType dtype=None, "
          "Device device=None, Bool requires_grad=False) => Normal"),
+        ("Tensor (Float mean, Float std, Shape size, *, Generator generator=None, DataType dtype=None, "
+         "Placement placement, SbpList sbp, Bool requires_grad=False) => GlobalNormal"),
     ],
     # ---- [compat c3] random draws, windows, triangle indices, more creation (functors/creation.py)
     "multinomial": method(("Tensor (Tensor input, Int num_samples, Bool replacement=False, *, "
@@ -996,10 +998,10 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "fake_quantize_per_channel_affine": [("Tensor (Tensor input, Tensor scale, Tensor zero_point, Int axis, "
                                           "Int quant_min, Int quant_max) => FakeQuantizePerChannelAffine")],
     "randint_like": [
-        ("Tensor (Tensor input, Int high, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-         "=> RandintLike"),
+        ("Tensor (Tensor input, Int high, *, DataType dtype=None, Device device=None, Placement placement=None, "
+         "SbpList sbp=None, Bool requires_grad=False) => RandintLike"),
         ("Tensor (Tensor input, Int low, Int high, *, DataType dtype=None, Device device=None, "
-         "Bool requires_grad=False) => RandintLikeLow"),
+         "Placement placement=None, SbpList sbp=None, Bool requires_grad=False) => RandintLikeLow"),
     ],
     "hann_window": [("Tensor (Int window_length, Bool periodic=True, *, DataType dtype=None, Device device=None, "
                      "Bool requires_grad=False) => HannWindow")],

@@ -76,6 +76,12 @@ def global_rand(size, generator, dtype, placement, sbp, requires_grad=False):
                    "rand")
 
 
+@composite("GlobalNormal")
+def global_normal(mean, std, size, generator, dtype, placement, sbp, requires_grad=False):
+    return _random(lambda g: F.normal(mean, std, size, generator=g, dtype=dtype), generator, placement, sbp,
+                   requires_grad, "normal")
+
+
 @composite("GlobalRandintLow")
 def global_randint_low(low, high, size, generator, dtype, placement, sbp, requires_grad=False):
     return _random(lambda g: F.randint(low, high, size, generator=g, dtype=dtype), generator, placement, sbp,
@@ -130,9 +136,3 @@ def global_tensor(value: Tensor, placement, sbp, requires_grad=False):
     if placement.size > 1 and placement.has_rank(world().rank):
         a = world().group(placement.rank_list).broadcast(a.copy(), root=0)
     return from_logical(_make(a, value._meta), placement, nd, requires_grad)
-
-
-def global_like(x, fill_value, dtype, requires_grad):
-    """``full_like`` of a global tensor: its placement and SBP."""
-    m = x._meta
-    return global_full(m.shape, fill_value, dtype or m.dtype, m.placement, m.nd_sbp, requires_grad)

@@ -169,7 +169,9 @@ class GlobalJobPlan:
     """The plan of one input signature of a graph on global tensors (Note [Graphs on global tensors]);
     ``run(inputs)`` returns this rank's pieces of the outputs, ``out_metas`` their global metas."""
 
-    def __init__(self, ir, variables: dict, in_metas):
+    def __init__(self, ir, variables: dict, in_metas, module_notes=lambda op_name: []):
+        """``module_notes(op name)``: the notes naming the module that added the op (a planning error names it
+        as a capture error does)."""
         self.graph_name = ir.name
         self.variables = variables
         self.reports = []
@@ -187,6 +189,7 @@ class GlobalJobPlan:
                 self._add(node, inputs)
             except Exception as e:
                 e.add_note(f"(while planning op '{node.name}' of nn.Graph '{self.graph_name}' on global tensors)")
+                e.__notes__ += module_notes(node.name)
                 raise
         self.reports.append(f"global plan: {len(self.signatures)} op(s) with SBP signatures, "
                             f"{self.boxing_steps} boxing step(s)")

@@ -137,7 +137,7 @@ class _Entry:
         start = time.perf_counter()
         ir = JobIR.parse(self.job)
         if is_global_job(self.variables, self.in_metas):  # Note [Graphs on global tensors]
-            self.ir, self.plan, self.pass_reports = ir, GlobalJobPlan(ir, self.variables, self.in_metas), []
+            self.ir, self.plan, self.pass_reports = ir, GlobalJobPlan(ir, self.variables, self.in_metas, self.notes), []
             self.compile_seconds = time.perf_counter() - start
             return
         reports = run_job_passes(ir, self.variables, config,
@@ -145,6 +145,13 @@ class _Entry:
         plan = Plan(ir, self.variables, config.is_enabled("fusion"), config.is_enabled("memory_plan"))
         self.ir, self.plan, self.pass_reports = ir, plan, reports
         self.compile_seconds = time.perf_counter() - start
+
+    def notes(self, op_name: str) -> list:
+        """The note naming the innermost module that added op ``op_name`` (an inner call spans fewer ops)."""
+        index = next((i for i, conf in enumerate(self.job.net.op) if conf.name == op_name), -1)
+        calls = sorted((c for c in self.calls if c.start <= index < c.end), key=lambda c: c.end - c.start)
+        graph = self.job.job_conf.job_name
+        return [f"(in module '{c.path}' ({c.module_type}) of nn.Graph '{graph}')" for c in calls[:1]]
 
     @property
     def reports(self) -> list:

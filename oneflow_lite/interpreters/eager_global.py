@@ -188,7 +188,7 @@ def _signature(op_expr, placement, in_metas, logical, attrs, out_metas):
     ctx = None
     for h, n in enumerate(placement.hierarchy):
         ctx = SbpContext(op_expr.op_type_name, tuple(m.logical for m in in_metas), logical.out_metas, logical.attrs, n,
-                         h)
+                         h, placement.size)
         sigs = rule.signatures(ctx)
         current = [m.nd_sbp[h] for m in in_metas]
         want = None if out_metas is None else [o.nd_sbp[h] for o in out_metas]
