@@ -111,6 +111,7 @@ class _Entry:
         "pass_reports",
         "plan",
         "single",
+        "source_layouts",
         "variables",
     )
 
@@ -131,13 +132,16 @@ class _Entry:
         self.graph_modules = {}  # module path -> GraphModule (its options, read at compile time)
         self.locations = {}  # op name -> Python location (Note [Op locations] in graph/debug.py)
         self.metas = {}  # blob name -> meta, of every blob of the capture
+        self.source_layouts = {}  # source op name -> (placement, nd-SBP) (Note [Global source ops in a graph])
 
     def compile(self) -> None:
         config = self.config
         start = time.perf_counter()
         ir = JobIR.parse(self.job)
-        if is_global_job(self.variables, self.in_metas):  # Note [Graphs on global tensors]
-            self.ir, self.plan, self.pass_reports = ir, GlobalJobPlan(ir, self.variables, self.in_metas, self.notes), []
+        layouts = self.source_layouts
+        if is_global_job(self.variables, self.in_metas, layouts):  # Note [Graphs on global tensors]
+            self.ir, self.pass_reports = ir, []
+            self.plan = GlobalJobPlan(ir, self.variables, self.in_metas, self.notes, layouts)
             self.compile_seconds = time.perf_counter() - start
             return
         reports = run_job_passes(ir, self.variables, config,
@@ -428,6 +432,7 @@ class Graph:
             ctx.restore_eager_state()
         entry = _Entry(ctx.job, (a_spec, k_spec), in_metas, out_spec, ctx.variables(), self.config)
         entry.calls, entry.locations, entry.metas = ctx.calls, ctx.locations, ctx.metas
+        entry.source_layouts = ctx.source_layouts
         entry.graph_modules = self._graph_modules
         entry.capture_seconds = time.perf_counter() - start
         emit(self._debug, 0, lambda: f"{self._shallow_repr()} building graph Done! Cost time: "
