@@ -124,6 +124,9 @@ def test_sequence_arguments_are_planned_and_give_the_general_results():
         np.testing.assert_array_equal(flow.cat([x, x], 1).numpy(), np.concatenate([a, a], 1))
         np.testing.assert_array_equal(flow.cat((x, x, x)).numpy(), np.concatenate([a, a, a]))
         np.testing.assert_array_equal(x.reshape([np.int64(3), 8]).numpy(), a.reshape(3, 8))  # slow path
+        np.testing.assert_array_equal(x.view(-1).numpy(), a.reshape(-1))  # a lone int: a 1-d shape
+        np.testing.assert_allclose(flow.nn.functional.avg_pool2d(x.view(1, 1, 4, 6), 2).numpy(),
+                                   a.reshape(2, 2, 3, 2).mean(axis=(1, 3))[None, None], rtol=1e-6)
     assert (flow.Tensor, tuple) in flow.reshape._plans and (flow.Tensor, int, int) in flow.view._plans
     assert (flow.Tensor, tuple) in F.layer_norm._plans and (list, int) in flow.cat._plans
 

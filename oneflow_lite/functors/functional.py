@@ -24,7 +24,8 @@ tuple (about 70 ns of a 1.5 us ``flow.add``).
 
 Note [Planned sequences]
 A tuple, list or ``flow.Size`` argument (``layer_norm(x, (64,))``, ``split(x, [2, 4])``, ``cat([a, b])``)
-binds by its contents, not its type alone. For a non-empty sequence of exact ints (or of tensors) every
+binds by its contents, not its type alone (a lone int for a list parameter binds as a tuple of it:
+planned as that wrapping). For a non-empty sequence of exact ints (or of tensors) every
 converter's answer depends only on that element kind and on the length (``IntList[2]`` repeats one int and
 rejects three), and the bound value is the sequence as a tuple. So such a call is planned too, with a
 check per sequence argument run on every call: the element kind (and, when any overload of the function
@@ -104,6 +105,9 @@ def _tensor_items(a):
 def _sequence_check(a, v, sized: bool):
     """The check that passes sequences like ``a`` when ``a`` bound to ``v`` (Note [Planned sequences]), else
     None."""
+    if type(a) is int and type(v) is tuple and v and v == (a,) * len(v):  # reshape(x, 6), IntList[2] k=3
+        size = len(v)
+        return lambda i: (i,) * size  # (the key holds the int type: nothing to check)
     if not isinstance(a, (list, tuple)) or not a or type(v) is not tuple or len(v) != len(a):
         return None
     if all(type(e) is int for e in a) and all(type(e) is int for e in v) and v == tuple(a):
