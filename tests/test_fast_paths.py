@@ -154,6 +154,11 @@ def test_planned_sequence_calls_check_their_contents_every_call():
     with pytest.raises(TypeError, match="reshape"):
         x.reshape((True, 24))  # bool is not an int here
     np.testing.assert_array_equal(flow.split(x, [2, 4], 1)[0].numpy(), np.ones((4, 2), np.float32))
+    roll = [flow.roll(x, [1, 2], [0, 1]) for _ in range(3)][-1]
+    np.testing.assert_array_equal(roll.numpy(), np.roll(np.ones((4, 6), np.float32), (1, 2), (0, 1)))
+    with pytest.raises(TypeError, match=r"roll\(\): argument 'dims' \(position 3\) must be int or tuple of ints, "
+                                        r"not list"):
+        flow.roll(x, [1, 2], [0, 1.5])  # the first list passed its check: the error still sees the lists given
 
 
 def test_fixed_size_list_plans_check_the_length():

@@ -123,11 +123,11 @@ def _adapter(call, n: int, checks: tuple, pack: int | None, keywords: tuple, res
     (position, name) of those the call passed by name)."""
     def adapted(*values):
         if checks:
-            values = list(values)
+            given, values = values, list(values)
             for i, check in checks:
                 v = check(values[i])
-                if v is BAD:
-                    return resolve(tuple(values[:n]), {name: values[j] for j, name in keywords})
+                if v is BAD:  # the slow way, with the arguments as given: its errors name their types
+                    return resolve(given[:n], {name: given[j] for j, name in keywords})
                 values[i] = v
         if pack is not None:
             values = (*values[:pack], tuple(values[pack:n]), *values[n:])
