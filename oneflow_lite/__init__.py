@@ -64,6 +64,7 @@ from oneflow_lite import func  # noqa: F401,E402  (function transforms: flow.fun
 from oneflow_lite.func import vmap  # noqa: F401,E402
 from oneflow_lite.compile import compile  # noqa: F401,E402
 from oneflow_lite import random  # noqa: F401,E402  (flow.random: seeds, rng state, fork_rng)
+from oneflow_lite import distributions  # noqa: F401,E402  (flow.distributions: Categorical, Normal)
 from oneflow_lite.interpreters.python_mode import DispatchMode  # noqa: F401,E402  (Python dispatch modes)
 from oneflow_lite.utils import flop_counter as _flop_counter  # noqa: F401,E402  (flow.utils.flop_counter)
 from oneflow_lite import profiler  # noqa: F401,E402  (flow.profiler)

@@ -78,6 +78,7 @@ from oneflow_lite.framework import sbp as sbp_mod
 from oneflow_lite.framework.device import device as Device
 from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET, make_global_meta
 from oneflow_lite.framework.placement import placement as Placement
+from oneflow_lite.framework.storage import UntypedStorage
 from oneflow_lite.framework.tensor import LAZY_KEY_SET, Tensor
 from oneflow_lite.framework.tensor_meta import Size
 from oneflow_lite.framework.world import world
@@ -383,12 +384,29 @@ def _target_device(name: str, map_location, saved: str) -> Device:
     loc = map_location
     if isinstance(loc, dict):
         loc = loc.get(saved, saved)
+    elif callable(loc):
+        loc = _call_map_location(name, loc, saved)
     target = saved if loc is None else loc
     try:
         return Device(target)
     except (RuntimeError, ValueError, TypeError) as e:
         raise RuntimeError(f"flow.load: '{name}': a tensor saved on '{saved}' cannot be placed on {target!r} ({e}); "
                            f"pass map_location='cpu' to load it on cpu") from None
+
+
+def _call_map_location(name: str, fn, saved: str):
+    """PyTorch's callable ``map_location(storage, location)``: called with a cpu storage and the saved device's
+    name (``"cpu"``, ``"cuda:0"``); the tensor goes to the device of the storage it returns (None: the saved
+    device)."""
+    location = "cpu" if saved.split(":")[0] == "cpu" else saved
+    result = fn(UntypedStorage(np.empty(0, np.uint8), Device("cpu")), location)
+    if result is None:
+        return saved
+    device = getattr(result, "device", None)
+    if device is None:
+        raise TypeError(f"flow.load: '{name}': map_location returned {type(result).__name__}; a callable "
+                        f"map_location must return a storage (or None), as map_location(storage, location)")
+    return device
 
 
 def _make_tensor(name, key, array, dtype, shape, saved_device, device, requires_grad, is_parameter,
@@ -555,7 +573,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     """Load an object saved by :func:`save` from ``f`` (a path or a readable, seekable binary file object).
 
     ``map_location`` places the tensors: None keeps each tensor's saved device, a device or device string
-    moves them all there, a dict maps saved device strings (``"cpu:0"``) to devices. ``weights_only`` (None
+    moves them all there, a dict maps saved device strings (``"cpu:0"``) to devices, a callable
+    ``(storage, location) -> storage`` (PyTorch's) places each tensor on its returned storage's device. ``weights_only`` (None
     means True, as in PyTorch 2.6) loads with the restricted unpickler of Note [Weights-only loading];
     ``weights_only=False`` unpickles anything, running the code a pickle names: only for trusted files.
     ``pickle_module`` and ``mmap`` are accepted for PyTorch compatibility (the file holds its arrays
@@ -568,9 +587,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         raise TypeError(f"flow.load: weights_only must be a bool or None, got {type(weights_only).__name__}")
     if global_src_rank is not None:
         return _load_global(f, map_location, weights_only is not False, global_src_rank)
-    if not (map_location is None or isinstance(map_location, (str, Device, dict))):
-        raise TypeError(f"flow.load: map_location must be None, a device, a device string or a dict of device "
-                        f"strings, got {type(map_location).__name__}")
+    if not (map_location is None or isinstance(map_location, (str, Device, dict)) or callable(map_location)):
+        raise TypeError(f"flow.load: map_location must be None, a device, a device string, a dict of device "
+                        f"strings or a callable (storage, location) -> storage, got {type(map_location).__name__}")
     if isinstance(map_location, dict):
         map_location = {_device_name(k): v for k, v in map_location.items()}
     name, arrays = _open_archive(f)

@@ -164,3 +164,22 @@ def test_ops_with_a_scalar_check_take_bfloat16(op):
     }[op]()
     assert got.dtype is BF16
     np.testing.assert_array_equal(got.float().numpy(), _bf(expected))
+
+
+def test_convolutions_compute_in_float32_and_round_once():
+    """bfloat16 conv (autocast's lower-precision convolutions) and its gradients: the float32 convolution of the
+    bfloat16 values, rounded once; a bfloat16 accumulator would stop at 256."""
+    rng = np.random.default_rng(4)
+    x, w = _bf(rng.standard_normal((2, 3, 6, 6))), _bf(rng.standard_normal((4, 3, 3, 3)))
+    xt, wt = flow.tensor(x).bfloat16().requires_grad_(), flow.tensor(w).bfloat16().requires_grad_()
+    y = F.conv2d(xt, wt)
+    assert y.dtype is BF16
+    cols = np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), (3, 3), axis=(2, 3))
+    expected = np.einsum("ncijkl,ockl->noij", cols, w.astype(np.float64))
+    np.testing.assert_allclose(y.float().numpy(), _bf(expected), rtol=2 ** -8, atol=2 ** -12)
+    y.float().sum().backward()
+    assert xt.grad.dtype is BF16 and wt.grad.dtype is BF16
+    np.testing.assert_allclose(wt.grad.float().numpy(), np.broadcast_to(_bf(cols.sum((0, 2, 3))), (4, 3, 3, 3)),
+                               rtol=2 ** -8)
+    ones = flow.ones(1, 4096, 1, dtype=BF16)
+    assert F.conv1d(ones, ones.reshape(1, 4096, 1)).item() == 4096.0

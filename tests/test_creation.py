@@ -364,3 +364,19 @@ def test_random_shapes():
     assert flow.rand((2, 3)).shape == (2, 3)
     assert flow.randn(()).shape == ()
     assert flow.rand(0, 4).shape == (0, 4)
+
+
+def test_tensor_accepts_any_python_sequence():
+    """PyTorch reads any object with the sequence protocol (range, deque, ...), nested too; str stays an error."""
+    import collections
+    t = flow.tensor(collections.deque([1.0, 2.5]))
+    assert t.dtype == flow.float32 and t.numpy().tolist() == [1.0, 2.5]
+    t = flow.tensor(range(2, 5))
+    assert t.dtype == flow.int64 and t.numpy().tolist() == [2, 3, 4]
+    t = flow.tensor([range(2), collections.deque([5, 6])])
+    assert t.shape == (2, 2) and t.numpy().tolist() == [[0, 1], [5, 6]]
+    t = flow.tensor(collections.deque([flow.tensor(1.5), flow.tensor(-2.0)]))
+    assert t.numpy().tolist() == [1.5, -2.0]
+    assert flow.tensor(range(0)).shape == (0,)
+    with pytest.raises(TypeError, match="Could not infer dtype of str"):
+        flow.tensor(collections.deque(["a"]))

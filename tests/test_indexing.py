@@ -91,3 +91,17 @@ def test_iteration_uses_getitem():
 def test_getitem_errors(index, exc, match):
     with pytest.raises(exc, match=match):
         flow.tensor(A)[index]
+
+
+def test_range_indexes_like_a_list():
+    """A Python range is a sequence index (PyTorch): x[range(n), cols] picks one element per row, also in
+    assignments; an empty range selects nothing."""
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = flow.tensor(a)
+    np.testing.assert_array_equal(x[range(3), [1, 0, 3]].numpy(), a[[0, 1, 2], [1, 0, 3]])
+    np.testing.assert_array_equal(x[range(1, 3)].numpy(), a[1:3])
+    assert x[range(0)].shape == (0, 4)
+    x[range(3), flow.tensor([2, 2, 0])] = -1.0
+    expected = a.copy()
+    expected[[0, 1, 2], [2, 2, 0]] = -1.0
+    np.testing.assert_array_equal(x.numpy(), expected)

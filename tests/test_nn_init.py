@@ -151,3 +151,40 @@ def test_init_errors():
         init.kaiming_normal_(3)
     with pytest.raises(RuntimeError, match="normal_ expects std >= 0.0"):
         init.normal_(flow.empty(2), 0.0, -1.0)
+
+
+def test_orthogonal_gives_orthonormal_rows_or_columns_times_gain():
+    flow.manual_seed(0)
+    w = flow.empty(64, 1, 5, 5)
+    assert init.orthogonal_(w, init.calculate_gain("relu")) is w
+    m = arr(w).reshape(64, 25)
+    np.testing.assert_allclose(m.T @ m, 2.0 * np.eye(25), atol=1e-5)  # tall: orthonormal columns, gain**2 = 2
+    w = flow.empty(3, 7)
+    m = arr(init.orthogonal_(w))
+    np.testing.assert_allclose(m @ m.T, np.eye(3), atol=1e-5)  # wide: orthonormal rows
+    p = nn.Parameter(flow.empty(5, 5))
+    init.orthogonal_(p, gain=0.5)
+    assert p.grad_fn is None and p.requires_grad
+    np.testing.assert_allclose(arr(p) @ arr(p).T, 0.25 * np.eye(5), atol=1e-5)
+    flow.manual_seed(3)
+    a = arr(init.orthogonal_(flow.empty(4, 4)))
+    flow.manual_seed(3)
+    np.testing.assert_array_equal(a, arr(init.orthogonal_(flow.empty(4, 4))))
+    with pytest.raises(ValueError, match="orthogonal_: only tensors with 2 or more dimensions"):
+        init.orthogonal_(flow.empty(3))
+
+
+def test_dirac_copies_input_channels_at_the_kernel_centre():
+    w = init.dirac_(flow.empty(4, 2, 3, 3).fill_(7.0), groups=2)
+    expected = np.zeros((4, 2, 3, 3))
+    for g in range(2):
+        for d in range(2):
+            expected[g * 2 + d, d, 1, 1] = 1
+    np.testing.assert_array_equal(arr(w), expected)
+    x = flow.randn(1, 3, 5)
+    w1 = init.dirac_(flow.empty(3, 3, 3))
+    np.testing.assert_allclose(flow.nn.functional.conv1d(x, w1, padding=1).numpy(), x.numpy(), atol=1e-6)
+    with pytest.raises(ValueError, match="3, 4, or 5 dimensions"):
+        init.dirac_(flow.empty(3, 3))
+    with pytest.raises(ValueError, match="divisible by groups"):
+        init.dirac_(flow.empty(3, 3, 3), groups=2)

@@ -187,8 +187,22 @@ def test_map_location_moves_tensors(tmp_path):
     assert flow.load(path, map_location={"cuda:0": "meta"})["a"].device == flow.device("cpu")
     with pytest.raises(RuntimeError, match="saved on 'cpu:0' cannot be placed on 'cuda'.*map_location='cpu'"):
         flow.load(path, map_location="cuda")
-    with pytest.raises(TypeError, match="map_location must be None, a device, a device string or a dict"):
-        flow.load(path, map_location=lambda storage, loc: storage)
+    with pytest.raises(TypeError, match="map_location must be None, a device, a device string, a dict .* got int"):
+        flow.load(path, map_location=3)
+
+
+def test_callable_map_location_as_pytorch(tmp_path):
+    """PyTorch's ``map_location=lambda storage, loc: storage`` idiom: the tensor goes where the returned storage
+    is (cpu), and the callable sees PyTorch's location name."""
+    path = tmp_path / "t.pt"
+    flow.save({"a": flow.tensor([1.0, 2.0])}, path)
+    seen = []
+    back = flow.load(path, map_location=lambda storage, loc: seen.append(loc) or storage)
+    np.testing.assert_array_equal(back["a"].numpy(), [1.0, 2.0])
+    assert back["a"].device == flow.device("cpu") and seen == ["cpu"]
+    assert flow.load(path, map_location=lambda storage, loc: None)["a"].device == flow.device("cpu")
+    with pytest.raises(TypeError, match="map_location returned str; a callable map_location must return a storage"):
+        flow.load(path, map_location=lambda storage, loc: "cpu")
 
 
 def test_weights_only_is_accepted(tmp_path):

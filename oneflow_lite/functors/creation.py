@@ -11,6 +11,7 @@ and step are all ints, else the default float dtype.
 
 from __future__ import annotations
 
+import collections.abc
 import math
 import os
 import warnings
@@ -175,7 +176,13 @@ def _leaf_dtype(leaf) -> dt.dtype:
 
 
 def _is_sequence(x) -> bool:
-    return isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.ndim > 0)
+    """Lists, tuples, NumPy arrays with a dim and (as PyTorch) any other Python sequence: range, deque, ..."""
+    if isinstance(x, (list, tuple)):
+        return True
+    if isinstance(x, np.ndarray):
+        return x.ndim > 0
+    return (type(x) not in _PY_TYPES and isinstance(x, collections.abc.Sequence)
+            and not isinstance(x, (str, bytes, bytearray)))
 
 
 def _scan(data):
@@ -229,7 +236,7 @@ def _as_array(data, requested=None):
             np_dtype = np_dtype.newbyteorder("=")
         dtype = _numpy_dtype(np_dtype)
         return np.array(data, dtype=np_dtype, order="C"), dtype
-    if isinstance(data, (list, tuple)):
+    if _is_sequence(data):
         shape, leaves, dtype = _scan(data)
         if any(isinstance(leaf, Tensor) for leaf in leaves):
             leaves = [_leaf_value(leaf) for leaf in leaves]

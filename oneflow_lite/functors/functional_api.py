@@ -311,6 +311,7 @@ FUNCTIONAL_API: dict[str, list[str]] = {
         "Tensor (Tensor input, String p, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => Norm"),
     "all": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => ReduceAll"),
     "any": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => ReduceAny"),
+    "hash_tensor": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False, *, Int mode=0) => HashTensor"),
     "cumsum": method("Tensor (Tensor input, Int dim, *, DataType dtype=None, Bool inplace=False) => Cumsum",
                      inplace=True),
     "cumprod": method("Tensor (Tensor input, Int dim, *, DataType dtype=None, Bool inplace=False) => Cumprod",
@@ -771,7 +772,7 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "reshape": method("Tensor (Tensor input, Shape shape) => Reshape"),
     "transpose": method("Tensor (Tensor input, Int dim0, Int dim1) => Transpose"),
     # ---- shape and joining (functors/shape.py)
-    "view": method("Tensor (Tensor input, Shape shape) => Reshape"),
+    "view": method("Tensor (Tensor input, Shape shape) => Reshape", "Tensor (Tensor input, DataType dtype) => ViewDtype"),
     "permute": method("Tensor (Tensor input, IntList dims) => Permute"),
     "t": method("Tensor (Tensor input) => T"),
     "flatten": method("Tensor (Tensor input, Int start_dim=0, Int end_dim=-1) => Flatten"),

@@ -49,7 +49,7 @@ _INT = (int, np.integer)
 _BOOL = (bool, np.bool_)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _SEQUENCE_ITEMS = (Tensor, list, tuple, np.ndarray, slice)
-_ARRAY_LIKE = (Tensor, list, tuple, np.ndarray)
+_ARRAY_LIKE = (Tensor, list, tuple, range, np.ndarray)
 _INDEX_DTYPES = (dt.int64, dt.int32, dt.bool_)
 
 
@@ -67,11 +67,11 @@ def _as_tuple(index) -> tuple:
 
 
 def _index_tensor(item, device) -> Tensor:
-    """A Tensor / list / NumPy array index as an int32, int64 or bool tensor on ``device``."""
+    """A Tensor / list / range / NumPy array index as an int32, int64 or bool tensor on ``device``."""
     if isinstance(item, Tensor):
         t = item
     else:
-        empty = isinstance(item, (list, tuple)) and not np.asarray(item, dtype=object).size
+        empty = isinstance(item, (list, tuple, range)) and not np.asarray(item, dtype=object).size
         try:
             t = tensor(item, dtype=dt.int64) if empty else tensor(item)
         except (TypeError, ValueError) as e:

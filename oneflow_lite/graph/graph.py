@@ -450,7 +450,7 @@ class Graph:
         for (p, _), t in zip(leaves, lazy):
             emit(debug, 1, lambda p=p, t=t: f"(INPUT:_{self._name}_input.{p}:{meta_repr(t._meta)})")
         options = self.config.capture_options()  # Note [Capture options] in graph/config.py
-        amp = self._amp_capture(options["amp_dtype"], leaves)
+        amp = self._amp_capture(options, leaves)
         with amp.capturing(ctx):
             n = options["grad_acc_steps"]
             with amp.autocast():
@@ -470,7 +470,7 @@ class Graph:
         self._check_gradients_used(ctx)
         return out_spec
 
-    def _amp_capture(self, dtype, leaves) -> AmpCapture:
+    def _amp_capture(self, options, leaves) -> AmpCapture:
         """What the capture does for ``enable_amp`` and the grad scaler (Note [Graph AMP] in graph/amp.py)."""
         scaler = self._grad_scaler
         if scaler is not None and not self._optimizers:
@@ -479,7 +479,8 @@ class Graph:
         devices = {t._meta.device.type for _, t in leaves}
         for block in self._blocks.values():
             devices.update(p._meta.device.type for _, p in block._origin.named_parameters())
-        return AmpCapture(dtype, scaler, tuple(sorted(devices or {"cpu"})))
+        return AmpCapture(options["amp_dtype"], scaler, tuple(sorted(devices or {"cpu"})),
+                          options["fuse_model_update_ops"])
 
     # Note [Backward without an optimizer]
     # OneFlow's graph refuses ``loss.backward()`` when no optimizer was added ("job has no TrainConf when

@@ -15,8 +15,8 @@ from oneflow_lite import functional as F
 from oneflow_lite.autograd.grad_mode import no_grad
 from oneflow_lite.framework.tensor import Tensor
 
-__all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
-           "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
+__all__ = ["calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_",
+           "ones_", "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
                "sigmoid")
@@ -91,6 +91,48 @@ def eye_(tensor: Tensor) -> Tensor:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
         return tensor.copy_(F.eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype, device=tensor.device))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-D convolution weight with the Dirac delta: output channel ``d`` of each of the
+    ``groups`` groups copies input channel ``d`` at the kernel's centre (as many as both counts allow)."""
+    _check("dirac_", tensor)
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("nn.init.dirac_: only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.shape
+    if sizes[0] % groups != 0:
+        raise ValueError(f"nn.init.dirac_: dim 0 ({sizes[0]}) must be divisible by groups ({groups})")
+    per_group = sizes[0] // groups
+    centre = tuple(n // 2 for n in sizes[2:])
+    with no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(min(per_group, sizes[1])):
+                tensor[(g * per_group + d, d) + centre] = 1
+    return tensor
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix times ``gain`` (Saxe et al. 2013), trailing dims flattened: the Q
+    of the QR factorisation of a standard normal matrix, its columns' signs fixed by R's diagonal (so Q is
+    uniformly distributed, PyTorch's method)."""
+    _check("orthogonal_", tensor)
+    if tensor.ndim < 2:
+        raise ValueError("nn.init.orthogonal_: only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    with no_grad():
+        flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+        if rows < cols:
+            flattened = flattened.t()
+        q, r = F.linalg_qr(flattened)
+        q = F.mul(q, F.sign(F.diag(r, 0)))
+        if rows < cols:
+            q = q.t()
+        tensor.view_as(q).copy_(q)
+        return tensor.mul_(gain)
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:

@@ -285,7 +285,7 @@ def _safe_softmax(ctx, node, ins):
 def _scaled_dot_product_attention(ctx, node, ins):
     """softmax(q k^T scale + mask) v (Note [Fused attention] in ops/nn.py): MatMul, Mul, the mask as a bias,
     the safe softmax of ``safe_softmax``'s mapping (a row masked everywhere gives 0), MatMul; both outputs."""
-    a, dt = node.res.attrs, _np(ctx, node.inputs[0])
+    a, dt = node.res.attrs, np_dtype(ctx, node.inputs[0])
     q_shape, k_shape = ctx.meta(node.inputs[0]).shape, ctx.meta(node.inputs[1]).shape
     perm = [*range(len(k_shape) - 2), len(k_shape) - 1, len(k_shape) - 2]
     scores = ctx.make("Mul", [ctx.make("MatMul", [ins[0], ctx.make("Transpose", [ins[1]], perm=perm)]),
@@ -299,7 +299,7 @@ def _scaled_dot_product_attention(ctx, node, ins):
             mask = ctx.make("Where", [mask, ctx.const(0, dt), ctx.const(-np.inf, dt)])
         scores = ctx.make("Add", [scores, mask])
     soft = ctx.make("Softmax", [scores], axis=-1)
-    empty = ctx.make("Equal", [_reduce(ctx, "ReduceMax", scores, [len(q_shape) - 1], True), ctx.const(-np.inf, dt)])
+    empty = ctx.make("Equal", [reduce_axes(ctx, "ReduceMax", scores, [len(q_shape) - 1], True), ctx.const(-np.inf, dt)])
     attn = ctx.make("Where", [empty, ctx.const(0, dt), soft], [node.outputs[1]])
     ctx.make("MatMul", [attn, ins[2]], [_out(node)])
 
