@@ -30,6 +30,7 @@ def _all():
 def _creators(p):
     """name -> (creation call, its logical value in NumPy)."""
     n = flow.env.get_world_size()
+    eager_value = flow.tensor([1, 5, 2])  # an eager tensor captured from outside the build
     return {
         "ones_s0": (lambda: flow.ones(2 * n, 3, placement=p, sbp=S(0)), np.ones((2 * n, 3), np.float32)),
         "zeros_b": (lambda: flow.zeros(3, placement=p, sbp=B), np.zeros(3, np.float32)),
@@ -40,6 +41,10 @@ def _creators(p):
                        np.linspace(0, 1, 5).astype(np.float32)),
         "tensor_s0": (lambda: flow.tensor(np.arange(2.0 * n), placement=p, sbp=S(0)),
                       np.arange(2.0 * n).astype(np.float32)),
+        "tensor_dtype_s0": (lambda: flow.tensor(list(range(n)), dtype=flow.float64, placement=p, sbp=S(0)),
+                            np.arange(n, dtype=np.float64)),
+        "tensor_of_eager_b": (lambda: flow.tensor(eager_value, placement=p, sbp=B), np.array([1, 5, 2])),
+        "logspace_b": (lambda: flow.logspace(0, 2, 3, placement=p, sbp=B), np.array([1.0, 10.0, 100.0], np.float32)),
     }
 
 
@@ -76,6 +81,8 @@ def _random_creators(p):
         "rand_b": lambda: flow.rand(2 * n, placement=p, sbp=B),
         "randint_s0": lambda: flow.randint(0, 100, (4 * n,), placement=p, sbp=S(0)),
         "normal_s0": lambda: flow.normal(1.0, 2.0, (2 * n, 2), placement=p, sbp=S(0)),
+        "randperm_s0": lambda: flow.randperm(4 * n, placement=p, sbp=S(0)),
+        "randint_high_b": lambda: flow.randint(50, (3 * n,), placement=p, sbp=B),
     }
 
 
@@ -98,11 +105,32 @@ def random_creation_in_build_draws_as_eager_at_every_run():
 
 
 @case
+def like_creation_of_a_lazy_global_tensor_in_build_has_the_eager_value():
+    """``zeros_like`` / ``randn_like`` of a tensor of the build: the logical value of the eager call (a lazy
+    tensor holds its logical meta only, so the result is laid out as broadcast on the graph's placement)."""
+    n = flow.env.get_world_size()
+    p = _all()
+    for make in (lambda: flow.zeros_like(flow.ones(n, placement=p, sbp=S(0))) + 1,
+                 lambda: flow.randn_like(flow.ones(2 * n, placement=p, sbp=S(0)))):
+        graph = _Call(make)
+        flow.manual_seed(3)
+        eager = [make().numpy() for _ in range(2)]
+        flow.manual_seed(3)
+        for e in eager:
+            np.testing.assert_array_equal(graph().numpy(), e)
+    np.testing.assert_array_equal(_Call(lambda: flow.zeros_like(flow.ones(n, placement=p, sbp=S(0))))().numpy(),
+                                  np.zeros(n, np.float32))
+
+
+@case
 def a_creation_sbp_that_does_not_fit_raises_while_capturing():
     graph = _Call(lambda: flow.ones(3, 2, placement=_all(), sbp=S(2)))
     with pytest.raises(Exception) as info:
         graph()
     assert "sbp" in str(info.value), str(info.value)
+    lazy_data = _Call(lambda: flow.tensor(flow.arange(3), placement=_all(), sbp=B))  # a lazy tensor: no value yet
+    with pytest.raises(TypeError, match=r"tensor\(\): data is a lazy tensor .*to_global"):
+        lazy_data()
 
 
 @case

@@ -19,6 +19,8 @@ from functools import partial
 
 import numpy as np
 
+from oneflow_lite.dispatch.dispatch_key import DispatchKey
+from oneflow_lite.dispatch.tls import ExcludeDispatchKeyGuard
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.config import default_device, warn_once
@@ -27,7 +29,7 @@ from oneflow_lite.framework.generator import default_generator, using_generator
 from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET
 from oneflow_lite.framework.layout import check_layout
 from oneflow_lite.framework.op_builder import OpBuilder
-from oneflow_lite.framework.tensor import Tensor, register_legacy_constructor
+from oneflow_lite.framework.tensor import LAZY_KEY_SET, Tensor, register_legacy_constructor
 from oneflow_lite.framework.tensor_meta import Size, make_meta
 from oneflow_lite.functors.conversion import convert
 from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
@@ -267,7 +269,12 @@ def tensor(data, dtype=None, device=None, requires_grad=False, placement=None, s
     if placement is not None or sbp is not None:
         if placement is None or sbp is None:
             raise ValueError("tensor(): a global tensor needs both placement and sbp")
-        local = tensor(data, dtype=dtype)
+        if isinstance(data, Tensor) and data._key_set & LAZY_KEY_SET:
+            raise TypeError(f"tensor(): data is a lazy tensor ({data._array.describe()}) while a global tensor "
+                            f"copies a value known when build() runs; create it with placement= and sbp= "
+                            f"(flow.arange(n, placement=p, sbp=s)) or use data.to_global(placement, sbp)")
+        with ExcludeDispatchKeyGuard(DispatchKey.Lazy):  # a constant of a build (Note [Global source ops in a graph])
+            local = tensor(data, dtype=dtype)
         return get_functor("GlobalTensor")(local, placement, sbp, requires_grad)
     if dtype is not None and not isinstance(dtype, dt.dtype):
         raise TypeError(f"tensor(): argument 'dtype' must be flow.dtype, not {type(dtype).__name__}")
