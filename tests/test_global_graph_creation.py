@@ -3,12 +3,16 @@ over their placement and SBP (Note [Global source ops in a graph]): each graph's
 global result and NumPy, on the first run and on repeated runs, random ones drawing fresh values at every run
 as the eager calls would after the same ``flow.manual_seed``."""
 
+import os
+import tempfile
+
 import numpy as np
 import pytest
 from mpi_cases import Cases, check_case
 
 import oneflow_lite as flow
 from oneflow_lite import nn
+from oneflow_lite.framework.world import world
 
 case = Cases()
 B, P, S = flow.sbp.broadcast, flow.sbp.partial_sum, flow.sbp.split
@@ -174,6 +178,22 @@ def the_job_records_the_source_ops_placement_and_sbp():
               c.user_conf.op_type_name == "constant"]
     (nd,) = view[src].bn_in_op2nd_sbp.values()
     assert nd.sbp_parallel[0].split_parallel.axis == 0 and nd.sbp_parallel[0].HasField("split_parallel")
+
+
+@case
+def a_saved_graph_keeps_its_source_ops_layout():
+    n = flow.env.get_world_size()
+    p = _all()
+    graph = _Call(lambda: flow.arange(2 * n, placement=p, sbp=S(0)) * 2 + flow.full((2 * n,), 1, placement=p, sbp=P))
+    want = graph()
+    d = world().all.broadcast_object(tempfile.mkdtemp() if world().rank == 0 else None)
+    path = os.path.join(d, "creation.ofg")
+    graph.save(path)
+    world().all.barrier()
+    got = nn.Graph.load(path)()
+    assert got.sbp == want.sbp
+    np.testing.assert_array_equal(got.to_local().numpy(), want.to_local().numpy())
+    np.testing.assert_array_equal(got.numpy(), np.arange(2 * n) * 2 + 1)
 
 
 @pytest.mark.parametrize("n", [2, 4])

@@ -165,6 +165,18 @@ def globalize(job, variables: dict, input_names: list, in_metas: list) -> tuple:
     return out, metas
 
 
+def saved_source_layouts(job, ir) -> dict:
+    """Source op name -> (placement, nd-SBP of its output) as the job's parallel view records them (Note [Saved
+    graphs on global tensors]; Note [Global source ops in a graph])."""
+    places, view = _parallel_view(job)[0], job.job_parallel_view_conf.op_name2nd_sbp_signature_conf
+    out = {}
+    for node in ir.nodes:
+        if node.kind == "user" and not node.inputs and node.name in places and node.name in view:
+            nd = view[node.name].bn_in_op2nd_sbp[_blob_names(node.conf, "output")[0]]
+            out[node.name] = (places[node.name], S.nd_sbp_from_proto(nd))
+    return out
+
+
 class GlobalJobPlan:
     """The plan of one input signature of a graph on global tensors (Note [Graphs on global tensors]);
     ``run(inputs)`` returns this rank's pieces of the outputs, ``out_metas`` their global metas."""

@@ -70,7 +70,7 @@ from oneflow_lite.graph.compiler import Plan, StalePlan
 from oneflow_lite.graph.config import GraphConfig
 from oneflow_lite.graph.debug import DebugOptions, emit, meta_repr
 from oneflow_lite.graph.global_plan import (GlobalJobPlan, describe_parallel_view, gather_variables, globalize,
-                                            is_global_job)
+                                            is_global_job, saved_source_layouts)
 from oneflow_lite.graph.ir import JobError, JobIR, is_free_eager_name
 from oneflow_lite.graph.pipeline import checkpoint_segments, run_job_passes
 from oneflow_lite.graph.proxy import GraphModule, ModuleBlock  # noqa: F401  (re-exported)
@@ -839,9 +839,11 @@ def _load(path: str) -> Graph:
     variables = _read_variables(path, files, ir, var_names)
     inputs = [n for n in ir.nodes if n.kind == "input"]
     in_metas = [ir.metas[n.outputs[0]] for n in inputs]
+    layouts = {}
     if job.placement.placement_group:  # Note [Saved graphs on global tensors]
         try:
             variables, in_metas = globalize(job, variables, [n.name for n in inputs], in_metas)
+            layouts = saved_source_layouts(job, ir)
         except (ValueError, TypeError, KeyError) as e:
             raise _load_error(path, f"bad placement or SBP in its job ({type(e).__name__}: {e})") from None
     n_in = _count_tensors(in_spec[0]) + _count_tensors(in_spec[1])
@@ -849,6 +851,7 @@ def _load(path: str) -> Graph:
         raise _load_error(path, "its input / output structure does not match the job's input and output ops")
     graph = _LoadedGraph(name, path)
     entry = _Entry(job, in_spec, in_metas, out_spec, variables, graph.config)
+    entry.source_layouts = layouts
     try:
         entry.compile()
     except JobError as e:
