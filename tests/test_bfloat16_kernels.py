@@ -164,3 +164,47 @@ def test_ops_with_a_scalar_check_take_bfloat16(op):
     }[op]()
     assert got.dtype is BF16
     np.testing.assert_array_equal(got.float().numpy(), _bf(expected))
+
+
+def test_convolutions_compute_in_float32_and_round_once():
+    """bfloat16 conv (autocast's lower-precision convolutions) and its gradients: the float32 convolution of the
+    bfloat16 values, rounded once; a bfloat16 accumulator would stop at 256."""
+    rng = np.random.default_rng(4)
+    x, w = _bf(rng.standard_normal((2, 3, 6, 6))), _bf(rng.standard_normal((4, 3, 3, 3)))
+    xt, wt = flow.tensor(x).bfloat16().requires_grad_(), flow.tensor(w).bfloat16().requires_grad_()
+    y = F.conv2d(xt, wt)
+    assert y.dtype is BF16
+    cols = np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), (3, 3), axis=(2, 3))
+    expected = np.einsum("ncijkl,ockl->noij", cols, w.astype(np.float64))
+    np.testing.assert_allclose(y.float().numpy(), _bf(expected), rtol=2 ** -8, atol=2 ** -12)
+    y.float().sum().backward()
+    assert xt.grad.dtype is BF16 and wt.grad.dtype is BF16
+    np.testing.assert_allclose(wt.grad.float().numpy(), np.broadcast_to(_bf(cols.sum((0, 2, 3))), (4, 3, 3, 3)),
+                               rtol=2 ** -8)
+    ones = flow.ones(1, 4096, 1, dtype=BF16)
+    assert F.conv1d(ones, ones.reshape(1, 4096, 1)).item() == 4096.0
+
+
+@pytest.mark.parametrize("equation,shapes", [("ij,jk->ik", [(3, 4), (4, 5)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 2)]),
+                                             ("ii->i", [(4, 4)]), ("ij->", [(3, 5)])])
+def test_einsum_sums_bfloat16_in_float32_and_rounds_once(equation, shapes):
+    rng = np.random.default_rng(3)
+    arrays = [_bf(rng.standard_normal(s)) for s in shapes]
+    out = flow.einsum(equation, *[flow.tensor(a).bfloat16() for a in arrays])
+    expected = np.einsum(equation, *arrays).astype(np.float32).astype(_NP_BF16)
+    assert out.dtype == BF16
+    np.testing.assert_array_equal(out.float().numpy(), expected.astype(np.float32))
+
+
+def test_einsum_under_bfloat16_autocast_trains():
+    """einsum is on PyTorch's lower-precision autocast list: float32 operands run in bfloat16, and the gradient
+    reaches the float32 leaf as float32 (the cast's backward)."""
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    x = flow.tensor(a, requires_grad=True)
+    with flow.autocast("cpu", dtype=BF16):
+        y = flow.einsum("ij,jk->ik", x, flow.tensor(b))
+    assert y.dtype == BF16
+    y.float().sum().backward()
+    assert x.grad.dtype == flow.float32
+    np.testing.assert_allclose(x.grad.numpy(), np.broadcast_to(_bf(b).sum(1), (3, 4)), rtol=2 ** -7)

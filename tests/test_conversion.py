@@ -177,7 +177,6 @@ def test_copy_op_checks_device_when_dispatched_directly():
     lambda x: x.to(flow.float32, False, False, False),
     lambda x: x.to(flow.float32, copy=1),
     lambda x: x.to(flow.float32, True, non_blocking=True),
-    lambda x: x.to(flow.float32, memory_format=None),
     lambda x: x.to(dtype="float32"),
     lambda x: x.to(device=0),
 ])
@@ -186,6 +185,19 @@ def test_to_invalid_arguments(call):
     with pytest.raises(TypeError, match=r"to\(\) received an invalid combination of arguments - got .*but "
                                         r"expected one of:\n \* \(flow.dtype dtype"):
         call(x)
+
+
+def test_to_accepts_memory_format_none_and_preserve_format():
+    # PyTorch 2.13 accepts memory_format=None (its default) in every form of Tensor.to
+    x = flow.tensor([1.0, 2.0])
+    assert x.to(flow.float64, memory_format=None).dtype == flow.float64
+    assert x.to(flow.float64, memory_format=flow.preserve_format).numpy().tolist() == [1.0, 2.0]
+    assert x.to("cpu", memory_format=None) is x
+    assert x.to(memory_format=None) is x
+    with pytest.raises(TypeError, match="to\\(\\): argument 'memory_format' must be"):
+        x.to(flow.float32, memory_format=3)
+    with pytest.raises(TypeError, match="memory_format"):
+        x.to(flow.float32, memory_format="channels_last")
 
 
 def test_to_unknown_device():

@@ -95,6 +95,83 @@ def test_a_bad_call_after_planned_ones_still_raises():
         flow.relu(x, nope=True)
 
 
+def _layer_norm_ref(a, n_dims, eps=1e-5):
+    axes = tuple(range(a.ndim - n_dims, a.ndim))
+    mean = a.mean(axis=axes, keepdims=True)
+    return (a - mean) / np.sqrt(((a - mean) ** 2).mean(axis=axes, keepdims=True) + eps)
+
+
+def test_sequence_arguments_are_planned_and_give_the_general_results():
+    a = np.arange(24, dtype=np.float32).reshape(4, 6) / 7
+    x = flow.tensor(a)
+    F = flow.nn.functional
+    for _ in range(3):  # the later rounds run from plans (Note [Planned sequences])
+        np.testing.assert_allclose(F.layer_norm(x, (6,)).numpy(), _layer_norm_ref(a, 1), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(F.layer_norm(x, [4, 6]).numpy(), _layer_norm_ref(a, 2), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(F.layer_norm(x, normalized_shape=(6,), eps=0.5).numpy(),
+                                   _layer_norm_ref(a, 1, 0.5), rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(x.view(2, -1).numpy(), a.reshape(2, 12))
+        np.testing.assert_array_equal(x.view(3, 2, 4).numpy(), a.reshape(3, 2, 4))
+        np.testing.assert_array_equal(x.reshape((2, -1)).numpy(), a.reshape(2, 12))
+        np.testing.assert_array_equal(x.reshape([-1]).numpy(), a.reshape(-1))
+        np.testing.assert_array_equal(x.reshape(x.shape[::-1]).numpy(), a.reshape(6, 4))
+        np.testing.assert_array_equal(x.permute(1, 0).numpy(), a.T)
+        np.testing.assert_array_equal(x.permute((1, 0)).numpy(), a.T)
+        parts = x.split([2, 4], 1)
+        assert len(parts) == 2
+        np.testing.assert_array_equal(parts[1].numpy(), a[:, 2:])
+        assert [p.shape[0] for p in x.split(3, 0)] == [3, 1]
+        np.testing.assert_array_equal(flow.cat([x, x], 1).numpy(), np.concatenate([a, a], 1))
+        np.testing.assert_array_equal(flow.cat((x, x, x)).numpy(), np.concatenate([a, a, a]))
+        np.testing.assert_array_equal(x.reshape([np.int64(3), 8]).numpy(), a.reshape(3, 8))  # slow path
+        np.testing.assert_array_equal(x.view(-1).numpy(), a.reshape(-1))  # a lone int: a 1-d shape
+        np.testing.assert_allclose(flow.nn.functional.avg_pool2d(x.view(1, 1, 4, 6), 2).numpy(),
+                                   a.reshape(2, 2, 3, 2).mean(axis=(1, 3))[None, None], rtol=1e-6)
+    assert (flow.Tensor, tuple) in flow.reshape._plans and (flow.Tensor, int, int) in flow.view._plans
+    assert (flow.Tensor, tuple) in F.layer_norm._plans and (list, int) in flow.cat._plans
+
+
+def test_planned_sequence_calls_check_their_contents_every_call():
+    x = flow.tensor(np.ones((4, 6), np.float32))
+    F = flow.nn.functional
+    for _ in range(2):
+        F.layer_norm(x, (6,))
+        F.layer_norm(x, normalized_shape=(6,))
+        x.reshape((2, -1))
+        flow.cat([x, x])
+        flow.split(x, [2, 4], 1)
+    with pytest.raises(TypeError, match=r"layer_norm\(\): argument 'normalized_shape' \(position 2\) must be int or "
+                                        r"tuple of ints, not tuple"):
+        F.layer_norm(x, (6.0,))
+    with pytest.raises(TypeError, match=r"argument 'normalized_shape' \(keyword\) must be int or tuple of ints"):
+        F.layer_norm(x, normalized_shape=("6",))
+    with pytest.raises(TypeError, match=r"reshape\(\): argument 'shape' \(position 2\) must be int or tuple of ints"):
+        x.reshape((2, None))
+    with pytest.raises(TypeError, match="cat"):
+        flow.cat([x, 1])
+    with pytest.raises(TypeError, match="split"):
+        flow.split(x, [2, "4"], 1)
+    with pytest.raises(TypeError, match="reshape"):
+        x.reshape((True, 24))  # bool is not an int here
+    np.testing.assert_array_equal(flow.split(x, [2, 4], 1)[0].numpy(), np.ones((4, 2), np.float32))
+    roll = [flow.roll(x, [1, 2], [0, 1]) for _ in range(3)][-1]
+    np.testing.assert_array_equal(roll.numpy(), np.roll(np.ones((4, 6), np.float32), (1, 2), (0, 1)))
+    with pytest.raises(TypeError, match=r"roll\(\): argument 'dims' \(position 3\) must be int or tuple of ints, "
+                                        r"not list"):
+        flow.roll(x, [1, 2], [0, 1.5])  # the first list passed its check: the error still sees the lists given
+
+
+def test_fixed_size_list_plans_check_the_length():
+    a = np.arange(32, dtype=np.float32).reshape(1, 1, 4, 8)
+    x = flow.tensor(a)
+    ref = a.reshape(1, 1, 2, 2, 4, 2).mean(axis=(3, 5))
+    for _ in range(3):
+        np.testing.assert_allclose(flow.nn.functional.avg_pool2d(x, (2, 2)).numpy(), ref)
+        np.testing.assert_allclose(flow.nn.functional.avg_pool2d(x, [2]).numpy(), ref)  # one int, repeated
+    with pytest.raises(TypeError, match="kernel_size' must have 2 elements, got 3"):
+        flow.nn.functional.avg_pool2d(x, (2, 2, 2))
+
+
 # ---- promotion fast path ------------------------------------------------------------------------------
 def test_scalar_operands_zero_signs_and_nan_are_kept_apart():
     a = _f32([1.0, -2.0])

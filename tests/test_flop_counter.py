@@ -255,3 +255,69 @@ def test_counter_errors_and_state():
         with FlopCounterMode(display=False):
             raise ValueError
     assert flow.dispatch.included() == 0
+
+
+# ---- without mods: every module, through the global module hooks (Note [Global module hooks]) ------------------------
+def test_without_mods_every_module_is_counted_by_the_global_hooks():
+    net = _make_net(flow)
+    other = flow.nn.Linear(5, 3)  # a second root, named by its class
+    with FlopCounterMode(display=False) as fc:
+        other(net(flow.tensor(_f32(2, 3, 8, 8)))).sum().backward()
+    counts = fc.get_flop_counts()
+    for name, expected in NET_COUNTS.items():
+        assert counts[name] == expected, name
+    # (2 x 5 -> 3): forward 2*2*5*3 = 60; backward dx and dweight, 60 each
+    assert counts["Linear"] == {"linear": 60, "matmul": 120}
+    assert set(counts) == {"Global", "Net", "Net.block", "Net.block.conv", "Net.block.fc", "Net.head", "Linear"}
+    assert fc.get_total_flops() == 48984 + 180 == sum(sum(counts[k].values()) for k in ("Net", "Linear"))
+    # the global hooks are gone on exit
+    from oneflow_lite.nn import module as module_mod
+    assert not module_mod._global_forward_pre_hooks and not module_mod._global_forward_hooks
+    net(flow.tensor(_f32(2, 3, 8, 8)))
+    assert fc.get_total_flops() == 48984 + 180
+
+
+def test_without_mods_the_table_shows_the_module_hierarchy(capsys):
+    net = _make_net(flow)
+    with FlopCounterMode(depth=3):
+        net(flow.tensor(_f32(2, 3, 8, 8))).sum().backward()
+    lines = capsys.readouterr().out.splitlines()
+    modules = [line for line in lines[2:] if not line.strip().startswith("- ")]
+    # Net holds every FLOP, so no Global row (PyTorch's rule); children indented by depth, sorted by name
+    assert [line.split() for line in modules] == [["Net", "48.984K", "100.00%"], ["Net.block", "48.384K", "98.78%"],
+                                                  ["Net.block.conv", "31.104K", "63.50%"],
+                                                  ["Net.block.fc", "17.280K", "35.28%"],
+                                                  ["Net.head", "0.600K", "1.22%"]]
+    assert [len(m) - len(m.lstrip()) for m in modules] == [0, 1, 2, 2, 1]
+
+
+def _both_counters_without_mods(torch):
+    """Our FlopCounterMode and PyTorch's, without mods, after a forward and backward of the same net."""
+    from torch.utils.flop_counter import FlopCounterMode as TorchFlopCounterMode
+    x = _f32(2, 3, 8, 8)
+    net, tnet = _make_net(flow), _make_net(torch)
+    with FlopCounterMode(display=False) as fc:
+        net(flow.tensor(x)).sum().backward()
+    with TorchFlopCounterMode(display=False) as tfc:
+        tnet(torch.tensor(x)).sum().backward()
+    return fc, tfc
+
+
+def test_without_mods_per_module_counts_equal_pytorch():
+    torch = pytest.importorskip("torch")
+    fc, tfc = _both_counters_without_mods(torch)
+    ours = {k: sum(v.values()) for k, v in fc.get_flop_counts().items()}
+    theirs = {k: sum(v.values()) for k, v in tfc.get_flop_counts().items()}
+    assert ours == theirs and set(ours) == {"Global", "Net", "Net.block", "Net.block.conv", "Net.block.fc",
+                                            "Net.head"}
+
+
+def test_without_mods_the_table_equals_pytorchs():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("tabulate")  # PyTorch's get_table needs it
+    fc, tfc = _both_counters_without_mods(torch)
+
+    def module_rows(table):  # the op rows name aten's ops there, this package's op types here
+        return [line.split() for line in table.splitlines()[2:] if not line.strip().startswith("- ")]
+    for depth in (1, 2, 3):
+        assert module_rows(fc.get_table(depth)) == module_rows(tfc.get_table(depth)), depth

@@ -348,3 +348,86 @@ def test_the_graph_writer_may_write_into_the_gradients_buffer(op_type, n_states,
     writer(arrays[1], *arrays)  # out is model_diff's buffer
     np.testing.assert_array_equal(arrays[1], expected.numpy())
     np.testing.assert_array_equal(arrays[0], model)
+
+
+# ---- skip_if (Note [skip_if] in ops/model_update.py) -----------------------------------------------------------------
+_SKIP_CASES = {  # op type -> (state input names, attrs)
+    "adam_update": (("m", "v", "max_v"), {"learning_rate_val": 0.1, "amsgrad": True, "do_bias_correction": False}),
+    "momentum_update": (("momentum",), {"learning_rate_val": 0.1, "beta": 0.9}),
+    "rmsprop_update": (("mean_square", "mean_gradient", "momentum_buffer"),
+                       {"learning_rate_val": 0.1, "centered": True, "momentum": 0.5}),
+}
+
+
+def _skip_call(op_type, skip_value, dtype=np.float32, lr_tensor=False, in_place=True):
+    """One call of ``op_type`` with ``skip_if = skip_value`` (None: no skip_if input) on fresh arrays; returns
+    (model and states before, model and states after, the result)."""
+    states, attrs = _SKIP_CASES[op_type]
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal(5).astype(dtype) for _ in range(2)] + [
+        np.abs(rng.standard_normal(5)).astype(dtype) + 1 for _ in states]
+    b = OpBuilder(op_type).input("model").input("model_diff")
+    for name in states:
+        b.input(name)
+    extra = []
+    if lr_tensor:
+        b.input("learning_rate")
+        extra.append(np.array([0.05], np.float32))
+    if skip_value is not None:
+        b.input("skip_if")
+        extra.append(np.asarray(skip_value))
+    tensors = [flow.tensor(a) for a in arrays + extra]
+    (out,) = dispatch(b.output("out").build(), tensors, AttrMap(attrs), (tensors[0],) if in_place else None)
+    return arrays, [t.numpy() for t in tensors[:len(arrays)]], out.numpy()
+
+
+@pytest.mark.parametrize("op_type", sorted(_SKIP_CASES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["float32", "float16"])
+def test_a_nonzero_skip_if_leaves_the_model_and_the_state_unchanged(op_type, dtype):
+    for skip in (np.array(1, np.int64), np.array([3], np.int32), np.array(True)):
+        for in_place in (True, False):
+            before, after, out = _skip_call(op_type, skip, dtype, lr_tensor=True, in_place=in_place)
+            for b, a in zip(before, after):
+                np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(out, before[0])  # the new model is the old one
+    # a zero skip_if is the op without it, bit for bit (and the step changes something)
+    for lr_tensor in (False, True):
+        _, plain, out_plain = _skip_call(op_type, None, dtype, lr_tensor)
+        before, after, out = _skip_call(op_type, np.array(0, np.int64), dtype, lr_tensor)
+        for p, a in zip(plain, after):
+            np.testing.assert_array_equal(a, p)
+        assert not np.array_equal(after[0], before[0]) and not np.array_equal(after[2], before[2])
+
+
+def test_skip_if_must_be_one_integer_or_bool_element():
+    for bad, what in ((np.array(1.0, np.float32), "skip_if must have an integer or bool dtype, got float32"),
+                      (np.array([0, 0], np.int64), r"skip_if must have one element, got shape \[2\]")):
+        with pytest.raises(Exception, match=rf"momentum_update.*{what}"):
+            _skip_call("momentum_update", bad)
+
+
+def test_skipping_updates_gives_every_fused_update_the_skip_if_input():
+    from oneflow_lite.optim.optimizer import skipping_updates
+
+    for make in (lambda p: O.Adam(p, lr=0.1), lambda p: O.SGD(p, lr=0.1, momentum=0.9),
+                 lambda p: O.RMSprop(p, lr=0.1, centered=True)):
+        params = _params(np.float32, np.random.default_rng(0))
+        opt = make(params)
+        for p in params:
+            p.grad = flow.ones_like(p)
+        opt.step()  # state made, one step taken
+        before = [p.numpy().copy() for p in params]
+        state = [{k: v.numpy().copy() for k, v in opt.state[p].items() if k != "step"} for p in params]
+        with skipping_updates(flow.tensor(1)) as updated:
+            opt.step()
+        assert [id(p) for p in updated] == [id(p) for p in params]
+        for p, b, s in zip(params, before, state):
+            np.testing.assert_array_equal(p.numpy(), b)
+            for k, v in s.items():
+                np.testing.assert_array_equal(opt.state[p][k].numpy(), v)
+        with skipping_updates(flow.tensor(0)):
+            opt.step()
+        assert not np.array_equal(params[0].numpy(), before[0])
+    with pytest.raises(TypeError, match="skipping_updates.*skip_if must be a one-element integer or bool tensor"):
+        with skipping_updates(flow.tensor(1.0)):
+            pass

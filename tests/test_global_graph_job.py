@@ -21,7 +21,8 @@ def _sbp_text(nd):
     for s in nd.sbp_parallel:
         kind = s.WhichOneof("parallel_type")
         out.append(f"S({s.split_parallel.axis})" if kind == "split_parallel" else
-                   {"broadcast_parallel": "B", "partial_sum_parallel": "P", "partial_max_parallel": "P(max)"}[kind])
+                   {"broadcast_parallel": "B", "partial_sum_parallel": "P", "partial_max_parallel": "P(max)",
+                    "partial_min_parallel": "P(min)"}[kind])
     return tuple(out)
 
 
@@ -111,6 +112,23 @@ def tensor_parallel_job_and_its_boxing_steps():
 
 
 @case
+def a_min_over_the_split_dim_and_max_with_indices_keep_the_split_in_the_job():
+    p = flow.placement.all("cpu")
+    x = np.random.default_rng(5).integers(0, 3, (8, 3)).astype(np.float32)  # ties: the first index wins
+    graph = _Call(lambda m, t: (t.amin(0), *t.max(0)))
+    low, values, indices = graph(flow.tensor(x, placement=p, sbp=S(0)))
+    np.testing.assert_array_equal(low.numpy(), x.min(0))
+    np.testing.assert_array_equal(values.numpy(), x.max(0))
+    np.testing.assert_array_equal(indices.numpy(), x.argmax(0))
+    view, _ = _view(graph.job)
+    (mn,) = _op(graph.job, "reduce_min")
+    assert sorted(view[mn].values()) == [("P(min)",), ("S(0)",)]
+    (mx,) = _op(graph.job, "reduce_max_dim")  # each rank reduces its piece: values and indices broadcast
+    assert view[mx] == {"input_0": ("S(0)",), "values_0": ("B",), "indices_0": ("B",)}
+    assert "(P(min))" in repr(graph)
+
+
+@case
 def a_max_over_the_split_dim_is_recorded_as_partial_max():
     p = flow.placement.all("cpu")
     x = np.random.default_rng(4).standard_normal((6, 3)).astype(np.float32)
@@ -194,6 +212,53 @@ def a_saved_graph_on_global_tensors_loads_with_its_placements_and_sbps():
     again = [c.name for c in loaded.job.net.op if c.user_conf.op_type_name == "hierarchical_parallel_cast"]
     assert casts and again == casts  # the saved boxing ops are the loaded job's, not inserted twice
     assert len({c.name for c in loaded.job.net.op}) == len(loaded.job.net.op)
+
+
+class _Adds(nn.Module):
+    def forward(self, x, y):
+        return x + y
+
+
+class _Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.add = _Adds()
+
+    def forward(self, x, y):
+        return self.add(x * 2, y)
+
+
+class _Nested(nn.Graph):
+    def __init__(self):
+        super().__init__()
+        self.model = _Outer()
+
+    def build(self, x, y):
+        return self.model(x, y)
+
+
+def _error_of(fn):
+    with pytest.raises(RuntimeError) as info:
+        fn()
+    return info.value
+
+
+@case
+def errors_on_global_tensors_name_the_graph_and_the_module():
+    p = flow.placement.all("cpu")
+    first = flow.placement("cpu", ranks=[0])
+    x = flow.ones(4, 3, placement=p, sbp=S(0))
+    graph = _Nested()  # the placements differ: found while planning the job's SBP signatures
+    e = _error_of(lambda: graph(x, flow.ones(4, 3, placement=first, sbp=B)))
+    assert "Expected all tensors to be on the same placement" in str(e)
+    assert f"(in module 'model.add' (_Adds) of nn.Graph '{graph.name}')" in e.__notes__, e.__notes__
+    assert any("while planning op 'model.add-broadcast_add-" in n for n in e.__notes__)
+    other = _Nested()  # the shapes differ: found while capturing, as in a local graph
+    e = _error_of(lambda: other(x, flow.ones(4, 5, placement=p, sbp=B)))
+    assert f"(in module 'model.add' (_Adds) of nn.Graph '{other.name}')" in e.__notes__, e.__notes__
+    third = _Nested()  # a correct call of the same graph class still works: 2 * 1 + 1
+    got = third(x, flow.ones(4, 3, placement=p, sbp=B))
+    np.testing.assert_array_equal(got.numpy(), np.full((4, 3), 3.0))
 
 
 @pytest.mark.parametrize("n", [2, 4])

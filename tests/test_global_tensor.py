@@ -187,6 +187,58 @@ def creation_with_placement_and_sbp():
 
 
 @case
+def normal_and_the_like_functions_take_placement_and_sbp():
+    r, n = _world()
+    p = flow.placement.all("cpu")
+    flow.manual_seed(r)  # different generators: the shared seed still makes one logical tensor
+    g = flow.normal(2.0, 0.5, (400, 3), placement=p, sbp=S(0))
+    assert g.sbp == (S(0),) and g.to_local().shape == np.array_split(np.zeros((400, 3)), n)[r].shape
+    whole = g.to_global(sbp=B).to_local().numpy()
+    assert abs(whole.mean() - 2.0) < 0.1 and abs(whole.std() - 0.5) < 0.06
+    np.testing.assert_array_equal(g.to_local().numpy(), np.array_split(whole, n)[r])
+    local = flow.ones(6, 2)
+    for fn, args, want in ((flow.zeros_like, (), 0.0), (flow.ones_like, (), 1.0), (flow.empty_like, (), 0.0),
+                           (flow.full_like, (4.5,), 4.5)):
+        t = fn(local, *args, placement=p, sbp=S(0))  # a local input with both given: a global result
+        assert t.is_global and t.sbp == (S(0),) and t.placement is p, fn
+        np.testing.assert_array_equal(t.to_local().numpy(), np.full(np.array_split(np.zeros((6, 2)), n)[r].shape,
+                                                                   want))
+        kept = fn(t, *args)  # a global input keeps its layout
+        assert kept.sbp == (S(0),) and kept.placement is p
+        over = fn(t, *args, sbp=B)  # sbp given overrides it
+        assert over.sbp == (B,) and over.to_local().shape == (6, 2)
+        np.testing.assert_array_equal(over.numpy(), np.full((6, 2), want))
+        _raises(ValueError, f"{fn.__name__}: a global result of a local input needs both placement= and sbp=",
+                lambda fn=fn, args=args: fn(local, *args, placement=p))
+        _raises(ValueError, "not both", lambda fn=fn, args=args, t=t: fn(t, *args, device="cpu", sbp=B))
+    half = flow.placement("cpu", ranks=list(range(max(1, n // 2))))
+    on_half = flow.zeros_like(flow.zeros(4, placement=p, sbp=S(0)), placement=half)
+    assert on_half.placement is half and on_half.sbp == (S(0),)
+    src = flow.zeros(8, 3, placement=p, sbp=S(0))
+    for fn, args in ((flow.rand_like, ()), (flow.randn_like, ()), (flow.randint_like, (7,)),
+                     (flow.randint_like, (2, 9))):
+        kept = fn(src, *args)
+        assert kept.sbp == (S(0),) and kept.placement is p and kept.to_local().shape == src.to_local().shape
+        over = fn(src, *args, sbp=B)
+        assert over.sbp == (B,) and tuple(over.to_local().shape) == (8, 3)
+        made = fn(flow.zeros(8, 3), *args, placement=p, sbp=S(1))
+        assert made.sbp == (S(1),) and made.to_local().shape == np.array_split(np.zeros((8, 3)), n, axis=1)[r].shape
+        v = over.to_local().numpy()  # broadcast: the same on every rank
+        pieces = [flow.zeros(8, 3) for _ in range(n)]
+        flow.comm.all_gather(pieces, flow.tensor(v.astype(np.float32)))
+        for q in pieces:
+            np.testing.assert_array_equal(q.numpy(), v.astype(np.float32))
+        if args:
+            lo, hi = (0, args[0]) if len(args) == 1 else args
+            assert over.dtype == flow.float32 and lo <= v.min() and v.max() < hi and (v == np.round(v)).all()
+    ri = flow.randint(3, 6, (10,), placement=p, sbp=S(0))
+    w = ri.to_global(sbp=B).to_local().numpy()
+    assert ri.dtype == flow.int64 and w.min() >= 3 and w.max() < 6
+    rr = flow.rand(5, 4, placement=p, sbp=S(1)).to_global(sbp=B).to_local().numpy()
+    assert rr.shape == (5, 4) and rr.min() >= 0 and rr.max() < 1
+
+
+@case
 def to_global_grad_sbp_sets_the_sbp_of_the_gradient():
     r, n = _world()
     p = flow.placement.all("cpu")

@@ -712,6 +712,54 @@ def test_clip_grad_norm_in_a_training_step():
     np.testing.assert_allclose(arr(lin.weight.grad), [[10.0, 20.0, 30.0]] / (np.linalg.norm(g) + 1e-6), rtol=1e-5)
 
 
+# ---- global module hooks (Note [Global module hooks] in nn/module.py) -----------------------------------------------
+def test_global_module_hooks_run_for_every_module_before_its_own():
+    import oneflow_lite as flow
+    from oneflow_lite import nn
+    from oneflow_lite.nn import module as module_mod
+
+    calls = []
+    net = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    own = net[0].register_forward_pre_hook(lambda m, args: calls.append(("own pre", type(m).__name__)))
+    pre = nn.register_module_forward_pre_hook(lambda m, args: calls.append(("pre", type(m).__name__)))
+    post = nn.register_module_forward_hook(lambda m, args, out: calls.append(("post", type(m).__name__)))
+    x = flow.ones(1, 2)
+    net(x)
+    assert calls == [("pre", "Sequential"), ("pre", "Linear"), ("own pre", "Linear"), ("post", "Linear"),
+                     ("pre", "ReLU"), ("post", "ReLU"), ("post", "Sequential")]
+    pre.remove()
+    post.remove()
+    own.remove()
+    calls.clear()
+    net(x)
+    assert calls == [] and not module_mod._global_forward_pre_hooks and not module_mod._global_forward_hooks
+
+    # results replace the arguments / output; with_kwargs; always_call sees a failing forward
+    doubled = nn.register_module_forward_pre_hook(lambda m, args: (args[0] * 2,) if isinstance(m, nn.ReLU) else None)
+    negated = nn.register_module_forward_hook(lambda m, args, kwargs, out: -out if isinstance(m, nn.ReLU) else None,
+                                              with_kwargs=True)
+    try:
+        assert nn.ReLU()(flow.tensor([1.0, -1.0])).tolist() == [-2.0, -0.0]
+    finally:
+        doubled.remove()
+        negated.remove()
+
+    class Failing(nn.Module):
+        def forward(self, x):
+            raise ValueError("boom")
+
+    seen = []
+    handle = nn.register_module_forward_hook(lambda m, args, out: seen.append(out), always_call=True)
+    try:
+        with pytest.raises(ValueError, match="boom"):
+            Failing()(x)
+    finally:
+        handle.remove()
+    assert seen == [None]
+    with pytest.raises(TypeError, match="hook must be callable"):
+        nn.register_module_forward_hook(3)
+
+
 def test_parameters_to_vector_and_back():
     m = flow.nn.Linear(3, 2)
     w, b = m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()

@@ -195,8 +195,9 @@ def test_masked_fill_inplace():
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda x: flow.masked_fill(x, t([1, 0, 1]), 0.0), (r"masked_fill only supports boolean masks, but got mask "
-                                                       r"with dtype int64")),
+    # an integer mask is OneFlow's (nonzero is True: Note [Integer masks]); a float mask keeps PyTorch's error
+    (lambda x: flow.masked_fill(x, t([1.0, 0.0, 1.0]), 0.0), (r"masked_fill only supports boolean masks, but got "
+                                                             r"mask with dtype float32")),
     (lambda x: flow.masked_fill(x, t([True, False, True]), t([1.0])),
      r"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 dimension\(s\)."),
     (lambda x: flow.masked_fill(flow.zeros(3, dtype=flow.uint8), t([True, False, True]), 300),
@@ -220,8 +221,9 @@ def test_masked_fill_grad_of_value_tensor():
 def test_masked_select_by_hand_and_errors():
     x = t([[1, 2], [3, 4]])
     assert flow.masked_select(x, t([True, False])).tolist() == [1, 3]
-    with pytest.raises(RuntimeError, match=r"masked_select: expected BoolTensor for mask, got int64"):
-        flow.masked_select(x, t([1, 0]))
+    with pytest.raises(RuntimeError, match=r"masked_select: expected BoolTensor for mask, got float32"):
+        flow.masked_select(x, t([1.0, 0.0]))
+    assert flow.masked_select(x, t([1, 0])).tolist() == [1, 3]  # OneFlow's integer mask (Note [Integer masks])
     with pytest.raises(RuntimeError, match=r"masked_select: the output shape depends on the values of mask, which a "
                                            r"tensor on 'meta' does not hold"):
         flow.masked_select(x.to("meta"), t([True, False]).to("meta"))

@@ -25,6 +25,12 @@ def _clean_state():
     assert (tls.included(), tls.excluded(), current_recorder()) == (0, 0, None)
 
 
+def _run_in_a_thread(fn):
+    t = threading.Thread(target=fn)
+    t.start()
+    t.join()
+
+
 def _ops(events):
     return [e for e in events if e.kind == "op"]
 
@@ -325,9 +331,7 @@ def test_other_threads_are_not_recorded():
         flow.neg(x)
 
     with profile() as prof:
-        t = threading.Thread(target=worker)
-        t.start()
-        t.join()
+        _run_in_a_thread(worker)
         flow.relu(x)
     assert seen["keys"] == (0, None) and [e.name for e in prof.events()] == ["relu"]
 
@@ -380,3 +384,88 @@ def test_schedule_equals_pytorch(kwargs):
     torch_profiler = pytest.importorskip("torch.profiler")
     ours, theirs = schedule(**kwargs), torch_profiler.schedule(**kwargs)
     assert [ours(s).name for s in range(20)] == [theirs(s).name for s in range(20)]
+
+
+# ---- profile_all_threads (Note [Profiling all threads]) --------------------------------------------------------------
+def _all_threads():
+    return profile(experimental_config=flow.profiler._ExperimentalConfig(profile_all_threads=True))
+
+
+def test_all_threads_records_a_thread_started_inside_with_its_thread_id(tmp_path):
+    x = flow.randn(2, 3)
+    w = flow.randn(3, 4, requires_grad=True)
+    seen = {}
+
+    def worker():
+        seen["tid"] = threading.get_native_id()
+        with record_function("worker step"):
+            flow.neg(x)
+            flow.relu(x @ w).sum().backward()
+        flow.exp(x)
+
+    with _all_threads() as prof:
+        _run_in_a_thread(worker)
+        flow.relu(x)
+    main_tid, worker_tid = threading.get_native_id(), seen["tid"]
+    events = prof.events()
+    by_thread = {}
+    for e in events:
+        by_thread.setdefault(e.thread, []).append(e)
+    assert set(by_thread) == {main_tid, worker_tid}
+    assert [e.name for e in by_thread[main_tid]] == ["relu"]
+    worker_events = by_thread[worker_tid]
+    step = next(e for e in worker_events if e.name == "worker step")
+    assert [c.name for c in step.cpu_children][:3] == ["neg", "matmul", "relu"]
+    assert "autograd::engine::backward" in [c.name for c in step.cpu_children]
+    assert any(e.is_backward for e in worker_events) and worker_events[-1].name == "exp"
+    assert all(e.cpu_parent is None or e.cpu_parent.thread == e.thread for e in events)  # nesting per thread
+    assert len({e.id for e in events}) == len(events)
+    # the chrome trace: each event on its thread's tid, one thread_name per thread, nested per thread
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    trace = json.loads(path.read_text())
+    complete = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert {e["tid"] for e in complete} == {main_tid, worker_tid} and len(complete) == len(events)
+    names = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert set(names) == {main_tid, worker_tid}
+    by_id = {e["args"]["External id"]: e for e in complete}
+    for evt in events:
+        if evt.cpu_parent is not None:
+            child, parent = by_id[evt.id], by_id[evt.cpu_parent.id]
+            assert child["tid"] == parent["tid"] and parent["ts"] <= child["ts"] + 1e-6
+            assert child["ts"] + child["dur"] <= parent["ts"] + parent["dur"] + 1e-6
+    worker_ops = [e for e in complete if e["tid"] == worker_tid and e["name"] == "neg"]
+    assert worker_ops and worker_ops[0]["ts"] >= 0  # on the profile's time base
+
+
+def test_all_threads_stops_recording_and_leaves_no_state():
+    x = flow.randn(2)
+    go, done = threading.Event(), threading.Event()
+    seen = {}
+
+    def worker():  # started before the profile, runs ops during and after it
+        go.wait()
+        flow.neg(x)
+        seen["during"] = current_recorder() is not None
+        done.wait()
+        flow.exp(x)
+        seen["after"] = (tls.included(), tls.global_included(), current_recorder())
+
+    t = threading.Thread(target=worker)
+    t.start()
+    active = tls.ACTIVE[0]
+    with _all_threads() as prof:
+        assert tls.global_included() == PROFILER and tls.included() == PROFILER
+        go.set()
+        while "during" not in seen:
+            pass
+    done.set()
+    t.join()
+    assert seen["during"] and seen["after"] == (0, 0, None)
+    assert sorted(e.name for e in prof.events()) == ["neg"]  # a thread started before the profile too
+    assert tls.global_included() == 0 and tls.ACTIVE[0] == active
+    with pytest.raises(TypeError, match=r"profile\(experimental_config=...\): expected a "
+                                        r"flow.profiler._ExperimentalConfig, got dict"):
+        profile(experimental_config={"profile_all_threads": True})
+    with pytest.raises(TypeError, match=r"_ExperimentalConfig\(profile_all_threads=...\): expected a bool"):
+        flow.profiler._ExperimentalConfig(profile_all_threads=1)

@@ -201,6 +201,7 @@ MUST_HAVE["torch"] += [
     "set_autocast_ipu_dtype", "set_autocast_ipu_enabled", "set_autocast_xla_dtype", "set_autocast_xla_enabled",
     "sym_constrain_range", "sym_constrain_range_for_size", "sym_float", "sym_fresh_size", "sym_int", "sym_ite",
     "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "thread_safe_generator", "wait"]
+MUST_HAVE["torch"] += ["hash_tensor"]
 MUST_HAVE["torch.dtypes"] += [
     "uint16", "uint32", "uint64"]
 MUST_HAVE["torch.nn.functional"] += [
@@ -208,6 +209,7 @@ MUST_HAVE["torch.nn.functional"] += [
 MUST_HAVE["torch.utils.data"] += [
     "DistributedSampler", "StackDataset"]
 MUST_HAVE["torch.Tensor"] += [
+    "hash_tensor", "view",
     "angle", "conj", "conj_physical", "conj_physical_", "grad_dtype", "imag", "ipu", "is_distributed", "layout",
     "mtia", "real", "storage_type", "xpu"]
 
@@ -239,7 +241,6 @@ NOT_PROVIDED = {
                      "dequantize": _QUANTIZED, "int_repr": _QUANTIZED, "q_*": _QUANTIZED, "qscheme": _QUANTIZED,
                      "smm": _SPARSE, "sspaddmm": _SPARSE,
                      "index": "functorch.dim's first-class dimensions are not provided",
-                     "hash_tensor": "reinterprets element bits (Tensor.view(dtype)), which is not provided",
                      "slice_inverse": "a functionalization op of torch.compile (the inverse of a slice view)"},
     "torch.utils.data": {"*DataPipe": "torchdata's DataPipes are deprecated", "DataChunk": "DataPipes",
                          "functional_datapipe": "DataPipes", "guaranteed_datapipes_determinism": "DataPipes",
@@ -285,7 +286,6 @@ NOT_PROVIDED["torch"] = {
     # vendor backends
     "cudnn_affine_grid_generator": _VENDOR, "cudnn_batch_norm": _VENDOR, "cudnn_convolution*": _VENDOR,
     "cudnn_grid_sampler": _VENDOR, "miopen_*": _VENDOR, "mkldnn_*": _VENDOR, "fbgemm_*": _VENDOR,
-    "hash_tensor": "reinterprets element bits (Tensor.view(dtype)), which is not provided",
     "slice_inverse": "a functionalization op of torch.compile (the inverse of a slice view)",
 }
 NOT_PROVIDED["torch.Tensor"].update({

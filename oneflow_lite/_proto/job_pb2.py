@@ -26,7 +26,7 @@ from . import attr_value_pb2 as attr__value__pb2
 from . import op_conf_pb2 as op__conf__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\tjob.proto\x12\x0coneflow_lite\x1a\x10\x61ttr_value.proto\x1a\rop_conf.proto\"\x0b\n\tTrainConf\"\r\n\x0bPredictConf\"\x90\x01\n\x0eJobConfigProto\x12\x10\n\x08job_name\x18\x01 \x01(\t\x12-\n\ntrain_conf\x18\x02 \x01(\x0b\x32\x17.oneflow_lite.TrainConfH\x00\x12\x31\n\x0cpredict_conf\x18\x03 \x01(\x0b\x32\x19.oneflow_lite.PredictConfH\x00\x42\n\n\x08job_type\"3\n\tDLNetConf\x12&\n\x02op\x18\x01 \x03(\x0b\x32\x1a.oneflow_lite.OperatorConf\"\x1d\n\rSplitParallel\x12\x0c\n\x04\x61xis\x18\x01 \x01(\x03\"\x13\n\x11\x42roadcastParallel\"\x14\n\x12PartialSumParallel\"\x14\n\x12PartialMaxParallel\"\x98\x02\n\x0bSbpParallel\x12\x35\n\x0esplit_parallel\x18\x01 \x01(\x0b\x32\x1b.oneflow_lite.SplitParallelH\x00\x12=\n\x12\x62roadcast_parallel\x18\x02 \x01(\x0b\x32\x1f.oneflow_lite.BroadcastParallelH\x00\x12@\n\x14partial_sum_parallel\x18\x03 \x01(\x0b\x32 .oneflow_lite.PartialSumParallelH\x00\x12@\n\x14partial_max_parallel\x18\x04 \x01(\x0b\x32 .oneflow_lite.PartialMaxParallelH\x00\x42\x0f\n\rparallel_type\"8\n\x05NdSbp\x12/\n\x0csbp_parallel\x18\x01 \x03(\x0b\x32\x19.oneflow_lite.SbpParallel\"\xa3\x01\n\x0eNdSbpSignature\x12G\n\x0f\x62n_in_op2nd_sbp\x18\x01 \x03(\x0b\x32..oneflow_lite.NdSbpSignature.BnInOp2ndSbpEntry\x1aH\n\x11\x42nInOp2ndSbpEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\"\n\x05value\x18\x02 \x01(\x0b\x32\x13.oneflow_lite.NdSbp:\x02\x38\x01\"\xde\x01\n\x13JobParallelViewConf\x12g\n\x1dop_name2nd_sbp_signature_conf\x18\x01 \x03(\x0b\x32@.oneflow_lite.JobParallelViewConf.OpName2ndSbpSignatureConfEntry\x1a^\n\x1eOpName2ndSbpSignatureConfEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12+\n\x05value\x18\x02 \x01(\x0b\x32\x1c.oneflow_lite.NdSbpSignature:\x02\x38\x01\"^\n\x0cParallelConf\x12\x12\n\ndevice_tag\x18\x01 \x01(\t\x12\r\n\x05ranks\x18\x02 \x03(\x03\x12+\n\thierarchy\x18\x03 \x01(\x0b\x32\x18.oneflow_lite.ShapeProto\"\x1c\n\tOpNameSet\x12\x0f\n\x07op_name\x18\x01 \x03(\t\"l\n\x0ePlacementGroup\x12\'\n\x06op_set\x18\x01 \x01(\x0b\x32\x17.oneflow_lite.OpNameSet\x12\x31\n\rparallel_conf\x18\x02 \x01(\x0b\x32\x1a.oneflow_lite.ParallelConf\"B\n\tPlacement\x12\x35\n\x0fplacement_group\x18\x01 \x03(\x0b\x32\x1c.oneflow_lite.PlacementGroup\"\xca\x01\n\x03Job\x12.\n\x08job_conf\x18\x01 \x01(\x0b\x32\x1c.oneflow_lite.JobConfigProto\x12$\n\x03net\x18\x02 \x01(\x0b\x32\x17.oneflow_lite.DLNetConf\x12*\n\tplacement\x18\x03 \x01(\x0b\x32\x17.oneflow_lite.Placement\x12\x41\n\x16job_parallel_view_conf\x18\x04 \x01(\x0b\x32!.oneflow_lite.JobParallelViewConfb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\tjob.proto\x12\x0coneflow_lite\x1a\x10\x61ttr_value.proto\x1a\rop_conf.proto\"\x0b\n\tTrainConf\"\r\n\x0bPredictConf\"\x90\x01\n\x0eJobConfigProto\x12\x10\n\x08job_name\x18\x01 \x01(\t\x12-\n\ntrain_conf\x18\x02 \x01(\x0b\x32\x17.oneflow_lite.TrainConfH\x00\x12\x31\n\x0cpredict_conf\x18\x03 \x01(\x0b\x32\x19.oneflow_lite.PredictConfH\x00\x42\n\n\x08job_type\"3\n\tDLNetConf\x12&\n\x02op\x18\x01 \x03(\x0b\x32\x1a.oneflow_lite.OperatorConf\"\x1d\n\rSplitParallel\x12\x0c\n\x04\x61xis\x18\x01 \x01(\x03\"\x13\n\x11\x42roadcastParallel\"\x14\n\x12PartialSumParallel\"\x14\n\x12PartialMaxParallel\"\x14\n\x12PartialMinParallel\"\xda\x02\n\x0bSbpParallel\x12\x35\n\x0esplit_parallel\x18\x01 \x01(\x0b\x32\x1b.oneflow_lite.SplitParallelH\x00\x12=\n\x12\x62roadcast_parallel\x18\x02 \x01(\x0b\x32\x1f.oneflow_lite.BroadcastParallelH\x00\x12@\n\x14partial_sum_parallel\x18\x03 \x01(\x0b\x32 .oneflow_lite.PartialSumParallelH\x00\x12@\n\x14partial_max_parallel\x18\x04 \x01(\x0b\x32 .oneflow_lite.PartialMaxParallelH\x00\x12@\n\x14partial_min_parallel\x18\x05 \x01(\x0b\x32 .oneflow_lite.PartialMinParallelH\x00\x42\x0f\n\rparallel_type\"8\n\x05NdSbp\x12/\n\x0csbp_parallel\x18\x01 \x03(\x0b\x32\x19.oneflow_lite.SbpParallel\"\xa3\x01\n\x0eNdSbpSignature\x12G\n\x0f\x62n_in_op2nd_sbp\x18\x01 \x03(\x0b\x32..oneflow_lite.NdSbpSignature.BnInOp2ndSbpEntry\x1aH\n\x11\x42nInOp2ndSbpEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\"\n\x05value\x18\x02 \x01(\x0b\x32\x13.oneflow_lite.NdSbp:\x02\x38\x01\"\xde\x01\n\x13JobParallelViewConf\x12g\n\x1dop_name2nd_sbp_signature_conf\x18\x01 \x03(\x0b\x32@.oneflow_lite.JobParallelViewConf.OpName2ndSbpSignatureConfEntry\x1a^\n\x1eOpName2ndSbpSignatureConfEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12+\n\x05value\x18\x02 \x01(\x0b\x32\x1c.oneflow_lite.NdSbpSignature:\x02\x38\x01\"^\n\x0cParallelConf\x12\x12\n\ndevice_tag\x18\x01 \x01(\t\x12\r\n\x05ranks\x18\x02 \x03(\x03\x12+\n\thierarchy\x18\x03 \x01(\x0b\x32\x18.oneflow_lite.ShapeProto\"\x1c\n\tOpNameSet\x12\x0f\n\x07op_name\x18\x01 \x03(\t\"l\n\x0ePlacementGroup\x12\'\n\x06op_set\x18\x01 \x01(\x0b\x32\x17.oneflow_lite.OpNameSet\x12\x31\n\rparallel_conf\x18\x02 \x01(\x0b\x32\x1a.oneflow_lite.ParallelConf\"B\n\tPlacement\x12\x35\n\x0fplacement_group\x18\x01 \x03(\x0b\x32\x1c.oneflow_lite.PlacementGroup\"\xca\x01\n\x03Job\x12.\n\x08job_conf\x18\x01 \x01(\x0b\x32\x1c.oneflow_lite.JobConfigProto\x12$\n\x03net\x18\x02 \x01(\x0b\x32\x17.oneflow_lite.DLNetConf\x12*\n\tplacement\x18\x03 \x01(\x0b\x32\x17.oneflow_lite.Placement\x12\x41\n\x16job_parallel_view_conf\x18\x04 \x01(\x0b\x32!.oneflow_lite.JobParallelViewConfb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -53,26 +53,28 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PARTIALSUMPARALLEL']._serialized_end=360
   _globals['_PARTIALMAXPARALLEL']._serialized_start=362
   _globals['_PARTIALMAXPARALLEL']._serialized_end=382
-  _globals['_SBPPARALLEL']._serialized_start=385
-  _globals['_SBPPARALLEL']._serialized_end=665
-  _globals['_NDSBP']._serialized_start=667
-  _globals['_NDSBP']._serialized_end=723
-  _globals['_NDSBPSIGNATURE']._serialized_start=726
-  _globals['_NDSBPSIGNATURE']._serialized_end=889
-  _globals['_NDSBPSIGNATURE_BNINOP2NDSBPENTRY']._serialized_start=817
-  _globals['_NDSBPSIGNATURE_BNINOP2NDSBPENTRY']._serialized_end=889
-  _globals['_JOBPARALLELVIEWCONF']._serialized_start=892
-  _globals['_JOBPARALLELVIEWCONF']._serialized_end=1114
-  _globals['_JOBPARALLELVIEWCONF_OPNAME2NDSBPSIGNATURECONFENTRY']._serialized_start=1020
-  _globals['_JOBPARALLELVIEWCONF_OPNAME2NDSBPSIGNATURECONFENTRY']._serialized_end=1114
-  _globals['_PARALLELCONF']._serialized_start=1116
-  _globals['_PARALLELCONF']._serialized_end=1210
-  _globals['_OPNAMESET']._serialized_start=1212
-  _globals['_OPNAMESET']._serialized_end=1240
-  _globals['_PLACEMENTGROUP']._serialized_start=1242
-  _globals['_PLACEMENTGROUP']._serialized_end=1350
-  _globals['_PLACEMENT']._serialized_start=1352
-  _globals['_PLACEMENT']._serialized_end=1418
-  _globals['_JOB']._serialized_start=1421
-  _globals['_JOB']._serialized_end=1623
+  _globals['_PARTIALMINPARALLEL']._serialized_start=384
+  _globals['_PARTIALMINPARALLEL']._serialized_end=404
+  _globals['_SBPPARALLEL']._serialized_start=407
+  _globals['_SBPPARALLEL']._serialized_end=753
+  _globals['_NDSBP']._serialized_start=755
+  _globals['_NDSBP']._serialized_end=811
+  _globals['_NDSBPSIGNATURE']._serialized_start=814
+  _globals['_NDSBPSIGNATURE']._serialized_end=977
+  _globals['_NDSBPSIGNATURE_BNINOP2NDSBPENTRY']._serialized_start=905
+  _globals['_NDSBPSIGNATURE_BNINOP2NDSBPENTRY']._serialized_end=977
+  _globals['_JOBPARALLELVIEWCONF']._serialized_start=980
+  _globals['_JOBPARALLELVIEWCONF']._serialized_end=1202
+  _globals['_JOBPARALLELVIEWCONF_OPNAME2NDSBPSIGNATURECONFENTRY']._serialized_start=1108
+  _globals['_JOBPARALLELVIEWCONF_OPNAME2NDSBPSIGNATURECONFENTRY']._serialized_end=1202
+  _globals['_PARALLELCONF']._serialized_start=1204
+  _globals['_PARALLELCONF']._serialized_end=1298
+  _globals['_OPNAMESET']._serialized_start=1300
+  _globals['_OPNAMESET']._serialized_end=1328
+  _globals['_PLACEMENTGROUP']._serialized_start=1330
+  _globals['_PLACEMENTGROUP']._serialized_end=1438
+  _globals['_PLACEMENT']._serialized_start=1440
+  _globals['_PLACEMENT']._serialized_end=1506
+  _globals['_JOB']._serialized_start=1509
+  _globals['_JOB']._serialized_end=1711
 # @@protoc_insertion_point(module_scope)

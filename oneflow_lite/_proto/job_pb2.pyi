@@ -50,17 +50,23 @@ class PartialMaxParallel(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class PartialMinParallel(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class SbpParallel(_message.Message):
-    __slots__ = ("split_parallel", "broadcast_parallel", "partial_sum_parallel", "partial_max_parallel")
+    __slots__ = ("split_parallel", "broadcast_parallel", "partial_sum_parallel", "partial_max_parallel", "partial_min_parallel")
     SPLIT_PARALLEL_FIELD_NUMBER: _ClassVar[int]
     BROADCAST_PARALLEL_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_SUM_PARALLEL_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_MAX_PARALLEL_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_MIN_PARALLEL_FIELD_NUMBER: _ClassVar[int]
     split_parallel: SplitParallel
     broadcast_parallel: BroadcastParallel
     partial_sum_parallel: PartialSumParallel
     partial_max_parallel: PartialMaxParallel
-    def __init__(self, split_parallel: _Optional[_Union[SplitParallel, _Mapping]] = ..., broadcast_parallel: _Optional[_Union[BroadcastParallel, _Mapping]] = ..., partial_sum_parallel: _Optional[_Union[PartialSumParallel, _Mapping]] = ..., partial_max_parallel: _Optional[_Union[PartialMaxParallel, _Mapping]] = ...) -> None: ...
+    partial_min_parallel: PartialMinParallel
+    def __init__(self, split_parallel: _Optional[_Union[SplitParallel, _Mapping]] = ..., broadcast_parallel: _Optional[_Union[BroadcastParallel, _Mapping]] = ..., partial_sum_parallel: _Optional[_Union[PartialSumParallel, _Mapping]] = ..., partial_max_parallel: _Optional[_Union[PartialMaxParallel, _Mapping]] = ..., partial_min_parallel: _Optional[_Union[PartialMinParallel, _Mapping]] = ...) -> None: ...
 
 class NdSbp(_message.Message):
     __slots__ = ("sbp_parallel",)

@@ -282,8 +282,9 @@ def _prepare(node, grads: list, accumulate: bool, create_graph: bool) -> list:
     return grads
 
 
-def _check_grad(node, i, g, meta):
-    """``g`` as the grad of an input of ``meta``: same shape and device, cast to its dtype."""
+def _check_grad(node, i, g, meta, target=None):
+    """``g`` as the grad of an input of ``meta``: same shape and device, cast to its dtype (kept as it is when
+    ``target``, the node receiving it, is a leaf's with ``grad_dtype=None``: Note [Gradient dtype])."""
     if not isinstance(g, Tensor):
         raise TypeError(f"Function {node.name()} returned an invalid gradient at index {i} - expected a Tensor "
                         f"or None, got {type(g).__name__}")
@@ -294,7 +295,7 @@ def _check_grad(node, i, g, meta):
     if gm.device is not meta.device:
         raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - expected device "
                            f"{meta.device} but got {gm.device}")
-    if gm.dtype is not meta.dtype:
+    if gm.dtype is not meta.dtype and not (type(target) is AccumulateGrad and target.any_dtype):
         if not gm.dtype.is_floating_point:
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - expected "
                                f"a floating point dtype, got {gm.dtype.name}")
@@ -446,7 +447,7 @@ def _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_
                     if nxt is not None and g is not None:
                         meta = nxt.out_metas[nr]
                         if g._meta is not meta:
-                            g = _check_grad(node, i, g, meta)
+                            g = _check_grad(node, i, g, meta, nxt)
                         buf = buffers.get(nxt)
                         if buf is None:
                             buf = buffers[nxt] = [None] * len(nxt.out_metas)

@@ -23,7 +23,15 @@ from __future__ import annotations
 import re
 import weakref
 
-from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, AutogradMeta, RemovableHandle, Tensor, VersionCounter
+from oneflow_lite.framework.tensor import (
+    AUTOGRAD_KEY_SET,
+    OWN_DTYPE,
+    AutogradMeta,
+    RemovableHandle,
+    Tensor,
+    VersionCounter,
+)
+from oneflow_lite.framework.tensor_meta import make_meta
 
 _AG = AUTOGRAD_KEY_SET
 _make = Tensor._make
@@ -272,13 +280,22 @@ class OpNode(Node):
 class AccumulateGrad(Node):
     """The node of a leaf that requires grad: accumulates into the leaf's ``.grad``."""
 
-    __slots__ = ("variable",)
+    __slots__ = ("any_dtype", "variable")
 
     def __init__(self, variable: Tensor):
         self.next_functions = ()
-        self.out_metas = (variable._meta,)
         self.hooks = None
         self.variable = variable
+        self.use_grad_dtype()
+
+    def use_grad_dtype(self) -> None:
+        """Declare the leaf's gradient dtype as this node's output meta (Note [Gradient dtype])."""
+        meta = self.variable._meta
+        d = self.variable._ag.grad_dtype
+        self.any_dtype = d is None
+        if d is not None and d is not OWN_DTYPE and d is not meta.dtype:
+            meta = make_meta(meta.shape, d, meta.device)
+        self.out_metas = (meta,)
 
     def name(self) -> str:
         return "AccumulateGrad"

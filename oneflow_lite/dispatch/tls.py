@@ -45,6 +45,30 @@ def set_keys(included: int, excluded: int) -> None:
             ACTIVE[0] += 1 if after else -1
 
 
+# Note [Process-wide included keys]
+# A mode may act in every thread, also threads that never entered it (a profile with ``profile_all_threads``,
+# Note [Profiling all threads] in interpreters/profiler.py): its key is in ``GLOBAL_INCLUDED[0]``, which dispatch
+# adds to the thread's included set. While it is not empty it counts as one more in ``ACTIVE``, so dispatch reads
+# it only when some key set changed (Note [Threads with changed key sets]), and a program that never sets it
+# pays nothing.
+GLOBAL_INCLUDED = [0]
+
+
+def set_global_included(keys: int) -> None:
+    """Set the keys included in every thread (Note [Process-wide included keys])."""
+    with _lock:
+        before = bool(GLOBAL_INCLUDED[0])
+        GLOBAL_INCLUDED[0] = keys
+        after = bool(keys)
+        if before is not after:
+            ACTIVE[0] += 1 if after else -1
+
+
+def global_included() -> int:
+    """The keys included in every thread."""
+    return GLOBAL_INCLUDED[0]
+
+
 def set_excluded(excluded: int) -> None:
     """Set this thread's excluded key set."""
     set_keys(state.included, excluded)

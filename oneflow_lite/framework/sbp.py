@@ -6,7 +6,8 @@
 - ``broadcast``: every rank holds the whole logical tensor.
 - ``partial_sum``: every rank holds a tensor of the logical shape; the logical value is their sum.
 - ``partial_max`` (internal, as in OneFlow: a max over a split dim gives it; users do not make it): every rank
-  holds a tensor of the logical shape; the logical value is their elementwise maximum.
+  holds a tensor of the logical shape; the logical value is their elementwise maximum. ``partial_min``: the
+  same with the minimum (a min over a split dim gives it).
 
 An nd-SBP is a tuple with one SBP per placement dimension. SBP objects are interned and compare by
 identity.
@@ -26,7 +27,7 @@ class sbp:
         if self.kind == "S":
             return f"oneflow_lite.sbp.split(dim={self.dim})"
         return {"B": "oneflow_lite.sbp.broadcast", "P": "oneflow_lite.sbp.partial_sum",
-                "M": "oneflow_lite.sbp.partial_max"}[self.kind]
+                "M": "oneflow_lite.sbp.partial_max", "m": "oneflow_lite.sbp.partial_min"}[self.kind]
 
     def __call__(self):
         """``flow.sbp.broadcast()`` is ``flow.sbp.broadcast`` (OneFlow accepts both spellings)."""
@@ -41,12 +42,12 @@ class sbp:
 
     @property
     def is_partial(self) -> bool:
-        """partial_sum or partial_max: every rank holds the logical shape, reduced to get the value."""
-        return self.kind in "PM"
+        """partial_sum, partial_max or partial_min: every rank holds the logical shape, reduced to get the value."""
+        return self.kind in "PMm"
 
     def short(self) -> str:
-        """``S(0)``, ``B``, ``P`` or ``P(max)`` (for error messages and job annotations)."""
-        return f"S({self.dim})" if self.kind == "S" else "P(max)" if self.kind == "M" else self.kind
+        """``S(0)``, ``B``, ``P``, ``P(max)`` or ``P(min)`` (for error messages and job annotations)."""
+        return f"S({self.dim})" if self.kind == "S" else _SHORT.get(self.kind, self.kind)
 
 
 def _make(kind: str, dim: int | None) -> sbp:
@@ -59,11 +60,13 @@ def _make(kind: str, dim: int | None) -> sbp:
 broadcast = _make("B", None)
 partial_sum = _make("P", None)
 partial_max = _make("M", None)
+partial_min = _make("m", None)
+_SHORT = {"M": "P(max)", "m": "P(min)"}
 _splits = [_make("S", d) for d in range(8)]
 
 
 def _named(kind: str) -> sbp:
-    return {"B": broadcast, "P": partial_sum, "M": partial_max}[kind]
+    return {"B": broadcast, "P": partial_sum, "M": partial_max, "m": partial_min}[kind]
 
 
 def split(dim: int) -> sbp:
@@ -94,9 +97,9 @@ def parse_short(text: str) -> sbp:
     """The SBP that :meth:`sbp.short` wrote as ``text`` (a ValueError otherwise)."""
     if text.startswith("S(") and text.endswith(")") and text[2:-1].isdigit():
         return split(int(text[2:-1]))
-    found = {"B": broadcast, "P": partial_sum, "P(max)": partial_max}.get(text)
+    found = {"B": broadcast, "P": partial_sum, "P(max)": partial_max, "P(min)": partial_min}.get(text)
     if found is None:
-        raise ValueError(f"not an SBP: {text!r} (expected S(d), B, P or P(max))")
+        raise ValueError(f"not an SBP: {text!r} (expected S(d), B, P, P(max) or P(min))")
     return found
 
 
@@ -149,9 +152,10 @@ def check_nd_sbp(shape: tuple, nd_sbp: tuple, what: str) -> None:
 
 
 # ---- the Job proto's NdSbp (OneFlow's SbpParallel: split_parallel.axis, broadcast_parallel, partial_sum_parallel)
-_PROTO_KINDS = {"B": "broadcast_parallel", "P": "partial_sum_parallel", "M": "partial_max_parallel"}
+_PROTO_KINDS = {"B": "broadcast_parallel", "P": "partial_sum_parallel", "M": "partial_max_parallel",
+                "m": "partial_min_parallel"}
 _FROM_PROTO = {"broadcast_parallel": broadcast, "partial_sum_parallel": partial_sum,
-               "partial_max_parallel": partial_max}
+               "partial_max_parallel": partial_max, "partial_min_parallel": partial_min}
 
 
 def nd_sbp_to_proto(nd_sbp: tuple, out) -> None:

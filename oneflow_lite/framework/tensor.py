@@ -124,7 +124,8 @@ def has_live_views(t) -> bool:
 class AutogradMeta:
     """A tensor's autograd state: its grad_fn and output index, ``.grad``, hooks."""
 
-    __slots__ = ("grad", "grad_accumulator", "grad_fn", "hooks", "output_nr", "post_hooks", "retains_grad")
+    __slots__ = ("grad", "grad_accumulator", "grad_dtype", "grad_fn", "hooks", "output_nr", "post_hooks",
+                 "retains_grad")
 
     def __init__(self, grad_fn=None, output_nr: int = 0):
         self.grad_fn = grad_fn
@@ -134,6 +135,16 @@ class AutogradMeta:
         self.hooks = None  # a leaf's tensor hooks: handle id -> fn (a non-leaf's live on its grad_fn)
         self.post_hooks = None  # a leaf's post-accumulate-grad hooks: handle id -> fn
         self.grad_accumulator = None  # weakref of a leaf's AccumulateGrad node
+        self.grad_dtype = OWN_DTYPE  # a leaf's Tensor.grad_dtype (Note [Gradient dtype])
+
+
+# Note [Gradient dtype]
+# ``Tensor.grad_dtype`` (PyTorch >= 2.9) is the dtype a leaf's ``.grad`` has: by default the tensor's own
+# (``OWN_DTYPE`` in AutogradMeta), or another floating dtype, to which the engine casts every incoming gradient
+# (the leaf's AccumulateGrad node declares that dtype as its output meta, so the engine's check of an input
+# gradient casts it, hooks and ``autograd.grad`` see it cast), or None: any dtype, no cast. Assigning ``.grad``
+# checks the same rule.
+OWN_DTYPE = "own dtype"
 
 
 class RemovableHandle:
@@ -580,10 +591,12 @@ class Tensor:
             if not isinstance(grad, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(grad).__name__}")
-            m, gm = self._meta, grad._meta
-            if gm.dtype is not m.dtype:
-                raise RuntimeError(f"assigned grad has data of a different type: expected {m.dtype.name}, "
-                                   f"got {gm.dtype.name}")
+            m, gm, ag = self._meta, grad._meta, self._ag
+            allowed = m.dtype if ag is None or ag.grad_dtype is OWN_DTYPE else ag.grad_dtype
+            if allowed is not None and gm.dtype is not allowed:
+                raise RuntimeError(f"assigned grad has data of a different type: expected {m.dtype.name}, got "
+                                   f"{gm.dtype.name}" if allowed is m.dtype else f"attempting to assign a gradient "
+                                   f"with dtype '{gm.dtype.name}' to a tensor with grad_dtype '{allowed.name}'")
             if gm.device is not m.device:
                 raise RuntimeError(f"assigned grad has data located on a different device: expected {m.device}, "
                                    f"got {gm.device}")

@@ -23,6 +23,7 @@ from oneflow_lite.functors.promotion import TORCH_NAMES, floating
 from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.functors.unary import Unary, unary_op
+from oneflow_lite.interpreters.autocast import lower_precision_function
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 _bool = dt.bool_
@@ -269,6 +270,7 @@ class PreluFunctor:
     """``prelu(input, weight)``: ``x`` where ``x > 0``, else ``weight * x``; ``weight`` has one element or one per
     channel (dim 1 of the input). PyTorch's ``_prelu_kernel``, composed of where and mul."""
 
+    @lower_precision_function
     def __call__(self, x, weight):
         m, w = x._meta, weight._meta
         if w.ndim > 1:

@@ -25,6 +25,7 @@ from oneflow_lite.functors.promotion import (
     check_inplace_dtype,
     common_dtype,
     floating,
+    integer_mask,
     scalar_dtype,
     tensors_dtype,
     wrap_scalar,
@@ -183,7 +184,8 @@ class BitwiseNotFunctor:
 @functor("Where")
 class WhereFunctor:
     """``where(condition, x, y)``: ``x`` where ``condition`` holds, else ``y``, in their common dtype;
-    the three broadcast together. A uint8 condition is accepted with PyTorch's deprecation warning."""
+    the three broadcast together. An integer condition is accepted (OneFlow's; Note [Integer masks] in
+    functors/promotion.py), a uint8 one with PyTorch's deprecation warning."""
 
     def __init__(self):
         self.op = OpBuilder("where").input("condition").input("x").input("y").output("out").build()
@@ -197,8 +199,7 @@ class WhereFunctor:
             warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be "
                           "removed in a future version of PyTorch. Use a boolean condition instead.",
                           UserWarning, stacklevel=4)
-            condition = cast(condition, _bool)
-        return dispatch(self.op, (condition, x, y))[0]
+        return dispatch(self.op, (integer_mask(condition), x, y))[0]
 
 
 @composite("WhereNonzero")

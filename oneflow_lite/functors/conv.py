@@ -21,6 +21,7 @@ from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
+from oneflow_lite.interpreters.autocast import fp32_function
 
 _int64 = dt.int64
 _CONV_NAMES = ("padding_before", "padding_after", "strides", "dilation_rate", "groups")
@@ -856,6 +857,7 @@ def _check_grid_sample(x, grid, mode):
 
 
 @composite("GridSample")
+@fp32_function
 def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """``grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None)``: ``input``
     ``(N, C, [D,] H, W)`` sampled at the normalised ``(x, y[, z])`` locations of ``grid`` ``(N, [D',] H', W', n)``

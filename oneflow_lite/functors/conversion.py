@@ -78,7 +78,7 @@ def _to_error(args, kwargs) -> TypeError:
 def _parse_to(args, kwargs):
     """(device or None, dtype or None, copy) of a ``Tensor.to`` call."""
     kw = dict(kwargs)
-    if kw.get("memory_format") is not None:  # Note [Memory formats]; an explicit None stays an invalid keyword
+    if "memory_format" in kw:  # Note [Memory formats]; None (the default) as in PyTorch
         check_memory_format("to", kw.pop("memory_format"))
     device = kw.pop("device", None)
     dtype = kw.pop("dtype", None)

@@ -19,6 +19,8 @@ from functools import partial
 
 import numpy as np
 
+from oneflow_lite.dispatch.dispatch_key import DispatchKey
+from oneflow_lite.dispatch.tls import ExcludeDispatchKeyGuard
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.config import default_device, warn_once
@@ -27,7 +29,7 @@ from oneflow_lite.framework.generator import default_generator, using_generator
 from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET
 from oneflow_lite.framework.layout import check_layout
 from oneflow_lite.framework.op_builder import OpBuilder
-from oneflow_lite.framework.tensor import Tensor, register_legacy_constructor
+from oneflow_lite.framework.tensor import LAZY_KEY_SET, Tensor, register_legacy_constructor
 from oneflow_lite.framework.tensor_meta import Size, make_meta
 from oneflow_lite.functors.conversion import convert
 from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
@@ -277,7 +279,12 @@ def tensor(data, dtype=None, device=None, requires_grad=False, placement=None, s
     if placement is not None or sbp is not None:
         if placement is None or sbp is None:
             raise ValueError("tensor(): a global tensor needs both placement and sbp")
-        local = tensor(data, dtype=dtype)
+        if isinstance(data, Tensor) and data._key_set & LAZY_KEY_SET:
+            raise TypeError(f"tensor(): data is a lazy tensor ({data._array.describe()}) while a global tensor "
+                            f"copies a value known when build() runs; create it with placement= and sbp= "
+                            f"(flow.arange(n, placement=p, sbp=s)) or use data.to_global(placement, sbp)")
+        with ExcludeDispatchKeyGuard(DispatchKey.Lazy):  # a constant of a build (Note [Global source ops in a graph])
+            local = tensor(data, dtype=dtype)
         return get_functor("GlobalTensor")(local, placement, sbp, requires_grad)
     if dtype is not None and not isinstance(dtype, dt.dtype):
         raise TypeError(f"tensor(): argument 'dtype' must be flow.dtype, not {type(dtype).__name__}")
@@ -295,27 +302,52 @@ def tensor(data, dtype=None, device=None, requires_grad=False, placement=None, s
 
 
 # ---- *_like, empty, eye, linspace / logspace -----------------------------------------------------
-@composite("FullLike")
-def full_like(x, fill_value, dtype, device, requires_grad=False):
-    """``full_like(input, fill_value)``: ``full`` of ``input``'s shape, and its dtype (not the fill value's)
-    and device unless given."""
+# Note [The layout of a *_like tensor]
+# ``zeros_like(x)`` and the other *_like functions of a global ``x`` keep its placement and SBP (unless a
+# ``device`` asks for a local tensor); ``placement=`` / ``sbp=`` given override them, and make a global tensor
+# of a local ``x`` when both are given (OneFlow's rule). ``_like_layout`` returns None for a local result.
+def _like_layout(name, x, device, placement, sbp):
+    """``(placement, sbp)`` of the result of ``<name>_like(x, ...)``, or None for a local result."""
     m = x._meta
-    if m.key_set & GLOBAL_KEY_SET and device is None:
-        return get_functor("GlobalFull")(m.shape, fill_value, dtype or m.dtype, m.placement, m.nd_sbp, requires_grad)
+    is_global = bool(m.key_set & GLOBAL_KEY_SET)
+    if placement is None and sbp is None:
+        return (m.placement, m.nd_sbp) if is_global and device is None else None
+    if device is not None:
+        raise ValueError(f"{name}: give either device= (a local tensor) or placement= and sbp= (a global "
+                         f"tensor), not both")
+    if not is_global and (placement is None or sbp is None):
+        missing = "placement" if placement is None else "sbp"
+        raise ValueError(f"{name}: a global result of a local input needs both placement= and sbp=; "
+                         f"{missing}= is missing")
+    return (placement or m.placement, m.nd_sbp if sbp is None else sbp)
+
+
+@composite("FullLike")
+def full_like(x, fill_value, dtype, device, placement=None, sbp=None, requires_grad=False):
+    """``full_like(input, fill_value)``: ``full`` of ``input``'s shape, and its dtype (not the fill value's)
+    and device unless given (Note [The layout of a *_like tensor])."""
+    return _full_like("full_like", x, fill_value, dtype, device, placement, sbp, requires_grad)
+
+
+def _full_like(name, x, fill_value, dtype, device, placement, sbp, requires_grad):
+    m = x._meta
+    layout = _like_layout(name, x, device, placement, sbp)
+    if layout is not None:
+        return get_functor("GlobalFull")(m.shape, fill_value, dtype or m.dtype, *layout, requires_grad)
     return F.full(m.shape, fill_value, dtype=dtype or m.dtype, device=device or m.device,
                   requires_grad=requires_grad)
 
 
 @composite("ZerosLike")
-def zeros_like(x, dtype, device, requires_grad=False):
+def zeros_like(x, dtype, device, placement=None, sbp=None, requires_grad=False):
     """``zeros_like(input)``: ``full_like(input, 0)``."""
-    return full_like(x, 0, dtype, device, requires_grad)
+    return _full_like("zeros_like", x, 0, dtype, device, placement, sbp, requires_grad)
 
 
 @composite("OnesLike")
-def ones_like(x, dtype, device, requires_grad=False):
+def ones_like(x, dtype, device, placement=None, sbp=None, requires_grad=False):
     """``ones_like(input)``: ``full_like(input, 1)``."""
-    return full_like(x, 1, dtype, device, requires_grad)
+    return _full_like("ones_like", x, 1, dtype, device, placement, sbp, requires_grad)
 
 
 @functor("Empty")
@@ -327,9 +359,9 @@ class EmptyFunctor(_ConstantFunctor):
 
 
 @composite("EmptyLike")
-def empty_like(x, dtype, device, requires_grad=False):
+def empty_like(x, dtype, device, placement=None, sbp=None, requires_grad=False):
     """``empty_like(input)``: as ``zeros_like`` (see ``empty``)."""
-    return full_like(x, 0, dtype, device, requires_grad)
+    return _full_like("empty_like", x, 0, dtype, device, placement, sbp, requires_grad)
 
 
 @functor("Eye")
@@ -482,21 +514,23 @@ class NormalFunctor:
 
 
 @composite("RandLike")
-def rand_like(x, dtype, device, requires_grad=False):
-    """``rand_like(input)``: uniform samples in [0, 1) of ``input``'s shape (and dtype / device unless given)."""
+def rand_like(x, dtype, device, placement=None, sbp=None, requires_grad=False):
+    """``rand_like(input)``: uniform samples in [0, 1) of ``input``'s shape (and dtype / device / layout unless given)."""
     m = x._meta
-    if m.key_set & GLOBAL_KEY_SET and device is None:
-        return F.rand(m.shape, dtype=dtype or m.dtype, placement=m.placement, sbp=m.nd_sbp,
+    layout = _like_layout("rand_like", x, device, placement, sbp)
+    if layout is not None:
+        return F.rand(m.shape, dtype=dtype or m.dtype, placement=layout[0], sbp=layout[1],
                        requires_grad=requires_grad)
     return F.rand(m.shape, dtype=dtype or m.dtype, device=device or m.device, requires_grad=requires_grad)
 
 
 @composite("RandnLike")
-def randn_like(x, dtype, device, requires_grad=False):
-    """``randn_like(input)``: standard normal samples of ``input``'s shape (and dtype / device unless given)."""
+def randn_like(x, dtype, device, placement=None, sbp=None, requires_grad=False):
+    """``randn_like(input)``: standard normal samples of ``input``'s shape (and dtype / device / layout unless given)."""
     m = x._meta
-    if m.key_set & GLOBAL_KEY_SET and device is None:
-        return F.randn(m.shape, dtype=dtype or m.dtype, placement=m.placement, sbp=m.nd_sbp,
+    layout = _like_layout("randn_like", x, device, placement, sbp)
+    if layout is not None:
+        return F.randn(m.shape, dtype=dtype or m.dtype, placement=layout[0], sbp=layout[1],
                        requires_grad=requires_grad)
     return F.randn(m.shape, dtype=dtype or m.dtype, device=device or m.device, requires_grad=requires_grad)
 
@@ -850,16 +884,20 @@ def random_(self, *args, generator=None, **kwargs):
 
 
 @composite("RandintLike")
-def randint_like(x, high, dtype, device, requires_grad=False):
+def randint_like(x, high, dtype, device, placement=None, sbp=None, requires_grad=False):
     """``randint_like(input, high)``: ``randint(0, high)`` of ``input``'s shape (and dtype / device unless given)."""
-    return randint_like_low(x, 0, high, dtype, device, requires_grad)
+    return randint_like_low(x, 0, high, dtype, device, placement, sbp, requires_grad)
 
 
 @composite("RandintLikeLow")
-def randint_like_low(x, low, high, dtype, device, requires_grad=False):
-    """``randint_like(input, low, high)``: ``randint(low, high)`` of ``input``'s shape (and dtype / device
-    unless given)."""
+def randint_like_low(x, low, high, dtype, device, placement=None, sbp=None, requires_grad=False):
+    """``randint_like(input, low, high)``: ``randint(low, high)`` of ``input``'s shape (and dtype / device /
+    layout unless given: Note [The layout of a *_like tensor])."""
     m = x._meta
+    layout = _like_layout("randint_like", x, device, placement, sbp)
+    if layout is not None:
+        return F.randint(low, high, m.shape, dtype=dtype or m.dtype, placement=layout[0], sbp=layout[1],
+                         requires_grad=requires_grad)
     return F.randint(low, high, m.shape, dtype=dtype or m.dtype, device=device or m.device,
                      requires_grad=requires_grad)
 

@@ -17,10 +17,23 @@ arguments, a keyword, a default) under the key of the call's types and keyword
 names; the next call with the same key calls the functor directly, skipping
 overload resolution (a call without keywords passes no defaults when the functor's
 own parameter defaults are the same values). Calls whose binding converts a value
-(an int to a float, a list to a shape, ...) always take the slow path. The first
+(an int to a float, ...) take the slow path, except the sequences of Note [Planned sequences]. The first
 two arguments arrive as positional-only parameters, so a call with one or two
 positional arguments and no keywords finds its plan without building an argument
 tuple (about 70 ns of a 1.5 us ``flow.add``).
+
+Note [Planned sequences]
+A tuple, list or ``flow.Size`` argument (``layer_norm(x, (64,))``, ``split(x, [2, 4])``, ``cat([a, b])``)
+binds by its contents, not its type alone (a lone int for a list parameter binds as a tuple of it:
+planned as that wrapping). For a non-empty sequence of exact ints (or of tensors) every
+converter's answer depends only on that element kind and on the length (``IntList[2]`` repeats one int and
+rejects three), and the bound value is the sequence as a tuple. So such a call is planned too, with a
+check per sequence argument run on every call: the element kind (and, when any overload of the function
+has a fixed-size list, the length) seen when the plan was made. A call that fails the check goes the slow
+way, which raises today's error for bad contents or plans the new kind. Ints passed as varargs
+(``x.view(2, -1)``) are packed into the tuple the signature's last list parameter takes; their types
+are in the key, so the packing needs no check. Such plans call an adapter (:func:`_adapter`) that checks,
+packs and then calls the functor; the other plans call the functor directly.
 """
 
 from __future__ import annotations
@@ -30,7 +43,7 @@ from types import FunctionType
 
 from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.functors.registry import get_functor
-from oneflow_lite.functors.signature import Signature, SignatureMismatch, describe_call
+from oneflow_lite.functors.signature import BAD, Signature, SignatureMismatch, describe_call
 
 _PLAIN = (bool, int, float, str, type(None))  # types whose binding depends on the type only
 _MISSING = object()  # an argument not passed
@@ -67,6 +80,61 @@ def _has_defaults(call, n: int, defaults: tuple) -> bool:
     return True
 
 
+def _int_items(size):
+    """The check of a sequence of exact ints (``size`` long unless None): its tuple, or BAD."""
+    def check(a):
+        if not a or (size is not None and len(a) != size):
+            return BAD
+        for e in a:
+            if type(e) is not int:
+                return BAD
+        return a if type(a) is tuple else tuple(a)
+    return check
+
+
+def _tensor_items(a):
+    """The check of a sequence of tensors: its tuple, or BAD."""
+    if not a:
+        return BAD
+    for e in a:
+        if not isinstance(e, Tensor):
+            return BAD
+    return a if type(a) is tuple else tuple(a)
+
+
+def _sequence_check(a, v, sized: bool):
+    """The check that passes sequences like ``a`` when ``a`` bound to ``v`` (Note [Planned sequences]), else
+    None."""
+    if type(a) is int and type(v) is tuple and v and v == (a,) * len(v):  # reshape(x, 6), IntList[2] k=3
+        size = len(v)
+        return lambda i: (i,) * size  # (the key holds the int type: nothing to check)
+    if not isinstance(a, (list, tuple)) or not a or type(v) is not tuple or len(v) != len(a):
+        return None
+    if all(type(e) is int for e in a) and all(type(e) is int for e in v) and v == tuple(a):
+        return _int_items(len(a) if sized else None)
+    if all(isinstance(e, Tensor) for e in a) and all(e is w for e, w in zip(a, v)):
+        return _tensor_items
+    return None
+
+
+def _adapter(call, n: int, checks: tuple, pack: int | None, keywords: tuple, resolve):
+    """The plan's callable for a call with sequence arguments or packed varargs (Note [Planned sequences]):
+    called with the call's ``n`` positional arguments and then its keyword slots' values (``keywords``:
+    (position, name) of those the call passed by name)."""
+    def adapted(*values):
+        if checks:
+            given, values = values, list(values)
+            for i, check in checks:
+                v = check(values[i])
+                if v is BAD:  # the slow way, with the arguments as given: its errors name their types
+                    return resolve(given[:n], {name: given[j] for j, name in keywords})
+                values[i] = v
+        if pack is not None:
+            values = (*values[:pack], tuple(values[pack:n]), *values[n:])
+        return call(*values)
+    return adapted
+
+
 def _keyword_key(args, kwargs):
     """The fast-path key of a call with keywords: argument types, keyword names, keyword value types."""
     return (*[type(a) for a in args], *kwargs, *[type(v) for v in kwargs.values()])
@@ -80,13 +148,14 @@ class FunctionalFunction:
     object itself is callable too and does the same.
     """
 
-    __slots__ = ("__dict__", "__name__", "__qualname__", "_functors", "_plans", "function", "signatures")
+    __slots__ = ("__dict__", "__name__", "__qualname__", "_functors", "_plans", "_sized", "function", "signatures")
 
     def __init__(self, name: str, signatures: list[str], doc: str | None = None):
         self.__name__ = self.__qualname__ = name
         self.signatures = [Signature(s) for s in signatures]
         self._functors = [None] * len(self.signatures)
         self._plans = {}  # argument types -> (functor, default values), Note [Functional fast path]
+        self._sized = any(a.size is not None for s in self.signatures for a in s.args)  # Note [Planned sequences]
         lines = [f"{name}{s.params_text()} -> {s.return_type}" for s in self.signatures]
         self.__doc__ = (doc + "\n\n" if doc else "") + "Signatures:\n" + "\n".join("  " + l for l in lines)
         self.function = self._make_function()
@@ -160,32 +229,54 @@ class FunctionalFunction:
 
     def _plan(self, sig, args, kwargs, values, fn):
         """Remember the fast path of this call's argument types (and keyword names) when its binding passed
-        every argument through unchanged (Note [Functional fast path])."""
-        n = len(args)
-        for a, v in zip(args, values):
-            if a is not v or not (isinstance(a, Tensor) or type(a) in _PLAIN):
-                return
+        every argument through unchanged or as a planned sequence (Notes [Functional fast path], [Planned
+        sequences])."""
+        n, n_pos = len(args), len(sig.positional)
+        pack = n_pos - 1 if n > n_pos else None  # ints passed as varargs, packed by the binding
+        if pack is not None and not all(type(a) is int for a in args[pack:]):
+            return
+        m = n if pack is None else n_pos  # values bound positionally
+        checks = self._checks(args[:pack], values, 0)
+        if checks is None:
+            return
         call = fn if isinstance(fn, FunctionType) else fn.__call__  # cheaper to call than a functor object
         if kwargs:
-            slots = []
-            for spec, v in zip(sig.args[n:], values[n:]):
+            slots, keywords = [], []
+            for j, (spec, v) in enumerate(zip(sig.args[m:], values[m:]), start=n):
                 if spec.name in kwargs:
-                    a = kwargs[spec.name]
-                    if a is not v or not (isinstance(a, Tensor) or type(a) in _PLAIN):
+                    check = self._checks((kwargs[spec.name],), (v,), j)
+                    if check is None:
                         return
+                    checks += check
                     slots.append((spec.name, None))
+                    keywords.append((j, spec.name))
                 else:
                     slots.append((None, v))
-            key, plan = _keyword_key(args, kwargs), (call, tuple(slots))
+            key, extra = _keyword_key(args, kwargs), tuple(slots)
         else:
-            defaults = tuple(values[n:])
-            if _has_defaults(call, n, defaults):
-                defaults = ()  # the functor's own defaults are the signature's: call it with the arguments only
-            key, plan = _type_key(args), (call, defaults)
+            extra = tuple(values[m:])
+            if _has_defaults(call, m, extra):
+                extra = ()  # the functor's own defaults are the signature's: call it with the arguments only
+            key, keywords = _type_key(args), ()
+        if checks or pack is not None:
+            call = _adapter(call, n, tuple(checks), pack, tuple(keywords), self._resolve)
         plans = self._plans
         if len(plans) >= _MAX_PLANS:
             plans.clear()
-        plans[key] = plan
+        plans[key] = (call, extra)
+
+    def _checks(self, args, values, start: int) -> list | None:
+        """The sequence checks (position, check) ``args`` need from position ``start`` on, or None when one
+        of them was converted in a way a plan cannot repeat."""
+        checks = []
+        for i, (a, v) in enumerate(zip(args, values), start=start):
+            if a is v and (isinstance(a, Tensor) or type(a) in _PLAIN):
+                continue
+            check = _sequence_check(a, v, self._sized)
+            if check is None:
+                return None
+            checks.append((i, check))
+        return checks
 
     def __repr__(self):
         return f"<functional {self.__name__}>"

@@ -311,6 +311,7 @@ FUNCTIONAL_API: dict[str, list[str]] = {
         "Tensor (Tensor input, String p, IntList dim=None, Bool keepdim=False, *, DataType dtype=None) => Norm"),
     "all": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => ReduceAll"),
     "any": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False) => ReduceAny"),
+    "hash_tensor": method("Tensor (Tensor input, IntList dim=None, Bool keepdim=False, *, Int mode=0) => HashTensor"),
     "cumsum": method("Tensor (Tensor input, Int dim, *, DataType dtype=None, Bool inplace=False) => Cumsum",
                      inplace=True),
     "cumprod": method("Tensor (Tensor input, Int dim, *, DataType dtype=None, Bool inplace=False) => Cumprod",
@@ -771,7 +772,7 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "reshape": method("Tensor (Tensor input, Shape shape) => Reshape"),
     "transpose": method("Tensor (Tensor input, Int dim0, Int dim1) => Transpose"),
     # ---- shape and joining (functors/shape.py)
-    "view": method("Tensor (Tensor input, Shape shape) => View"),
+    "view": method("Tensor (Tensor input, Shape shape) => View", "Tensor (Tensor input, DataType dtype) => ViewDtype"),
     "permute": method("Tensor (Tensor input, IntList dims) => Permute"),
     "t": method("Tensor (Tensor input) => T"),
     "flatten": method("Tensor (Tensor input, Int start_dim=0, Int end_dim=-1) => Flatten"),
@@ -934,18 +935,18 @@ FUNCTIONAL_API: dict[str, list[str]] = {
                "SbpList sbp, Bool requires_grad=False) => GlobalRandn")],
     "empty": ["Tensor (Shape size, *, DataType dtype=None, Device device=None, Bool requires_grad=False) => Empty",
               "Tensor (Shape size, *, DataType dtype=None, Placement placement, SbpList sbp, Bool requires_grad=False) => GlobalZeros"],
-    "zeros_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-                    "=> ZerosLike")],
-    "ones_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-                   "=> OnesLike")],
-    "empty_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-                    "=> EmptyLike")],
+    "zeros_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Placement placement=None, "
+                    "SbpList sbp=None, Bool requires_grad=False) => ZerosLike")],
+    "ones_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Placement placement=None, "
+                   "SbpList sbp=None, Bool requires_grad=False) => OnesLike")],
+    "empty_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Placement placement=None, "
+                    "SbpList sbp=None, Bool requires_grad=False) => EmptyLike")],
     "full_like": [("Tensor (Tensor input, Scalar fill_value, *, DataType dtype=None, Device device=None, "
-                   "Bool requires_grad=False) => FullLike")],
-    "rand_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-                   "=> RandLike")],
-    "randn_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-                    "=> RandnLike")],
+                   "Placement placement=None, SbpList sbp=None, Bool requires_grad=False) => FullLike")],
+    "rand_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Placement placement=None, "
+                   "SbpList sbp=None, Bool requires_grad=False) => RandLike")],
+    "randn_like": [("Tensor (Tensor input, *, DataType dtype=None, Device device=None, Placement placement=None, "
+                    "SbpList sbp=None, Bool requires_grad=False) => RandnLike")],
     "eye": [("Tensor (Int n, Int m=None, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
              "=> Eye"),
             ("Tensor (Int n, Int m=None, *, DataType dtype=None, Placement placement, SbpList sbp, "
@@ -978,6 +979,8 @@ FUNCTIONAL_API: dict[str, list[str]] = {
         "Tensor (Float mean, Tensor std, *, Generator generator=None) => NormalFloatTensor",
         ("Tensor (Float mean, Float std, Shape size, *, Generator generator=None, DataType dtype=None, "
          "Device device=None, Bool requires_grad=False) => Normal"),
+        ("Tensor (Float mean, Float std, Shape size, *, Generator generator=None, DataType dtype=None, "
+         "Placement placement, SbpList sbp, Bool requires_grad=False) => GlobalNormal"),
     ],
     # ---- [compat c3] random draws, windows, triangle indices, more creation (functors/creation.py)
     "multinomial": method(("Tensor (Tensor input, Int num_samples, Bool replacement=False, *, "
@@ -995,10 +998,10 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "fake_quantize_per_channel_affine": [("Tensor (Tensor input, Tensor scale, Tensor zero_point, Int axis, "
                                           "Int quant_min, Int quant_max) => FakeQuantizePerChannelAffine")],
     "randint_like": [
-        ("Tensor (Tensor input, Int high, *, DataType dtype=None, Device device=None, Bool requires_grad=False) "
-         "=> RandintLike"),
+        ("Tensor (Tensor input, Int high, *, DataType dtype=None, Device device=None, Placement placement=None, "
+         "SbpList sbp=None, Bool requires_grad=False) => RandintLike"),
         ("Tensor (Tensor input, Int low, Int high, *, DataType dtype=None, Device device=None, "
-         "Bool requires_grad=False) => RandintLikeLow"),
+         "Placement placement=None, SbpList sbp=None, Bool requires_grad=False) => RandintLikeLow"),
     ],
     "hann_window": [("Tensor (Int window_length, Bool periodic=True, *, DataType dtype=None, Device device=None, "
                      "Bool requires_grad=False) => HannWindow")],

@@ -5,6 +5,16 @@ dimension puts the value on its first rank and zeros elsewhere). A random global
 tensor whatever the SBP: every rank draws one seed from its generator, the placement's first rank's seed is
 broadcast, and every rank draws the whole logical tensor from it and keeps its piece. ``flow.tensor(data,
 placement=p, sbp=s)`` takes the first rank's ``data`` as the logical value (OneFlow's rule).
+
+Note [Global source ops in a graph]
+Inside an nn.Graph's build() a creation call with ``placement=`` / ``sbp=`` reads no value: it captures the
+local creation op of the logical tensor (a source op of the job, on the placement's device) and the build
+context records the op's placement and nd-SBP (``JobBuildAndInferCtx.place_source``). The graph's plan runs
+the op on every rank of that placement and each keeps its piece (``plan_source``), as eager creation does, so
+the result equals the eager one. A random source draws, at every run, one seed from the device's current
+generator on each rank, the placement's first rank's seed broadcast, the whole logical tensor drawn from it:
+after ``flow.manual_seed(s)`` the k-th run of the graph gives what the k-th eager call would. ``flow.tensor(data,
+placement=, sbp=)`` is a constant of the build: an eager global tensor, bound to a variable of the job.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.framework.world import world
 from oneflow_lite.functors.global_cast import from_logical
 from oneflow_lite.interpreters.eager_global import shared_generator
+from oneflow_lite.interpreters.lazy import capturing_ctx
 from oneflow_lite.functors.registry import composite
 
 _make = Tensor._make
@@ -35,11 +46,25 @@ def _leaf(t, requires_grad):
     return t.requires_grad_() if requires_grad else t
 
 
+def _captured(make, placement, nd, requires_grad):
+    """Inside a build: the local creation ``make(device)`` of the logical value, captured as a source op laid
+    out over ``placement`` with ``nd`` (Note [Global source ops in a graph]); None outside a build."""
+    ctx = capturing_ctx()
+    if ctx is None:
+        return None
+    t = make(placement.device)
+    S.check_nd_sbp(tuple(t.shape), nd, "sbp")
+    return _leaf(ctx.place_source(t, placement, nd), requires_grad)
+
+
 @composite("GlobalFull")
 def global_full(size, fill_value, dtype, placement, sbp, requires_grad=False):
     """``full(size, fill_value, placement=, sbp=)``: this rank's piece only, no communication."""
     nd = _nd_sbp(placement, sbp, "full")
     dtype = dtype or dt.scalar_dtype(fill_value)
+    lazy = _captured(lambda d: F.full(tuple(size), fill_value, dtype=dtype, device=d), placement, nd, requires_grad)
+    if lazy is not None:
+        return lazy
     meta = make_global_meta(tuple(size), dtype, placement, nd)
     a = None
     if meta.coord is not None:
@@ -60,25 +85,41 @@ def global_ones(size, dtype, placement, sbp, requires_grad=False):
 
 def _random(make, generator, placement, sbp, requires_grad, what):
     nd = _nd_sbp(placement, sbp, what)
+    lazy = _captured(lambda d: make(generator, d), placement, nd, requires_grad)
+    if lazy is not None:
+        return lazy
     logical = make(shared_generator(generator, placement))
     return from_logical(logical, placement, nd, requires_grad)
 
 
+def _logical(make, placement, sbp, requires_grad, what):
+    """The global tensor of the logical value ``make(device)`` (every rank computes it, keeps its piece)."""
+    nd = _nd_sbp(placement, sbp, what)
+    lazy = _captured(make, placement, nd, requires_grad)
+    return lazy if lazy is not None else from_logical(make(), placement, nd, requires_grad)
+
+
 @composite("GlobalRandn")
 def global_randn(size, generator, dtype, placement, sbp, requires_grad=False):
-    return _random(lambda g: F.randn(size, generator=g, dtype=dtype), generator, placement, sbp, requires_grad,
+    return _random(lambda g, d=None: F.randn(size, generator=g, dtype=dtype, device=d), generator, placement, sbp, requires_grad,
                    "randn")
 
 
 @composite("GlobalRand")
 def global_rand(size, generator, dtype, placement, sbp, requires_grad=False):
-    return _random(lambda g: F.rand(size, generator=g, dtype=dtype), generator, placement, sbp, requires_grad,
+    return _random(lambda g, d=None: F.rand(size, generator=g, dtype=dtype, device=d), generator, placement, sbp, requires_grad,
                    "rand")
+
+
+@composite("GlobalNormal")
+def global_normal(mean, std, size, generator, dtype, placement, sbp, requires_grad=False):
+    return _random(lambda g, d=None: F.normal(mean, std, size, generator=g, dtype=dtype, device=d), generator, placement, sbp,
+                   requires_grad, "normal")
 
 
 @composite("GlobalRandintLow")
 def global_randint_low(low, high, size, generator, dtype, placement, sbp, requires_grad=False):
-    return _random(lambda g: F.randint(low, high, size, generator=g, dtype=dtype), generator, placement, sbp,
+    return _random(lambda g, d=None: F.randint(low, high, size, generator=g, dtype=dtype, device=d), generator, placement, sbp,
                    requires_grad, "randint")
 
 
@@ -89,8 +130,8 @@ def global_randint(high, size, generator, dtype, placement, sbp, requires_grad=F
 
 @composite("GlobalArange")
 def global_arange(start, end, step, dtype, placement, sbp, requires_grad=False):
-    nd = _nd_sbp(placement, sbp, "arange")
-    return from_logical(F.arange(start, end, step, dtype=dtype), placement, nd, requires_grad)
+    return _logical(lambda d=None: F.arange(start, end, step, dtype=dtype, device=d), placement, sbp, requires_grad,
+                    "arange")
 
 
 @composite("GlobalArangeEnd")
@@ -100,26 +141,26 @@ def global_arange_end(end, dtype, placement, sbp, requires_grad=False):
 
 @composite("GlobalRandperm")
 def global_randperm(n, generator, dtype, placement, sbp, requires_grad=False):
-    return _random(lambda g: F.randperm(n, generator=g, dtype=dtype), generator, placement, sbp, requires_grad,
+    return _random(lambda g, d=None: F.randperm(n, generator=g, dtype=dtype, device=d), generator, placement, sbp, requires_grad,
                    "randperm")
 
 
 @composite("GlobalEye")
 def global_eye(n, m, dtype, placement, sbp, requires_grad=False):
     """``eye(n, m, placement=, sbp=)``: every rank keeps its piece of the logical matrix, no communication."""
-    return from_logical(F.eye(n, m, dtype=dtype), placement, _nd_sbp(placement, sbp, "eye"), requires_grad)
+    return _logical(lambda d=None: F.eye(n, m, dtype=dtype, device=d), placement, sbp, requires_grad, "eye")
 
 
 @composite("GlobalLinspace")
 def global_linspace(start, end, steps, dtype, placement, sbp, requires_grad=False):
-    nd = _nd_sbp(placement, sbp, "linspace")
-    return from_logical(F.linspace(start, end, steps, dtype=dtype), placement, nd, requires_grad)
+    return _logical(lambda d=None: F.linspace(start, end, steps, dtype=dtype, device=d), placement, sbp,
+                    requires_grad, "linspace")
 
 
 @composite("GlobalLogspace")
 def global_logspace(start, end, steps, base, dtype, placement, sbp, requires_grad=False):
-    nd = _nd_sbp(placement, sbp, "logspace")
-    return from_logical(F.logspace(start, end, steps, base, dtype=dtype), placement, nd, requires_grad)
+    return _logical(lambda d=None: F.logspace(start, end, steps, base, dtype=dtype, device=d), placement, sbp,
+                    requires_grad, "logspace")
 
 
 @composite("GlobalTensor")
@@ -130,9 +171,3 @@ def global_tensor(value: Tensor, placement, sbp, requires_grad=False):
     if placement.size > 1 and placement.has_rank(world().rank):
         a = world().group(placement.rank_list).broadcast(a.copy(), root=0)
     return from_logical(_make(a, value._meta), placement, nd, requires_grad)
-
-
-def global_like(x, fill_value, dtype, requires_grad):
-    """``full_like`` of a global tensor: its placement and SBP."""
-    m = x._meta
-    return global_full(m.shape, fill_value, dtype or m.dtype, m.placement, m.nd_sbp, requires_grad)

@@ -20,9 +20,10 @@ from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import BATCHED_KEY_SET, LAZY_KEY_SET, Tensor, _wrap_dim
 from oneflow_lite.functors.conversion import convert
 from oneflow_lite.functors.indexing import _index_tensor, scalar_key, write
-from oneflow_lite.functors.promotion import TORCH_NAMES, cast, check_inplace_shape
+from oneflow_lite.functors.promotion import TORCH_NAMES, cast, check_inplace_shape, integer_mask
 from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import cached_attrs, slice_bounds
+from oneflow_lite.interpreters.autocast import promote_function
 from oneflow_lite.interpreters.op_interp_util import dispatch
 from oneflow_lite.ops.common import broadcast_shapes
 from oneflow_lite.ops.index import SCATTER_REDUCTIONS
@@ -177,8 +178,11 @@ class IndexAddFunctor:
 
 # ---- masked_fill ------------------------------------------------------------------------------------
 def _check_mask(name, mask):
+    """``mask`` as a bool mask (an integer one cast: Note [Integer masks] in functors/promotion.py)."""
+    mask = integer_mask(mask)
     if mask._meta.dtype is not _bool:
         raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype {mask._meta.dtype.name}")
+    return mask
 
 
 def _inplace_shape(name, op, inputs, attrs, x):
@@ -197,7 +201,7 @@ class MaskedFillFunctor:
         self._attrs = {}
 
     def __call__(self, x, mask, value, inplace=False):
-        _check_mask("masked_fill", mask)
+        mask = _check_mask("masked_fill", mask)
         attrs = _scalar_attrs(self._attrs, (), (), value)
         if inplace:
             _inplace_shape("masked_fill_", self.op, (x, mask), attrs, x)
@@ -212,7 +216,7 @@ class MaskedFillTensorFunctor:
         self.op = OpBuilder("masked_fill_tensor").input("x").input("mask").input("value").output("y").build()
 
     def __call__(self, x, mask, value, inplace=False):
-        _check_mask("masked_fill", mask)
+        mask = _check_mask("masked_fill", mask)
         if value._meta.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._meta.ndim} dimension(s).")
@@ -260,6 +264,7 @@ class MaskedSelectFunctor:
         self._attrs = {}
 
     def __call__(self, x, mask):
+        mask = integer_mask(mask)
         if mask._meta.dtype is not _bool:
             raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {mask._meta.dtype.name}")
         _check_has_data("masked_select", mask, "mask")
@@ -457,7 +462,8 @@ def index_reduce(x, dim, index, source, reduce, include_self=True, inplace=False
     return F.scatter_reduce(x, d, full, source, reduce, include_self=include_self, inplace=inplace)
 
 
-for _name, _fn in (("IndexCopy", index_copy), ("IndexFill", index_fill), ("IndexReduce", index_reduce)):
+for _name, _fn in (("IndexCopy", promote_function(index_copy)), ("IndexFill", index_fill),
+                   ("IndexReduce", index_reduce)):
     composite(_name)(_fn)
 
 

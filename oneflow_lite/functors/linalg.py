@@ -23,6 +23,7 @@ from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import Tensor, _wrap_dim
+from oneflow_lite.interpreters.autocast import fp32_function, lower_precision_function, without_autocast
 from oneflow_lite.functors.creation import tensor
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast, cast_into, check_inplace_shape, get_default_dtype
 from oneflow_lite.functors.reduce import return_types
@@ -50,6 +51,7 @@ class MmFunctor:
     def __init__(self):
         self.op = _matmul_op()
 
+    @lower_precision_function
     def __call__(self, a, b):
         if a._meta.ndim != 2:
             raise RuntimeError(f"mm: self must be a matrix, got a {a._meta.ndim}-D tensor")
@@ -66,6 +68,7 @@ class BmmFunctor:
     def __init__(self):
         self.op = _matmul_op()
 
+    @lower_precision_function
     def __call__(self, a, b):
         sa, sb = a._meta.shape, b._meta.shape
         if len(sa) != 3:
@@ -86,6 +89,7 @@ class DotFunctor:
     def __init__(self):
         self.op = _matmul_op()
 
+    @without_autocast
     def __call__(self, a, b):
         na, nb = a._meta.ndim, b._meta.ndim
         if na != 1 or nb != 1:
@@ -394,6 +398,7 @@ def fill_diagonal_(x, fill_value, wrap=False):
 
 
 @composite("Trace")
+@fp32_function
 def trace(x):
     """``trace(input)``: the sum of a matrix's diagonal (int64 for integer inputs)."""
     if x._meta.ndim != 2:
@@ -430,12 +435,14 @@ def _combine(name, x, product, beta, alpha, inplace):
 
 
 @composite("Addmm")
+@lower_precision_function
 def addmm(x, mat1, mat2, beta=1, alpha=1, inplace=False):
     """``addmm(input, mat1, mat2, *, beta=1, alpha=1)``: ``beta * input + alpha * (mat1 @ mat2)``."""
     return _combine("addmm", x, F.mm(mat1, mat2), beta, alpha, inplace)
 
 
 @composite("Addbmm")
+@lower_precision_function
 def addbmm(x, batch1, batch2, beta=1, alpha=1, inplace=False):
     """``addbmm(input, batch1, batch2, *, beta=1, alpha=1)``: ``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     products = F.bmm(batch1, batch2)
@@ -464,6 +471,7 @@ def addr(x, vec1, vec2, beta=1, alpha=1, inplace=False):
 
 
 @composite("Mv")
+@without_autocast
 def mv(mat, vec):
     """``mv(input, vec)``: the product of a matrix and a vector."""
     if mat._meta.ndim != 2 or vec._meta.ndim != 1:
@@ -604,6 +612,7 @@ def chain_matmul(matrices):
 
 
 @composite("Vecdot")
+@lower_precision_function
 def vecdot(x, y, dim=-1):
     """``linalg.vecdot(x, y, *, dim=-1)``: ``sum(x * y, dim)`` of floating tensors (broadcasting)."""
     for t in (x, y):
@@ -689,6 +698,7 @@ class LinalgInvFunctor(_LinalgOp):
 
     op_type, outputs = "linalg_inv", ("out", "info")
 
+    @fp32_function
     def __call__(self, A):
         check_matrix("linalg.inv", A)
         return self.run((A,), ("check_errors",), (True,))[0]
@@ -699,6 +709,7 @@ class LinalgInvExFunctor(LinalgInvFunctor):
     """``linalg.inv_ex(A, *, check_errors=False)``: named tuple (inverse, info); info > 0 marks a singular
     matrix (its first zero pivot) instead of an error."""
 
+    @fp32_function
     def __call__(self, A, check_errors=False):
         check_matrix("linalg.inv_ex", A)
         return return_types.linalg_inv_ex(*self.run((A,), ("check_errors",), (check_errors,)))
@@ -771,6 +782,7 @@ class LinalgSolveExFunctor(_LinalgOp):
             out = mT(out)
         return out, info
 
+    @fp32_function
     def __call__(self, A, B, left=True, check_errors=False):
         return return_types.linalg_solve_ex(*self.solve(A, B, left, check_errors))
 
@@ -781,6 +793,7 @@ class LinalgSolveFunctor(LinalgSolveExFunctor):
 
     name = "linalg.solve"
 
+    @fp32_function
     def __call__(self, A, B, left=True):
         return self.solve(A, B, left, True)[0]
 
@@ -792,6 +805,7 @@ class LinalgSolveTriangularFunctor(_LinalgOp):
 
     op_type, inputs = "linalg_solve_triangular", ("A", "B")
 
+    @fp32_function
     def __call__(self, A, B, upper, left=True, unitriangular=False):
         name = "linalg.solve_triangular"
         check_matrix(name, A)
@@ -831,6 +845,7 @@ class LinalgCholeskyFunctor(_Cholesky):
     """``linalg.cholesky(A, *, upper=False)``: ``L`` lower triangular with ``A = L L^T`` (``U^T U`` when
     ``upper``); LinAlgError when ``A`` is not positive-definite."""
 
+    @fp32_function
     def __call__(self, A, upper=False):
         return self.factor(A, upper, True)[0]
 
@@ -842,11 +857,13 @@ class LinalgCholeskyExFunctor(_Cholesky):
 
     name = "linalg.cholesky_ex"
 
+    @fp32_function
     def __call__(self, A, upper=False, check_errors=False):
         return return_types.linalg_cholesky_ex(*self.factor(A, upper, check_errors))
 
 
 @composite("CholeskySolve")
+@fp32_function
 def cholesky_solve(B, L, upper=False):
     """``cholesky_solve(B, L, upper=False)``: ``X`` with ``A X = B`` for ``A = L L^T`` (``U^T U``)."""
     for what, t in (("b", B), ("u", L)):
@@ -858,6 +875,7 @@ def cholesky_solve(B, L, upper=False):
 
 
 @composite("CholeskyInverse")
+@fp32_function
 def cholesky_inverse(L, upper=False):
     """``cholesky_inverse(L, upper=False)``: the inverse of ``A = L L^T`` (``U^T U``) from its factor."""
     check_matrix("cholesky_inverse", L)
@@ -873,6 +891,7 @@ class LinalgQrFunctor(_LinalgOp):
 
     op_type, outputs = "linalg_qr", ("Q", "R")
 
+    @fp32_function
     def __call__(self, A, mode="reduced", result=return_types.linalg_qr):
         check_matrix("linalg.qr", A, square=False)
         return result(*self.run((A,), ("mode",), (mode,)))
@@ -891,6 +910,7 @@ class LinalgSvdFunctor(_LinalgOp):
 
     op_type, outputs = "linalg_svd", ("U", "S", "Vh")
 
+    @fp32_function
     def __call__(self, A, full_matrices=True, driver=None):
         check_matrix("linalg.svd", A, square=False)
         if driver is not None:
@@ -927,6 +947,7 @@ class LinalgEighFunctor(_LinalgOp):
 
     op_type, outputs = "linalg_eigh", ("eigenvalues", "eigenvectors")
 
+    @fp32_function
     def __call__(self, A, UPLO="L"):
         check_matrix("linalg.eigh", A)
         return return_types.linalg_eigh(*self.run((A,), ("UPLO",), (UPLO,)))
@@ -945,6 +966,7 @@ class LinalgPinvFunctor(_LinalgOp):
 
     op_type = "linalg_pinv"
 
+    @fp32_function
     def __call__(self, A, atol=None, rtol=None, hermitian=False):
         check_matrix("linalg.pinv", A, square=hermitian)
         values = (-1.0 if atol is None else atol, -1.0 if rtol is None else rtol, hermitian)
@@ -1020,6 +1042,7 @@ class LinalgLuFactorFunctor(_LuFactor):
     """``linalg.lu_factor(A, *, pivot=True)``: named tuple (LU, pivots) of ``A = P L U`` in LAPACK's compact
     form (1-based int32 pivots)."""
 
+    @fp32_function
     def __call__(self, A, pivot=True):
         LU, pivots, _ = self.factor("torch.linalg.lu_factor", A, pivot, True)
         return return_types.linalg_lu_factor(LU, pivots)
@@ -1029,6 +1052,7 @@ class LinalgLuFactorFunctor(_LuFactor):
 class LinalgLuFactorExFunctor(_LuFactor):
     """``linalg.lu_factor_ex(A, *, pivot=True, check_errors=False)``: named tuple (LU, pivots, info)."""
 
+    @fp32_function
     def __call__(self, A, pivot=True, check_errors=False):
         return return_types.linalg_lu_factor_ex(*self.factor("torch.linalg.lu_factor_ex", A, pivot, check_errors))
 
@@ -1309,6 +1333,7 @@ _COMPUTE_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_eucli
 
 
 @composite("Cdist")
+@fp32_function
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """``cdist(x1, x2, p=2.0, compute_mode=None)``: the ``p``-norm distance between each row of ``x1``
     (*, P, M) and each row of ``x2`` (*, R, M): (*, P, R). Computed from the differences in every mode."""
@@ -1376,6 +1401,7 @@ class GeqrfFunctor(_LinalgOp):
 
     op_type, outputs = "geqrf", ("a", "tau")
 
+    @fp32_function
     def __call__(self, A):
         check_matrix("geqrf", A, square=False)
         return return_types.geqrf(*self.run((A,)))

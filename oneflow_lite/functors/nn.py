@@ -32,6 +32,7 @@ from oneflow_lite.functors.creation import tensor
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast, tensors_dtype
 from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import cached_attrs
+from oneflow_lite.interpreters.autocast import fp32_function
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 _bool = dt.bool_
@@ -464,6 +465,35 @@ class DropoutFunctor:
 
 
 # ---- normalisation ----------------------------------------------------------------------------------
+# Note [Mixed-precision normalisation]
+# PyTorch's cpu batch_norm, group_norm and layer_norm (and instance_norm, a batch_norm) take a float16 /
+# bfloat16 input with float32 parameters (weight, bias, running statistics): they compute in float32 and return
+# the input's dtype, the parameters are not rounded, and the running statistics stay float32. That is how a
+# float32 BatchNorm / GroupNorm / LayerNorm / InstanceNorm module runs after a lower-precision op under
+# ``flow.autocast`` (none of them is on an autocast list; a float32 input stays float32). The functors do the same:
+# the input is cast to float32 (a recorded, differentiable cast), normalised with the float32 parameters, and
+# the result cast back once. Parameters of mixed dtypes (some float32, some the input's) are an error, as in
+# PyTorch.
+_float32 = dt.float32
+_LOWER_PRECISION = (dt.float16, dt.bfloat16)
+
+
+def _mixed_precision(op: str, x_dtype, params) -> bool:
+    """Whether a normalisation of a ``x_dtype`` input with these ``(name, tensor or None)`` parameters runs in
+    float32 (Note [Mixed-precision normalisation]): the input is float16 / bfloat16 and the given parameters are
+    all float32. Raises when a parameter has another dtype than the input's (or than float32 in that case)."""
+    given = [(name, t._meta.dtype) for name, t in params if t is not None]
+    mixed = x_dtype in _LOWER_PRECISION and bool(given) and all(d is _float32 for _, d in given)
+    expected = _float32 if mixed else x_dtype
+    for name, d in given:
+        if d is not expected:
+            also = (f" (or float32 for all of {', '.join(n for n, _ in given)})"
+                    if x_dtype in _LOWER_PRECISION else "")
+            raise RuntimeError(f"{op}: {name} has dtype {d.name} but the input has {x_dtype.name}; they must "
+                               f"match{also}")
+    return mixed
+
+
 class _LayerNormOps:
     """The layer_norm exprs for each combination of gamma / beta, and their attrs."""
 
@@ -497,7 +527,10 @@ class LayerNormFunctor:
         self.layer_norm = _LayerNormOps()
 
     def __call__(self, x, normalized_shape, weight=None, bias=None, eps=1e-5):
-        return self.layer_norm(x, _check_layer_norm(x, normalized_shape, weight, bias), weight, bias, eps)
+        begin = _check_layer_norm(x, normalized_shape, weight, bias)
+        if _mixed_precision("layer_norm", x._meta.dtype, (("weight", weight), ("bias", bias))):
+            return cast(self.layer_norm(cast(x, _float32), begin, weight, bias, eps), x._meta.dtype)
+        return self.layer_norm(x, begin, weight, bias, eps)
 
 
 def _check_layer_norm(x, normalized_shape, weight, bias) -> int:
@@ -511,7 +544,8 @@ def _check_layer_norm(x, normalized_shape, weight, bias) -> int:
         raise RuntimeError(f"layer_norm: Given normalized_shape={_dims(normalized_shape)}, expected input with "
                            f"shape [*, {', '.join(map(str, normalized_shape))}], but got input of size"
                            f"{_dims(shape)}")
-    for name, t in (("weight", weight), ("bias", bias)):
+    params = (("weight", weight), ("bias", bias))
+    for name, t in params:
         if t is not None and tuple(t._meta.shape) != tuple(normalized_shape):
             raise RuntimeError(f"layer_norm: Expected {name} to be of same shape as normalized_shape, but got "
                                f"{name} of shape {_dims(t.shape)} and normalized_shape = "
@@ -539,6 +573,8 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f"group_norm: Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {_dims(t.shape)} and input of "
                                f"shape {_dims(shape)}")
+    if _mixed_precision("group_norm", x._meta.dtype, params):
+        return cast(group_norm(cast(x, _float32), num_groups, weight, bias, eps), x._meta.dtype)
     group_size = math.prod(shape[1:]) // num_groups
     grouped = F.reshape(x, (n, num_groups, group_size))
     y = F.reshape(F.layer_norm(grouped, (group_size,), None, None, eps), shape)
@@ -556,6 +592,8 @@ class BatchNormFunctor:
 
     Training normalises with the biased batch variance and updates ``running_mean`` / ``running_var``
     in place: ``(1 - momentum) * running + momentum * batch``, with the unbiased variance, as PyTorch.
+    A float16 / bfloat16 input with float32 parameters is normalised in float32 (Note [Mixed-precision
+    normalisation]).
     """
 
     def __init__(self):
@@ -575,14 +613,13 @@ class BatchNormFunctor:
         if m.ndim < 2:
             raise ValueError(f"batch_norm: expected an input of 2 or more dimensions (N, C, ...), got {m.ndim}D input")
         c = m.shape[1]
-        for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
-                        ("bias", bias)):
-            if t is not None:
-                if t._meta.numel != c:
-                    raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t._meta.numel}")
-                if t._meta.dtype is not m.dtype:
-                    raise RuntimeError(f"batch_norm: {name} has dtype {t.dtype.name} but the input has "
-                                       f"{m.dtype.name}; they must match")
+        params = (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias))
+        for name, t in params:
+            if t is not None and t._meta.numel != c:
+                raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t._meta.numel}")
+        if _mixed_precision("batch_norm", m.dtype, params):
+            y = self(cast(x, _float32), running_mean, running_var, weight, bias, training, momentum, eps)
+            return cast(y, m.dtype)
         if weight is not None and weight._meta.ndim != 1:
             weight = _reshape(weight, (c,))
         if bias is not None and bias._meta.ndim != 1:
@@ -1100,6 +1137,7 @@ def _check_long(name, t, what="target"):
 
 
 @composite("CosineEmbeddingLoss")
+@fp32_function
 def cosine_embedding_loss(x1, x2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where ``target == -1``
     (cosines over the last dim, squared norms offset by 1e-12), else 0."""
@@ -1122,6 +1160,7 @@ def cosine_embedding_loss(x1, x2, target, margin=0.0, size_average=None, reduce=
 
 
 @composite("HingeEmbeddingLoss")
+@fp32_function
 def hinge_embedding_loss(x, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """``x`` where ``target == 1``, ``max(0, margin - x)`` where ``target == -1`` (both terms for other
     target values, as PyTorch)."""
@@ -1133,6 +1172,7 @@ def hinge_embedding_loss(x, target, margin=1.0, size_average=None, reduce=None, 
 
 
 @composite("MarginRankingLoss")
+@fp32_function
 def margin_ranking_loss(x1, x2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """``max(0, -target * (x1 - x2) + margin)``."""
     reduction = _reduction("margin_ranking_loss", reduction, size_average, reduce)
@@ -1144,6 +1184,7 @@ def margin_ranking_loss(x1, x2, target, margin=0.0, size_average=None, reduce=No
 
 
 @composite("SoftMarginLoss")
+@fp32_function
 def soft_margin_loss(x, target, size_average=None, reduce=None, reduction="mean"):
     """``log(1 + exp(-target * x))``, computed as ``softplus`` (finite where PyTorch's ``log1p(exp(.))``
     overflows to inf)."""
@@ -1187,6 +1228,7 @@ def _margin_frames(name, x, target):
 
 
 @composite("MultiMarginLoss")
+@fp32_function
 def multi_margin_loss(x, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
     """``sum_{i != y} max(0, margin - x[y] + x[i]) ** p * weight[y] / C`` per sample (``p`` 1 or 2)."""
     reduction = _reduction("multi_margin_loss", reduction, size_average, reduce)
@@ -1222,6 +1264,7 @@ def multi_margin_loss(x, target, p=1, margin=1.0, weight=None, size_average=None
 
 
 @composite("MultiLabelMarginLoss")
+@fp32_function
 def multilabel_margin_loss(x, target, size_average=None, reduce=None, reduction="mean"):
     """``sum_{j, i not a target} max(0, 1 - (x[y_j] - x[i])) / C`` per sample, where the targets ``y_j`` are the
     class indices of ``target`` before its first -1."""
@@ -1249,6 +1292,7 @@ def multilabel_margin_loss(x, target, size_average=None, reduce=None, reduction=
 
 
 @composite("PoissonNllLoss")
+@fp32_function
 def poisson_nll_loss(x, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """``exp(x) - target * x`` (``log_input``) or ``x - target * log(x + eps)``; ``full`` adds Stirling's
@@ -1309,6 +1353,7 @@ def gaussian_nll_loss(x, target, var, full=False, eps=1e-6, reduction="mean"):
 
 
 @composite("TripletMarginLoss")
+@fp32_function
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the pairwise p-norm distance; ``swap`` uses

@@ -28,7 +28,9 @@ get_default_dtype = dt.get_default_dtype
 # PyTorch's ScalarType names, used in its promotion error messages.
 TORCH_NAMES = {dt.bool_: "Bool", dt.uint8: "Byte", dt.int8: "Char", dt.int16: "Short", dt.int32: "Int",
                dt.int64: "Long", dt.float16: "Half", dt.float32: "Float", dt.float64: "Double",
-               dt.bfloat16: "BFloat16", dt.uint16: "UInt16", dt.uint32: "UInt32", dt.uint64: "UInt64"}
+               dt.uint16: "UInt16", dt.uint32: "UInt32", dt.uint64: "UInt64"}
+if getattr(dt, "bfloat16", None) is not None:
+    TORCH_NAMES[dt.bfloat16] = "BFloat16"
 
 
 def tensors_dtype(a, b) -> dt.dtype:
@@ -109,6 +111,22 @@ def cast(x, d: dt.dtype):
     if x._meta.dtype is d:
         return x
     return dispatch(_cast_ops.get(d) or _cast_expr(d), (x,))[0]
+
+
+def integer_mask(mask):
+    """An integer mask (OneFlow's int8 / int32 / int64 / uint8 masks) as a bool one (nonzero is True); other
+    masks as they are, for the caller's check (Note [Integer masks])."""
+    d = mask._meta.dtype
+    if d is _bool or d.is_floating_point or d.is_complex:
+        return mask
+    return cast(mask, _bool)
+
+
+# Note [Integer masks]
+# OneFlow's masked_fill / masked_select / where take an integer mask or condition (nonzero is True; real OneFlow
+# code passes int32 masks), where PyTorch raises for every mask but a bool one (``where`` still takes a
+# deprecated uint8 condition). oneflow_lite follows OneFlow: integer masks are cast to bool; float and complex
+# masks keep PyTorch's errors. Listed as a deviation from PyTorch in README's "Running PyTorch code".
 
 
 _FLOAT_MAX = {d: float(np.finfo(d.np_dtype).max) for d in (dt.float16, dt.float32)}

@@ -41,6 +41,7 @@ from oneflow_lite.framework.tensor import Tensor, _wrap_dim
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast, cast_into, common_dtype, get_default_dtype
 from oneflow_lite.functors.registry import composite, functor
 from oneflow_lite.functors.shape import cached_attrs
+from oneflow_lite.interpreters.autocast import fp32_function
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 _int64 = dt.int64
@@ -422,6 +423,21 @@ class ReduceAnyFunctor(ReduceAllFunctor):
     name = "any"
 
 
+@functor("HashTensor")
+class HashTensorFunctor(ReduceAllFunctor):
+    """``hash_tensor(input, dim=None, keepdim=False, *, mode=0)``: PyTorch's xor hash, a uint64 per reduced
+    slice: each element upcast to float64 / int64 (uint64 for bool and unsigned), its bits xor-ed."""
+
+    op_type = "hash_tensor"
+    name = "hash_tensor"
+
+    def __call__(self, x, dim=None, keepdim=False, mode=0):
+        if mode != 0:
+            raise RuntimeError(f"Unknown hash_tensor mode: {mode} (only mode 0, the xor reduction, exists)")
+        _empty_check(self.name, x, dim)
+        return super().__call__(x, dim, keepdim)
+
+
 # ---- scans ---------------------------------------------------------------------------------------
 class _Scan:
     """``cumsum(input, dim, *, dtype=None)``: integer and bool inputs accumulate in int64."""
@@ -748,8 +764,8 @@ def _quantile(name, ignore_nan, x, q, dim=None, keepdim=False, interpolation="li
     return F.reshape(out, tuple(out._meta.shape[1:])) if scalar or q._meta.ndim == 0 else out
 
 
-composite("Quantile")(functools.partial(_quantile, "quantile", False))
-composite("NanQuantile")(functools.partial(_quantile, "nanquantile", True))
+composite("Quantile")(fp32_function(functools.partial(_quantile, "quantile", False)))
+composite("NanQuantile")(fp32_function(functools.partial(_quantile, "nanquantile", True)))
 
 
 # ---- histc, histogram, bincount, searchsorted, bucketize, unique -----------------------------------------

@@ -40,7 +40,7 @@ from oneflow_lite.functors.conversion import convert
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast
 from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.interpreters.op_interp_util import dispatch
-from oneflow_lite.ops.shape import check_geometry
+from oneflow_lite.ops.shape import check_geometry, dtype_torch_name, view_dtype_shape
 
 _ATTR_CACHE_SIZE = 1024
 
@@ -1152,6 +1152,27 @@ def _slice(x, dim, start, end, step):
     starts, stops, steps = [0] * len(shape), list(shape), [1] * len(shape)
     starts[axis], stops[axis], steps[axis] = s, max(e, s), st
     return get_functor("Slice")(x, starts, stops, steps)
+
+
+@composite("ViewDtype")
+def view_dtype(x, dtype):
+    """``Tensor.view(dtype)``: the same bytes read as ``dtype``, a view that does not require grad (as in
+    PyTorch, even for the same dtype); PyTorch's checks and messages."""
+    src = x._meta.dtype
+    view_dtype_shape(x._meta.shape, src, dtype, RuntimeError)
+    if src.itemsize != dtype.itemsize:
+        what = f"to view {dtype_torch_name(src)} as {dtype_torch_name(dtype)} (different element sizes)"
+        strides, offset = tensor_geometry(x)
+        checks = [("stride(-1)", strides[-1], "must be 1", strides[-1] == 1)]
+        ratio = dtype.itemsize // src.itemsize
+        if ratio > 1:
+            checks.append(("storage_offset()", offset, f"must be divisible by {ratio}", offset % ratio == 0))
+            checks += [(f"stride({i})", st, f"must be divisible by {ratio}", st % ratio == 0)
+                       for i, st in enumerate(strides[:-1])]
+        for name, got, rule, ok in checks:
+            if not ok:
+                raise RuntimeError(f"self.{name} {rule} {what}, but got {got}")
+    return F.ops.view_dtype(x, dtype=dtype)
 
 
 @functor("AsStrided")

@@ -25,6 +25,7 @@ import numpy as np
 
 from oneflow_lite import functional as F
 from oneflow_lite.dispatch.tls import state as _tls
+from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.legacy_storage import storage_type_of
 from oneflow_lite.framework.storage import (
     TypedStorage,
@@ -35,7 +36,15 @@ from oneflow_lite.framework.storage import (
     storage_array,
     strided_view,
 )
-from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, Tensor, has_live_views, link_view, version_counter
+from oneflow_lite.framework.tensor import (
+    AUTOGRAD_KEY_SET,
+    OWN_DTYPE,
+    AutogradMeta,
+    Tensor,
+    has_live_views,
+    link_view,
+    version_counter,
+)
 from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.functors import creation
 from oneflow_lite.functors.functional_api import FUNCTIONAL_API, Entry
@@ -494,14 +503,32 @@ def storage_type(self) -> type:
 
 
 def _get_grad_dtype(self):
-    """The dtype ``grad`` has: the tensor's own (PyTorch's default; others are not supported)."""
-    return self._meta.dtype
+    """The dtype ``.grad`` has: the tensor's own by default, another floating dtype, or None: any (Note
+    [Gradient dtype] in framework/tensor.py)."""
+    ag = self._ag
+    d = OWN_DTYPE if ag is None else ag.grad_dtype
+    return self._meta.dtype if d is OWN_DTYPE else d
 
 
 def _set_grad_dtype(self, value):
-    if value is not None and value is not self._meta.dtype:
-        raise RuntimeError(f"grad_dtype: a gradient dtype other than the tensor's ({self._meta.dtype!r}) is not "
-                           f"supported; got {value!r}")
+    ag = self._ag
+    if ag is not None and ag.grad_fn is not None:
+        raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+    if value is not None and not isinstance(value, dt.dtype):
+        raise TypeError(f"grad_dtype must be a flow.dtype or None, got {type(value).__name__}")
+    own = self._meta.dtype
+    if value is not None and value is not own and not value.is_floating_point:
+        raise RuntimeError(f"grad_dtype: a gradient dtype other than the tensor's ({own.name}) must be a floating "
+                           f"point dtype, got {value.name}")
+    if self.is_global and value is not own:
+        raise RuntimeError("grad_dtype: a gradient dtype other than the tensor's is not supported for global tensors")
+    if ag is None:
+        ag = self._ag = AutogradMeta()
+    ag.grad_dtype = OWN_DTYPE if value is own else value
+    ref = ag.grad_accumulator
+    node = None if ref is None else ref()
+    if node is not None:  # a graph recorded already: its leaf node takes the new dtype
+        node.use_grad_dtype()
 
 
 for _fn in (is_distributed, storage_type, _no_device("xpu", "Torch not compiled with XPU enabled"),

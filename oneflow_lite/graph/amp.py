@@ -33,7 +33,10 @@ A grad scaler makes every run of a training graph do what an eager ``GradScaler`
 - skip: the optimizer step is captured, then every variable it writes (parameters, momentum buffers, step
   counts) is written ``where(found_inf, value before the step, value after)``; the step is captured without
   the fused update ops, which write their state behind the dispatcher's back (Note [Update ops write their
-  state]) where a ``where`` could not undo it;
+  state]) where a ``where`` could not undo it. With ``config.allow_fuse_model_update_ops(True)`` (OneFlow's
+  fused model update) the step is captured with the fused update ops instead, each given the not-finite count
+  as its ``skip_if`` input (Note [skip_if] in ops/model_update.py): they skip themselves, parameter and state,
+  and only the variables other ops write (Adam's step counts, the steps of unfused optimizers) get a ``where``;
 - update: ``dynamic_loss_scale_schedule`` (OneFlow's op) backs the scale off after an overflow and grows it
   after ``growth_interval`` clean steps, writing the scale and the growth tracker in place.
 
@@ -64,7 +67,7 @@ from oneflow_lite.framework.tensor import LAZY_KEY_SET
 from oneflow_lite.interpreters import autocast as autocast_interp
 from oneflow_lite.interpreters.lazy import current_build_ctx
 from oneflow_lite.interpreters.op_interp_util import dispatch
-from oneflow_lite.optim.optimizer import fused_updates
+from oneflow_lite.optim.optimizer import fused_updates, skipping_updates
 
 SCALE_NAME = "System-GradScaler-Scale"
 TRACKER_NAME = "System-GradScaler-GoodStepCounter"
@@ -143,10 +146,11 @@ def check_scaler(graph_name: str, scaler):
 class AmpCapture:
     """What a capture with AMP options does (Note [Graph AMP]); ``AmpCapture(None, None)`` does nothing."""
 
-    def __init__(self, dtype, scaler, device_types=("cpu",)):
+    def __init__(self, dtype, scaler, device_types=("cpu",), fuse_updates=False):
         self.dtype = dtype
         self.scaler = scaler
         self.device_types = device_types
+        self.fuse_updates = fuse_updates  # the fused update ops with skip_if (Note [Graph AMP])
         self.dynamic = isinstance(scaler, GradScaler)
         self.scale = self.tracker = None
         if self.dynamic:
@@ -219,12 +223,12 @@ class AmpCapture:
                 optimizer.step()
             return
         before = {key: b.lbn for key, b in ctx._bindings.items()}
-        with fused_updates(False):
+        with skipping_updates(count) if self.fuse_updates and count is not None else fused_updates(False) as skipped:
             for optimizer, _ in optimizers:
                 optimizer.step()
         with no_grad():
             if count is not None:
-                self._skip_if_not_finite(ctx, before, F.gt(count, 0))
+                self._skip_if_not_finite(ctx, before, F.gt(count, 0), {id(p) for p in skipped or ()})
                 dispatch(_SCHEDULE, (self.scale, self.tracker, count), self._schedule_attrs(),
                          (self.scale, self.tracker))
 
@@ -248,11 +252,12 @@ class AmpCapture:
         return _count_not_finite(grads) if grads and self.dynamic else None
 
     @staticmethod
-    def _skip_if_not_finite(ctx, before: dict, found) -> None:
-        """Every variable the step wrote keeps its value from before the step when ``found`` (Note [Graph AMP])."""
+    def _skip_if_not_finite(ctx, before: dict, found, skipped_by_op=frozenset()) -> None:
+        """Every variable the step wrote keeps its value from before the step when ``found``, but those written by
+        an update op that skips itself (``skipped_by_op``: ids of tensors; Note [Graph AMP])."""
         for key, b in list(ctx._bindings.items()):
             old = before.get(key, f"{b.op_name}/out")
-            if b.lbn == old:
+            if b.lbn == old or key in skipped_by_op:
                 continue
             meta = b.tensor._meta
             kept = F.where(found, ctx.lazy_tensor(old, meta), ctx.lazy_tensor(b.lbn, meta))

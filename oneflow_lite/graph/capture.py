@@ -14,14 +14,12 @@ class ModuleCall:
     """One call of a module's ``forward`` during a capture: the module path, the ops it added
     (``job.net.op[start:end]``), and its inputs' and outputs' descriptions and blob names."""
 
-    __slots__ = ("end", "inputs", "out_lbns", "outputs", "path", "start")
+    __slots__ = ("end", "inputs", "module_type", "out_lbns", "outputs", "path", "start")
 
-    def __init__(self, path: str, start: int):
-        self.path = path
-        self.start = start
-        self.end = start
-        self.inputs = []  # (name, meta text, is a tensor)
-        self.outputs = []
+    def __init__(self, path: str, start: int, module_type: str = ""):
+        self.path, self.module_type = path, module_type  # its class name, for error notes
+        self.start = self.end = start
+        self.inputs, self.outputs = [], []  # inputs: (name, meta text, is a tensor)
         self.out_lbns = set()
 
 

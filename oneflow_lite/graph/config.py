@@ -12,7 +12,8 @@ Three kinds of option, each changed by a method of OneFlow's name:
   captured into, so changing one drops the captured jobs and the next call captures again.
 
 Note [Capture options]
-An option that changes the capture (gradient accumulation, AMP's ``enable_amp``; the graph's grad scaler,
+An option that changes the capture (gradient accumulation, AMP's ``enable_amp``, the fused model update with a
+grad scaler; the graph's grad scaler,
 ``nn.Graph.set_grad_scaler``, acts the same way) is a field of ``capture_options()``, which the graph reads
 when it captures; the graph keys nothing else on it, because changing an option drops every captured job
 (``on_recapture``).
@@ -39,13 +40,15 @@ class GraphConfig:
         self._training = False
         self._cudnn_conv_heuristic = True
 
-    def _set(self, name, mode, what=None):
+    def _set(self, name, mode, what=None, also=None):
+        """Set flag ``name``; when it changes, call ``on_change`` (and ``also``, e.g. ``on_recapture``)."""
         if not isinstance(mode, bool):
             raise TypeError(f"GraphConfig.{what or 'enable_' + name}(): mode must be a bool, got {type(mode).__name__}")
         if self._flags[name] != mode:
             self._flags[name] = mode
-            if self._on_change is not None:
-                self._on_change()
+            for callback in (self._on_change, also):
+                if callback is not None:
+                    callback()
 
     # ---- the compiler's passes ------------------------------------------------------------------
     def enable_cse(self, mode: bool = True) -> None:
@@ -78,8 +81,10 @@ class GraphConfig:
     def allow_fuse_model_update_ops(self, mode: bool = True) -> None:
         """Fold a constant scaling of a gradient (``grad * s``, ``grad / s``, ``-grad``) read only by an SGD
         update (``sgd_update``) into the update's ``scale`` attribute: one op instead of two, as OneFlow's
-        fused model update. Off by default."""
-        self._set("fuse_model_update_ops", mode, "allow_fuse_model_update_ops")
+        fused model update. With a dynamic grad scaler (``nn.Graph.set_grad_scaler``) it also captures the
+        optimizer step with the fused update ops, which skip a step with an inf / NaN gradient themselves
+        (``skip_if``, Note [Graph AMP] in graph/amp.py): a capture option too. Off by default."""
+        self._set("fuse_model_update_ops", mode, "allow_fuse_model_update_ops", self._on_recapture)
 
     def allow_fuse_cast_scale(self, mode: bool = True) -> None:
         """Fuse a ``cast`` followed by a multiplication by a one-element tensor (or a constant) into one
@@ -128,7 +133,8 @@ class GraphConfig:
 
     def capture_options(self) -> dict:
         """The options the capture reads (Note [Capture options])."""
-        return {"grad_acc_steps": self._grad_acc_steps, "amp_dtype": self._amp_dtype}
+        return {"grad_acc_steps": self._grad_acc_steps, "amp_dtype": self._amp_dtype,
+                "fuse_model_update_ops": self._flags["fuse_model_update_ops"]}
 
     # ---- CUDA options -----------------------------------------------------------------------------
     def enable_cudnn_conv_heuristic_search_algo(self, mode: bool = True) -> None:

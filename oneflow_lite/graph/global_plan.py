@@ -53,9 +53,9 @@ from oneflow_lite.interpreters.op_interp_util import redispatch
 _make = Tensor._make
 
 
-def is_global_job(variables: dict, in_metas) -> bool:
-    """Whether a job runs on global tensors: a global input or variable."""
-    return any(m.key_set & GLOBAL_KEY_SET for m in in_metas) or any(
+def is_global_job(variables: dict, in_metas, source_layouts=None) -> bool:
+    """Whether a job runs on global tensors: a global input, variable or source op."""
+    return bool(source_layouts) or any(m.key_set & GLOBAL_KEY_SET for m in in_metas) or any(
         t._key_set & GLOBAL_KEY_SET for t in variables.values())
 
 
@@ -165,13 +165,29 @@ def globalize(job, variables: dict, input_names: list, in_metas: list) -> tuple:
     return out, metas
 
 
+def saved_source_layouts(job, ir) -> dict:
+    """Source op name -> (placement, nd-SBP of its output) as the job's parallel view records them (Note [Saved
+    graphs on global tensors]; Note [Global source ops in a graph])."""
+    places, view = _parallel_view(job)[0], job.job_parallel_view_conf.op_name2nd_sbp_signature_conf
+    out = {}
+    for node in ir.nodes:
+        if node.kind == "user" and not node.inputs and node.name in places and node.name in view:
+            nd = view[node.name].bn_in_op2nd_sbp[_blob_names(node.conf, "output")[0]]
+            out[node.name] = (places[node.name], S.nd_sbp_from_proto(nd))
+    return out
+
+
 class GlobalJobPlan:
     """The plan of one input signature of a graph on global tensors (Note [Graphs on global tensors]);
     ``run(inputs)`` returns this rank's pieces of the outputs, ``out_metas`` their global metas."""
 
-    def __init__(self, ir, variables: dict, in_metas):
+    def __init__(self, ir, variables: dict, in_metas, module_notes=lambda op_name: [], source_layouts=None):
+        """``module_notes(op name)``: the notes naming the module that added the op (a planning error names it
+        as a capture error does); ``source_layouts``: source op name -> (placement, nd-SBP) of the global
+        creation calls of the build (Note [Global source ops in a graph])."""
         self.graph_name = ir.name
         self.variables = variables
+        self.source_layouts = source_layouts or {}
         self.reports = []
         self.signatures = {}  # op name -> its SBP signature (the job's parallel view)
         self.parallel = {}  # op name -> (placement, {blob name in the op: nd-SBP}) (Note [The parallel view of a job])
@@ -187,6 +203,7 @@ class GlobalJobPlan:
                 self._add(node, inputs)
             except Exception as e:
                 e.add_note(f"(while planning op '{node.name}' of nn.Graph '{self.graph_name}' on global tensors)")
+                e.__notes__ += module_notes(node.name)
                 raise
         self.reports.append(f"global plan: {len(self.signatures)} op(s) with SBP signatures, "
                             f"{self.boxing_steps} boxing step(s)")
@@ -227,8 +244,9 @@ class GlobalJobPlan:
                            f"graph on global tensors; make it global with to_global(placement, sbp)")
 
     def _add_user(self, node) -> None:
-        if not node.inputs:  # a source op: broadcast on the graph's placement
-            plan = plan_source(node.expr, self._placement(node))
+        if not node.inputs:  # a source op: as its creation call laid it out, else broadcast on the graph's placement
+            placement, nd = self.source_layouts.get(node.name) or (self._placement(node), None)
+            plan = plan_source(node.expr, placement, None, nd)
             self.signatures[node.name] = repr(plan)
             self.parallel[node.name] = (plan.placement, dict(zip(_blob_names(node.conf, "output"),
                                                                  [m.nd_sbp for m in plan.out_metas])))
@@ -374,6 +392,9 @@ class GlobalJobPlan:
     @staticmethod
     def _run_op(step, arrays) -> None:
         _, node, plan, ins = step
+        if plan.in_local_metas and plan.in_local_metas[0] is None:  # this rank is outside the op's placement
+            arrays.update(dict.fromkeys(node.outputs))
+            return
         local = [_make(arrays[lbn], lm) for lbn, lm in zip(ins, plan.in_local_metas)]
         ks = plan.placement.device.key_set
         kernel_in = local if plan.prepare is None else plan.prepare(plan, local)

@@ -70,7 +70,7 @@ from oneflow_lite.graph.compiler import Plan, StalePlan
 from oneflow_lite.graph.config import GraphConfig
 from oneflow_lite.graph.debug import DebugOptions, emit, meta_repr
 from oneflow_lite.graph.global_plan import (GlobalJobPlan, describe_parallel_view, gather_variables, globalize,
-                                            is_global_job)
+                                            is_global_job, saved_source_layouts)
 from oneflow_lite.graph.ir import JobError, JobIR, is_free_eager_name
 from oneflow_lite.graph.pipeline import checkpoint_segments, run_job_passes
 from oneflow_lite.graph.proxy import GraphModule, ModuleBlock  # noqa: F401  (re-exported)
@@ -111,6 +111,7 @@ class _Entry:
         "pass_reports",
         "plan",
         "single",
+        "source_layouts",
         "variables",
     )
 
@@ -131,13 +132,16 @@ class _Entry:
         self.graph_modules = {}  # module path -> GraphModule (its options, read at compile time)
         self.locations = {}  # op name -> Python location (Note [Op locations] in graph/debug.py)
         self.metas = {}  # blob name -> meta, of every blob of the capture
+        self.source_layouts = {}  # source op name -> (placement, nd-SBP) (Note [Global source ops in a graph])
 
     def compile(self) -> None:
         config = self.config
         start = time.perf_counter()
         ir = JobIR.parse(self.job)
-        if is_global_job(self.variables, self.in_metas):  # Note [Graphs on global tensors]
-            self.ir, self.plan, self.pass_reports = ir, GlobalJobPlan(ir, self.variables, self.in_metas), []
+        layouts = self.source_layouts
+        if is_global_job(self.variables, self.in_metas, layouts):  # Note [Graphs on global tensors]
+            self.ir, self.pass_reports = ir, []
+            self.plan = GlobalJobPlan(ir, self.variables, self.in_metas, self.notes, layouts)
             self.compile_seconds = time.perf_counter() - start
             return
         reports = run_job_passes(ir, self.variables, config,
@@ -145,6 +149,13 @@ class _Entry:
         plan = Plan(ir, self.variables, config.is_enabled("fusion"), config.is_enabled("memory_plan"))
         self.ir, self.plan, self.pass_reports = ir, plan, reports
         self.compile_seconds = time.perf_counter() - start
+
+    def notes(self, op_name: str) -> list:
+        """The note naming the innermost module that added op ``op_name`` (an inner call spans fewer ops)."""
+        index = next((i for i, conf in enumerate(self.job.net.op) if conf.name == op_name), -1)
+        calls = sorted((c for c in self.calls if c.start <= index < c.end), key=lambda c: c.end - c.start)
+        graph = self.job.job_conf.job_name
+        return [f"(in module '{c.path}' ({c.module_type}) of nn.Graph '{graph}')" for c in calls[:1]]
 
     @property
     def reports(self) -> list:
@@ -421,6 +432,7 @@ class Graph:
             ctx.restore_eager_state()
         entry = _Entry(ctx.job, (a_spec, k_spec), in_metas, out_spec, ctx.variables(), self.config)
         entry.calls, entry.locations, entry.metas = ctx.calls, ctx.locations, ctx.metas
+        entry.source_layouts = ctx.source_layouts
         entry.graph_modules = self._graph_modules
         entry.capture_seconds = time.perf_counter() - start
         emit(self._debug, 0, lambda: f"{self._shallow_repr()} building graph Done! Cost time: "
@@ -450,7 +462,7 @@ class Graph:
         for (p, _), t in zip(leaves, lazy):
             emit(debug, 1, lambda p=p, t=t: f"(INPUT:_{self._name}_input.{p}:{meta_repr(t._meta)})")
         options = self.config.capture_options()  # Note [Capture options] in graph/config.py
-        amp = self._amp_capture(options["amp_dtype"], leaves)
+        amp = self._amp_capture(options, leaves)
         with amp.capturing(ctx):
             n = options["grad_acc_steps"]
             with amp.autocast():
@@ -470,7 +482,7 @@ class Graph:
         self._check_gradients_used(ctx)
         return out_spec
 
-    def _amp_capture(self, dtype, leaves) -> AmpCapture:
+    def _amp_capture(self, options, leaves) -> AmpCapture:
         """What the capture does for ``enable_amp`` and the grad scaler (Note [Graph AMP] in graph/amp.py)."""
         scaler = self._grad_scaler
         if scaler is not None and not self._optimizers:
@@ -479,7 +491,8 @@ class Graph:
         devices = {t._meta.device.type for _, t in leaves}
         for block in self._blocks.values():
             devices.update(p._meta.device.type for _, p in block._origin.named_parameters())
-        return AmpCapture(dtype, scaler, tuple(sorted(devices or {"cpu"})))
+        return AmpCapture(options["amp_dtype"], scaler, tuple(sorted(devices or {"cpu"})),
+                          options["fuse_model_update_ops"])
 
     # Note [Backward without an optimizer]
     # OneFlow's graph refuses ``loss.backward()`` when no optimizer was added ("job has no TrainConf when
@@ -826,9 +839,11 @@ def _load(path: str) -> Graph:
     variables = _read_variables(path, files, ir, var_names)
     inputs = [n for n in ir.nodes if n.kind == "input"]
     in_metas = [ir.metas[n.outputs[0]] for n in inputs]
+    layouts = {}
     if job.placement.placement_group:  # Note [Saved graphs on global tensors]
         try:
             variables, in_metas = globalize(job, variables, [n.name for n in inputs], in_metas)
+            layouts = saved_source_layouts(job, ir)
         except (ValueError, TypeError, KeyError) as e:
             raise _load_error(path, f"bad placement or SBP in its job ({type(e).__name__}: {e})") from None
     n_in = _count_tensors(in_spec[0]) + _count_tensors(in_spec[1])
@@ -836,6 +851,7 @@ def _load(path: str) -> Graph:
         raise _load_error(path, "its input / output structure does not match the job's input and output ops")
     graph = _LoadedGraph(name, path)
     entry = _Entry(job, in_spec, in_metas, out_spec, variables, graph.config)
+    entry.source_layouts = layouts
     try:
         entry.compile()
     except JobError as e:

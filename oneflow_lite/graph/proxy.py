@@ -204,7 +204,7 @@ class ModuleBlock:
         gm = self._graph_module
         options = gm._debug if gm._debug.v_level >= 0 else ctx.current_debug
         ctx.debug_stack.append(options)
-        call = ModuleCall(self._path, ctx.num_ops)
+        call = ModuleCall(self._path, ctx.num_ops, type(self._origin).__name__)
         dbg.emit(options, 1, lambda: self._shallow_repr())
         prefix = f"_{self._path}_input"
         leaves = [(f"{prefix}.0.{i}", a) for i, a in enumerate(args)]

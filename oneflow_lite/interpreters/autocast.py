@@ -13,6 +13,7 @@ enabled device type and the cast cache (Note [Autocast cast cache]).
 
 from __future__ import annotations
 
+import functools
 import threading
 
 from oneflow_lite.dispatch.dispatch_key import DispatchKey, keys_below
@@ -21,7 +22,7 @@ from oneflow_lite.dispatch.tls import set_included
 from oneflow_lite.dispatch.tls import state as _tls
 from oneflow_lite.framework import dtype as dtypes
 from oneflow_lite.framework.calls import F
-from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET
+from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, LAZY_KEY_SET, Tensor
 from oneflow_lite.interpreters.op_interp_util import redispatch
 
 AUTOCAST_KEY_SET = 1 << DispatchKey.Autocast
@@ -162,14 +163,16 @@ def _is_floating_not_double(d) -> bool:
 # - lower precision: the floating inputs (but float64) are cast to the autocast dtype;
 # - float32: float16 / bfloat16 inputs are cast to float32;
 # - promote: the floating inputs (but float64) are cast to the widest of them (float32 if one is);
-# - any other op runs in its inputs' dtypes (PyTorch's CPU lists leave softmax, layer_norm, the
-#   reductions, the activations... there); ``layer_norm`` with a lower-precision input gets its float32
-#   weight and bias cast to the input's dtype, as its kernel takes one dtype where PyTorch's mixes them.
-# Composite functions decompose: ``einsum`` is its op, ``scaled_dot_product_attention`` is matmuls and
-# a softmax, ``conv_transpose*`` is ``conv_data_grad``; ``cross_entropy`` is ``log_softmax`` (which runs
-# in its input's dtype) then ``nll`` (float32), where PyTorch casts the input of the whole
-# ``cross_entropy_loss`` to float32 first: the loss is float32 either way, the log-softmax differs by
-# float16 rounding.
+# - any other op runs in its inputs' dtypes (PyTorch's CPU lists leave softmax, the normalisations, the
+#   reductions, the activations... there); batch_norm, group_norm, layer_norm and instance_norm of a
+#   lower-precision input with float32 parameters compute in float32 and return the input's dtype, as
+#   PyTorch's cpu kernels do (Note [Mixed-precision normalisation] in functors/nn.py).
+# Functions on the lists (``addmm``, ``cdist``, ``trace``, ``quantile``, the margin losses, the linalg functors)
+# are wrapped (Note [Autocast at the function level]). Other composite functions decompose: ``einsum`` is
+# its op, ``scaled_dot_product_attention`` is matmuls and a softmax, ``conv_transpose*`` is
+# ``conv_data_grad``; ``cross_entropy`` is ``log_softmax`` (which runs in its input's dtype) then ``nll``
+# (float32), where PyTorch casts the input of the whole ``cross_entropy_loss`` to float32 first: the loss is
+# float32 either way, the log-softmax differs by float16 rounding.
 def lower_precision(op_expr, inputs, attrs):
     target = _device_dtype(inputs)
     return None if target is None else _cast_all(inputs, target, _is_floating_not_double)
@@ -191,22 +194,6 @@ def promote(op_expr, inputs, attrs):
     return _cast_all(inputs, _F32, _is_floating_not_double)  # two of float16, bfloat16, float32: float32
 
 
-def params_to_input(op_expr, inputs, attrs):
-    """``layer_norm``: PyTorch's cpu kernel takes a float16 / bfloat16 input with float32 weight and bias and
-    returns the input's dtype; this op takes one dtype, so float32 weight and bias are cast to the input's
-    lower-precision dtype (the output's dtype is PyTorch's; the weight is rounded to it first)."""
-    if _device_dtype(inputs) is None:
-        return None
-    d = inputs[0]._meta.dtype
-    if not d.is_floating_point or d is _F32 or d is _F64:
-        return None
-    return _cast_all(inputs, d, _is_float32)
-
-
-def _is_float32(d) -> bool:
-    return d is _F32
-
-
 def pad_policy(op_expr, inputs, attrs):
     """``pad``: reflection over 1 or 2 dims and replication over 1 to 3 dims are on PyTorch's float32 list
     (``reflection_pad1d/2d``, ``replication_pad1d/2d/3d``); other pads run in the input's dtype."""
@@ -221,10 +208,79 @@ def pad_policy(op_expr, inputs, attrs):
     return None
 
 
+# Note [Autocast at the function level]
+# A composite function, or a functor that checks its arguments before it dispatches, is invisible to the op
+# policies. PyTorch's aten ops on its lists are functions here (``addmm``, ``cdist``, ``trace``, the margin
+# losses, the linalg functors that check the dtype first...): they are wrapped to run as PyTorch runs them under
+# autocast: their floating (not float64) tensor arguments cast to the policy's dtype, and the body run with
+# autocast off, so everything inside stays in that dtype. A function PyTorch leaves off the lists but that is
+# built here of listed ops (``mv`` and ``dot`` are ``matmul``s) runs with autocast off on its arguments as
+# given. Without autocast each wrapper costs one key-set test.
+def _autocast_function(target, fn):
+    """``fn`` run under autocast with its arguments cast to ``target(autocast dtype)`` (None: as given) and its
+    body with autocast off (Note [Autocast at the function level])."""
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if not _tls.included & AUTOCAST_KEY_SET:
+            return fn(*args, **kwargs)
+        args = [_cast_argument(a, target) for a in args]
+        kwargs = {k: _cast_argument(v, target) for k, v in kwargs.items()}
+        token = suspend()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            resume(token)
+    return call
+
+
+def _cast_argument(a, target):
+    if not isinstance(a, Tensor) or not _is_floating_not_double(a._meta.dtype):
+        return a
+    autocast_dtype = _state.dtypes.get(a._meta.device.type)
+    dtype = None if autocast_dtype is None else target(autocast_dtype)
+    return a if dtype is None or dtype is a._meta.dtype else _cast(a, dtype)
+
+
+def _to_float32(autocast_dtype):
+    return _F32
+
+
+def _to_autocast_dtype(autocast_dtype):
+    return autocast_dtype
+
+
+def _as_given(autocast_dtype):
+    return None
+
+
+def promote_function(fn):
+    """``fn``, on PyTorch's promote list (``index_copy``): under autocast, floating (not float64) tensor arguments
+    of several dtypes are cast to float32 and the body runs with autocast off (Note [Autocast at the function
+    level]); arguments of one dtype run as given."""
+    as_float32 = fp32_function(fn)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if _tls.included & AUTOCAST_KEY_SET and len({a._meta.dtype for a in (*args, *kwargs.values())
+                                                     if isinstance(a, Tensor)
+                                                     and _is_floating_not_double(a._meta.dtype)}) > 1:
+            return as_float32(*args, **kwargs)
+        return fn(*args, **kwargs)
+    return call
+
+
+fp32_function = functools.partial(_autocast_function, _to_float32)  # PyTorch's float32 list
+lower_precision_function = functools.partial(_autocast_function, _to_autocast_dtype)  # its lower-precision list
+without_autocast = functools.partial(_autocast_function, _as_given)  # on no list, built of listed ops here
+
+
 LOWER_PRECISION_OPS = ("matmul", "linear", "conv1d", "conv2d", "conv3d", "conv_data_grad", "baddbmm", "einsum")
 FP32_OPS = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div_loss", "binary_cross_entropy",
             "binary_cross_entropy_with_logits", "nll", "nll_smooth", "reduce_prod", "avg_pool3d", "max_pool3d",
-            "adaptive_avg_pool3d")
+            "adaptive_avg_pool3d", "adaptive_max_pool3d", "max_unpool2d", "max_unpool3d", "fractional_max_pool2d",
+            "fractional_max_pool3d", "linalg_inv", "linalg_solve", "linalg_solve_triangular", "linalg_cholesky",
+            "linalg_qr", "linalg_svd", "linalg_eigh", "linalg_pinv", "linalg_lu_factor", "geqrf")
 PROMOTE_OPS = ("cat", "stack")
 
 # op type -> policy(op_expr, inputs, attrs) -> the cast inputs, or None to run the op as called
@@ -233,7 +289,6 @@ POLICIES = {
     **{op: fp32 for op in FP32_OPS},
     **{op: promote for op in PROMOTE_OPS},
     "pad": pad_policy,
-    "layer_norm": params_to_input,
 }
 
 

@@ -19,7 +19,8 @@ P -> Pm        all-reduce (sum): a broadcast value
 S(i) -> Pm     nothing: the piece inside the lowest values of the whole
 =============  ==========================================
 
-``Pm`` is partial_max (the logical value is the elementwise maximum over the ranks).
+``Pm`` is partial_max (the logical value is the elementwise maximum over the ranks); partial_min has the same
+rows with the minimum (and the highest values around a split's piece).
 
 Note [Boxing an nd-SBP one placement dimension at a time]
 On a 2-D placement each dimension is boxed on its own, among the ranks that share this rank's coordinate on
@@ -40,6 +41,7 @@ from oneflow_lite.framework.world import world
 _B = S.broadcast
 _P = S.partial_sum
 _PM = S.partial_max
+_PMIN = S.partial_min
 
 
 def _part(size: int, n: int, i: int) -> slice:
@@ -90,7 +92,9 @@ def box_1d(a: np.ndarray, whole_shape: tuple, src, dst, group) -> np.ndarray:
     if src is dst:
         return a
     if src is _PM or dst is _PM:
-        return _box_partial_max(a, whole_shape, src, dst, group)
+        return _box_partial_extreme(a, whole_shape, src, dst, group, _PM)
+    if src is _PMIN or dst is _PMIN:
+        return _box_partial_extreme(a, whole_shape, src, dst, group, _PMIN)
     n, i = group.size, group.rank
     if src is _B:
         if dst is _P:
@@ -111,25 +115,30 @@ def box_1d(a: np.ndarray, whole_shape: tuple, src, dst, group) -> np.ndarray:
     return _all_to_all(a, whole_shape, src.dim, dst.dim, group)
 
 
-def _lowest(dtype) -> object:
-    """The value no element of ``dtype`` is below (the identity of max)."""
+def identity_of(dtype, is_max: bool) -> object:
+    """The value no element of ``dtype`` is below (the identity of max) or above (of min)."""
     if dtype.kind == "f" or dtype.kind == "V":
-        return -np.inf
-    return False if dtype.kind == "b" else np.iinfo(dtype).min
+        return -np.inf if is_max else np.inf
+    if dtype.kind == "b":
+        return not is_max
+    return np.iinfo(dtype).min if is_max else np.iinfo(dtype).max
 
 
-def _box_partial_max(a, whole_shape, src, dst, group) -> np.ndarray:
-    """The rows of the boxing table with partial_max (``Pm``) on one side."""
-    if src is _PM:
+def _box_partial_extreme(a, whole_shape, src, dst, group, extreme) -> np.ndarray:
+    """The rows of the boxing table with partial_max or partial_min (``extreme``) on one side."""
+    op = "max" if extreme is _PM else "min"
+    if src is extreme:
         if dst.kind == "S":
-            return _reduce_scatter(a, dst.dim, group, "max")
-        whole = group.allreduce(a, "max")
+            return _reduce_scatter(a, dst.dim, group, op)
+        whole = group.allreduce(a, op)
         return whole if dst is _B else box_1d(whole, whole_shape, _B, dst, group)
     if src is _B:
         return a
     if src is _P:
         return group.allreduce(a)
-    out = np.full(whole_shape, _lowest(a.dtype), a.dtype)  # a split
+    if src.is_partial:  # the other extreme: make it broadcast first
+        return box_1d(box_1d(a, whole_shape, src, _B, group), whole_shape, _B, dst, group)
+    out = np.full(whole_shape, identity_of(a.dtype, extreme is _PM), a.dtype)  # a split
     index = [slice(None)] * a.ndim
     index[src.dim] = _part(whole_shape[src.dim], group.size, group.rank)
     out[tuple(index)] = a

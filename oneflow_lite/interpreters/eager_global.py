@@ -188,7 +188,7 @@ def _signature(op_expr, placement, in_metas, logical, attrs, out_metas):
     ctx = None
     for h, n in enumerate(placement.hierarchy):
         ctx = SbpContext(op_expr.op_type_name, tuple(m.logical for m in in_metas), logical.out_metas, logical.attrs, n,
-                         h)
+                         h, placement.size)
         sigs = rule.signatures(ctx)
         current = [m.nd_sbp[h] for m in in_metas]
         want = None if out_metas is None else [o.nd_sbp[h] for o in out_metas]
@@ -235,22 +235,33 @@ def plan_call(op_expr, metas, attrs, out_metas=None) -> GlobalPlan:
     return plan
 
 
-def plan_source(op_expr, placement, attrs=None) -> GlobalPlan:
+def plan_source(op_expr, placement, attrs=None, nd_sbp: tuple | None = None) -> GlobalPlan:
     """The plan of an op without inputs (a constant or random source captured in a graph) on ``placement``:
-    every rank makes the whole value (broadcast; a random one from a generator seeded alike)."""
+    every rank makes the whole value (a random one from a generator seeded alike) and keeps its piece under
+    ``nd_sbp`` (broadcast when None; Note [Global source ops in a graph])."""
     logical = op_expr.infer((), attrs)
     plan = GlobalPlan()
     plan.placement = placement
-    plan.finish = plan.data = plan.prepare = None
+    plan.data = plan.prepare = None
     plan.inplace_box = False
     plan.random = op_expr.op_type_name in RANDOM_OPS
     plan.in_metas, plan.in_nd_sbps, plan.in_local_metas, plan.in_local_shapes = [], [], [], []
-    nd = (B,) * placement.ndim
+    nd = nd_sbp or (B,) * placement.ndim
     plan.out_metas = tuple(make_global_meta(m.shape, m.dtype, placement, nd) for m in logical.out_metas)
     plan.out_local_shapes = [m.shape for m in logical.out_metas]
+    plan.finish = None if all(s is B for s in nd) else _keep_pieces
     plan.attrs = attrs
     plan.stream = 0
     return plan
+
+
+def _keep_pieces(plan, local_in, res) -> None:
+    """A source op laid out under a non-broadcast nd-SBP: every rank made the whole value, it keeps its piece
+    (its ``B -> nd-SBP`` boxing, which needs no communication); a rank outside the placement keeps nothing."""
+    for t, m in zip(res, plan.out_metas):
+        whole = (B,) * len(m.nd_sbp)
+        t._array = None if m.coord is None else box_same_placement(t._array, m.shape, m.placement, m.coord, whole,
+                                                                    m.nd_sbp)
 
 
 def _check_local_shapes(op_expr, plan):

@@ -171,6 +171,7 @@ class JobBuildAndInferCtx:
         self._hidden_grads = []  # (autograd meta, eager .grad) hidden for the build by hide_grads()
         self.inputs = {}  # input op name -> lazy tensor given to build()
         self.output_names = []
+        self.source_layouts = {}  # source op name -> (placement, nd-SBP) (Note [Global source ops in a graph])
 
     # ---- names and scopes ---------------------------------------------------------------------
     def new_op_name(self, op_type: str) -> str:
@@ -258,6 +259,12 @@ class JobBuildAndInferCtx:
             return blob.lbn
         b = self._bindings.get(id(t))
         return None if b is None else b.lbn
+
+    def place_source(self, t: Tensor, placement, nd_sbp: tuple) -> Tensor:
+        """Lay the output of the source op just captured (``t``, lazy) over ``placement`` with ``nd_sbp``
+        (Note [Global source ops in a graph]); returns ``t``."""
+        self.source_layouts[t._array.lbn.partition("/")[0]] = (placement, nd_sbp)
+        return t
 
     def variables(self) -> dict:
         """Variable op name -> the eager tensor bound to it."""
@@ -408,6 +415,12 @@ def current_build_ctx() -> JobBuildAndInferCtx | None:
     return _state.ctx
 
 
+def capturing_ctx() -> JobBuildAndInferCtx | None:
+    """The job the ops this thread dispatches now go to: None outside a build, and inside one while the Lazy
+    key is excluded (eager state made during a build, e.g. an optimizer's zero buffers)."""
+    return None if _tls.excluded & LAZY_KEY_SET else _state.ctx
+
+
 class lazy_mode:
     """Capture every op this thread dispatches into ``ctx`` (Note [Lazy capture]); restores on exit."""
 
@@ -468,5 +481,5 @@ class LazyInterpreter:
     apply = staticmethod(lazy_interpreter)
 
 
-__all__ = ["JobBuildAndInferCtx", "LazyBlob", "LazyInterpreter", "current_build_ctx", "lazy_blob_of",
-           "lazy_interpreter", "lazy_mode", "register"]
+__all__ = ["JobBuildAndInferCtx", "LazyBlob", "LazyInterpreter", "capturing_ctx", "current_build_ctx",
+           "lazy_blob_of", "lazy_interpreter", "lazy_mode", "register"]

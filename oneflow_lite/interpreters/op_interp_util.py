@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from oneflow_lite.dispatch.dispatcher import DISPATCHER
 from oneflow_lite.dispatch.tls import ACTIVE as _ACTIVE
+from oneflow_lite.dispatch.tls import GLOBAL_INCLUDED as _GLOBAL_INCLUDED
 from oneflow_lite.dispatch.tls import state as _tls
 from oneflow_lite.framework.device import device as Device
 
@@ -52,9 +53,9 @@ def dispatch(op_expr, inputs, attrs=None, outputs=None):
             ks |= t._key_set
     if not ks:
         ks = _source_key_set(op_expr, attrs)
-    if _ACTIVE[0]:  # Note [Threads with changed key sets]
+    if _ACTIVE[0]:  # Note [Threads with changed key sets], Note [Process-wide included keys]
         st = _tls
-        ks = (ks | st.included) & ~st.excluded
+        ks = (ks | st.included | _GLOBAL_INCLUDED[0]) & ~st.excluded
     entry = op_expr._entry or _bind_entry(op_expr)
     mask, table = entry.dispatch_state
     ks &= mask

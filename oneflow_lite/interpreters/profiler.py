@@ -28,6 +28,7 @@ from pathlib import Path
 
 from oneflow_lite.dispatch.dispatch_key import DispatchKey, keys_below
 from oneflow_lite.dispatch.dispatcher import DISPATCHER
+from oneflow_lite.dispatch.tls import set_global_included
 from oneflow_lite.interpreters.op_interp_util import redispatch
 
 PROFILER_KEY_SET = 1 << DispatchKey.Profiler
@@ -86,10 +87,54 @@ class _Current(threading.local):
 
 _current = _Current()
 
+# Note [Profiling all threads]
+# A profile with ``profile_all_threads`` (PyTorch's ``_ExperimentalConfig`` option) records the ops of every
+# thread: the Profiler key is included in every thread (Note [Process-wide included keys] in dispatch/tls.py),
+# and ``_ALL_THREADS[0]`` is that profile's ``AllThreads``, which gives each thread that calls an op or opens a
+# range its own ``Recorder`` on first use (threads never share one, so recording needs no lock). When the cycle
+# ends the recorders are closed; a thread still holding one finds it closed and asks again.
+_ALL_THREADS = [None]
+
+
+class AllThreads:
+    """The recorders of the threads of a profile that records every thread (Note [Profiling all threads])."""
+
+    def __init__(self, make_recorder):
+        self._make = make_recorder
+        self._lock = threading.Lock()
+        self.recorders = []
+
+    def join(self):
+        """A new recorder for the calling thread, kept in ``recorders``."""
+        rec = self._make()
+        with self._lock:
+            self.recorders.append(rec)
+        return rec
+
+    def close(self) -> list:
+        """Close every recorder; returns them."""
+        with self._lock:
+            for rec in self.recorders:
+                rec.open = False
+            return list(self.recorders)
+
+
+def record_all_threads(hub) -> None:
+    """Make ``hub`` (an ``AllThreads``, or None to stop) the recording of every thread."""
+    _ALL_THREADS[0] = hub
+    set_global_included(PROFILER_KEY_SET if hub is not None else 0)
+
 
 def current_recorder():
-    """This thread's recorder, or None when the thread does not profile."""
-    return _current.recorder
+    """This thread's recorder, or None when the thread does not profile (Note [Profiling all threads])."""
+    rec = _current.recorder
+    if rec is not None and rec.open:
+        return rec
+    hub = _ALL_THREADS[0]
+    if hub is None:
+        return None
+    rec = _current.recorder = hub.join()
+    return rec
 
 
 def set_recorder(recorder) -> None:
@@ -107,8 +152,10 @@ def user_stack() -> list:
 def profiler_interpreter(op_expr, ks, inputs, attrs, outputs):
     """Time the call with everything below the Profiler key (Note [Profiler records])."""
     rec = _current.recorder
-    if rec is None:
-        return redispatch(op_expr, ks & _BELOW, inputs, attrs, outputs)
+    if rec is None or not rec.open:
+        rec = current_recorder()
+        if rec is None:
+            return redispatch(op_expr, ks & _BELOW, inputs, attrs, outputs)
     depth = rec.depth
     rec.depth = depth + 1
     metas = tuple([t._meta for t in inputs]) if rec.record_shapes else None
@@ -149,7 +196,7 @@ class RangeToken:
 
 def begin_range(name: str, kind: str = "user_annotation", args=None):
     """Open a range in this thread's recording; None when the thread does not profile."""
-    rec = _current.recorder
+    rec = current_recorder()
     if rec is None:
         return None
     depth = rec.depth

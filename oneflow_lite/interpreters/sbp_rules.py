@@ -26,7 +26,10 @@ from __future__ import annotations
 import threading
 from functools import partial
 
+import numpy as np
+
 from oneflow_lite.framework import sbp as S
+from oneflow_lite.framework.world import world
 
 B = S.broadcast
 P = S.partial_sum
@@ -36,17 +39,18 @@ _lock = threading.Lock()
 
 class SbpContext:
     """What a rule sees: the op type, the logical input / output metas, the composed attrs, and the number
-    of ranks ``n`` on the placement dimension ``axis`` being decided."""
+    of ranks ``n`` on the placement dimension ``axis`` being decided (of ``size`` ranks in all)."""
 
-    __slots__ = ("attrs", "axis", "inputs", "n", "op_type", "outputs")
+    __slots__ = ("attrs", "axis", "inputs", "n", "op_type", "outputs", "size")
 
-    def __init__(self, op_type, inputs, outputs, attrs, n, axis=0):
+    def __init__(self, op_type, inputs, outputs, attrs, n, axis=0, size=None):
         self.op_type = op_type
         self.inputs = inputs
         self.outputs = outputs
         self.attrs = attrs
         self.n = n
         self.axis = axis
+        self.size = n if size is None else size
 
 
 class SbpRule:
@@ -158,13 +162,14 @@ def _reduced_axes(ctx) -> tuple:
 
 def reduce_signatures(ctx, partial=None) -> list:
     """A split of a kept dim stays a split (of the dim it becomes); a split of a reduced dim gives
-    ``partial`` (P for sum and mean, P(max) for max) when given; B -> B; ``partial`` -> ``partial``."""
+    ``partial`` (P for sum and mean, P(max) for max, P(min) for min; these two only when no piece is empty,
+    as the kernels reject an empty max / min) when given; B -> B; ``partial`` -> ``partial``."""
     axes, keep = _reduced_axes(ctx)
     n_out = len(ctx.outputs)
     sigs = []
     for d in range(ctx.inputs[0].ndim):
         if d in axes:
-            if partial is not None:
+            if partial is not None and (partial is P or ctx.inputs[0].shape[d] >= ctx.size):
                 sigs.append(((split(d),), (partial,) * n_out))
         else:
             sigs.append(((split(d),), (split(d if keep else d - sum(a < d for a in axes)),) * n_out))
@@ -200,9 +205,60 @@ def _mean_factor(ctx, plan):
 register_sbp_rule(("reduce_sum",), SbpRule(partial(reduce_signatures, partial=P)))
 register_sbp_rule(("reduce_mean",), SbpRule(partial(reduce_signatures, partial=P), localize=_mean_factor))
 register_sbp_rule("reduce_max", SbpRule(partial(reduce_signatures, partial=S.partial_max)))
-register_sbp_rule(("reduce_min", "reduce_prod", "reduce_all", "reduce_any", "reduce_logsumexp",
-                   "reduce_max_dim", "reduce_min_dim", "argmax", "argmin", "count_nonzero"),
-                  SbpRule(reduce_signatures))
+register_sbp_rule("reduce_min", SbpRule(partial(reduce_signatures, partial=S.partial_min)))
+register_sbp_rule(("reduce_prod", "reduce_all", "reduce_any", "reduce_logsumexp", "argmax", "argmin",
+                   "count_nonzero"), SbpRule(reduce_signatures))
+
+
+# Note [Max and min along a split dim]
+# ``max(dim)`` / ``min(dim)`` (values and indices) over a dim split on a placement dimension do not gather the
+# input: each rank reduces its piece (its local winner and index), shifts the index by its piece's start,
+# and the ranks of that placement dimension all-gather these reduced (small) results and keep the global
+# winner: NaN first (the kernel's rule), then the larger (smaller) value, ties to the lower index, as torch's
+# first occurrence. Values and indices come out broadcast. The signature is offered only when the dim has
+# at least as many elements as the placement has ranks (no piece is empty, however the placement dimensions
+# split it); a shorter dim is gathered, as before.
+def dim_extreme_signatures(ctx) -> list:
+    axes, _ = _reduced_axes(ctx)
+    shape = ctx.inputs[0].shape
+    return reduce_signatures(ctx) + [((split(a),), (B, B)) for a in axes if shape[a] >= ctx.size]
+
+
+def _dim_extreme_localize(ctx, plan):
+    in_nd, m = plan.in_nd_sbps[0], plan.in_metas[0]
+    (d,), _ = _reduced_axes(ctx)
+    axes = [h for h, s in enumerate(in_nd) if s is split(d)]
+    if axes:
+        start = S.local_slices(m.shape, in_nd, plan.placement.hierarchy, m.coord)[d].start
+        groups = [world().group(plan.placement.axis_ranks(world().rank, h)) for h in axes]
+        plan.data = (start, groups, ctx.op_type == "reduce_max_dim")
+        plan.finish = _dim_extreme_finish
+
+
+def _nan(a):
+    return np.isnan(a) if a.dtype.kind in "fc" else np.zeros(a.shape, bool)
+
+
+def _dim_extreme_finish(plan, inputs, outputs):
+    start, groups, is_max = plan.data
+    values, indices = outputs[0]._array, outputs[1]._array
+    indices += start
+    for g in groups:
+        vals = g.allgather(values, [values.size] * g.size).reshape((g.size, *values.shape))
+        idx = g.allgather(indices, [indices.size] * g.size).reshape((g.size, *indices.shape))
+        best_v, best_i = vals[0], idx[0]
+        for v, i in zip(vals[1:], idx[1:]):
+            v_nan, best_nan = _nan(v), _nan(best_v)
+            wins = (v > best_v) if is_max else (v < best_v)
+            ties = (v == best_v) | (v_nan & best_nan)
+            take = ((wins | v_nan) & ~best_nan) | (ties & (i < best_i))
+            best_v, best_i = np.where(take, v, best_v), np.where(take, i, best_i)
+        values[...] = best_v
+        indices[...] = best_i
+
+
+register_sbp_rule(("reduce_max_dim", "reduce_min_dim"), SbpRule(dim_extreme_signatures,
+                                                              localize=_dim_extreme_localize))
 
 
 # ---- views: reshape, flatten, squeeze, expand_dims -----------------------------------------------------

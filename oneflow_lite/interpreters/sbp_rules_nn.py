@@ -17,6 +17,7 @@ import numpy as np
 
 from oneflow_lite.framework import sbp as S
 from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.framework.tensor_meta import make_meta
 from oneflow_lite.framework.world import world
 from oneflow_lite.interpreters.sbp_rules import B, P, SbpRule, register_sbp_rule, split
 
@@ -96,9 +97,13 @@ register_sbp_rule("nll_grad", SbpRule(nll_grad_signatures, localize=_nll_localiz
 # gets the indices shifted into this rank's rows, those outside clamped to its first row (``prepare``);
 # ``finish`` zeroes the outputs of the indices outside. An index outside the whole vocabulary raises as on
 # one process. The signature is offered when every rank holds at least one row. Backward: the gradient of
-# a partial output is any SBP summing to it; ``embedding_grad`` is linear in ``dy`` (P -> P), and from a
-# broadcast ``dy`` computes the whole table's gradient, which the weight's S(0) then slices (no
-# communication).
+# a partial output is any SBP summing to it; ``embedding_grad`` is linear in ``dy`` (P -> P). Its op does not
+# take the weight, so its signatures cannot see the weight's layout: the weight's gradient row does
+# (``F.embedding_weight_grad`` in autograd/grads/util.py) and, for a weight split by rows, asks for the
+# gradient in that layout (the output given, as an in-place call): ``dy`` and the indices broadcast, each
+# rank computes only its own rows' gradient (``num_weights`` its row count; ``prepare`` keeps the indices in
+# its rows, shifted, with their ``dy`` rows), so no rank holds the whole table's gradient and the table is
+# never reduced: what moves is ``dy`` (the size of the looked-up rows).
 def embedding_signatures(ctx) -> list:
     """(B, S(d)) -> S(d) over the indices' dims; (S(1), B) -> S(-1): the embedding dim split; (S(0), B) -> P:
     vocab parallel (Note [Vocab-parallel embedding])."""
@@ -141,13 +146,40 @@ def _embedding_localize(ctx, plan):
 
 
 def embedding_grad_signatures(ctx) -> list:
+    """The last, (B, B) -> S(0), is only taken when asked for (its inputs cost as much as (B, B) -> B, which
+    comes first): the gradient of a weight split by rows (Note [Vocab-parallel embedding])."""
     nd = ctx.inputs[1].ndim
     return ([((split(d), split(d)), (P,)) for d in range(nd)] + [((split(nd), B), (split(1),))]
-            + [((B, B), (B,)), ((P, B), (P,))])
+            + [((B, B), (B,)), ((P, B), (P,)), ((B, B), (split(0),))])
+
+
+def _own_rows_only(plan, inputs):
+    """The indices in this rank's rows, shifted, and their ``dy`` rows (1-D and 2-D)."""
+    start, stop, vocab = plan.data
+    dy, idx = inputs[0], inputs[1]._array
+    if idx.size and (idx.min() < 0 or idx.max() >= vocab):
+        raise IndexError(f"embedding: index out of range in self (indices must be in [0, {vocab}))")
+    keep = ((idx >= start) & (idx < stop)).reshape(-1)
+    rows = dy._array.reshape(-1, dy.shape[-1])[keep]
+    local = idx.reshape(-1)[keep] - start
+    return [Tensor._make(rows, make_meta(rows.shape, dy._meta.dtype, dy._meta.device)),
+            Tensor._make(local, make_meta(local.shape, inputs[1]._meta.dtype, dy._meta.device))]
+
+
+def _embedding_grad_localize(ctx, plan):
+    out = plan.out_metas[0]
+    if not any(s.kind == "S" and s.dim == 0 for s in out.nd_sbp):
+        return {}
+    rows = S.local_slices(tuple(out.shape), out.nd_sbp, plan.placement.hierarchy, out.coord)[0]
+    plan.data = (rows.start, rows.stop, out.shape[0])
+    plan.prepare = _own_rows_only
+    pad = ctx.attrs["padding_idx"]
+    return {"num_weights": rows.stop - rows.start,
+            "padding_idx": pad - rows.start if rows.start <= pad < rows.stop else -1}
 
 
 register_sbp_rule("embedding", SbpRule(embedding_signatures, localize=_embedding_localize))
-register_sbp_rule("embedding_grad", SbpRule(embedding_grad_signatures))
+register_sbp_rule("embedding_grad", SbpRule(embedding_grad_signatures, localize=_embedding_grad_localize))
 
 
 # ---- layer_norm ----------------------------------------------------------------------------------------

@@ -22,14 +22,17 @@ from __future__ import annotations
 import warnings
 from collections import OrderedDict, namedtuple
 
+import numpy as np
+
 from oneflow_lite.autograd.grad_mode import no_grad
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.sbp import sbp as SbpType
 from oneflow_lite.framework.tensor import RemovableHandle, Tensor
+from oneflow_lite.functors.creation import from_numpy
 from oneflow_lite.functors.global_cast import from_logical
 from oneflow_lite.nn.parameter import Parameter
 
-__all__ = ["Module"]
+__all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -82,6 +85,28 @@ def _check_parameter(name, param) -> None:
 def _forward_unimplemented(self, *args, **kwargs):
     """The computation of the module, called by ``module(*args)``; every subclass defines it."""
     raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
+
+
+# Note [Global module hooks]
+# ``register_module_forward_pre_hook`` / ``register_module_forward_hook`` (PyTorch's, in
+# torch.nn.modules.module) add hooks that every module call runs, before the module's own hooks: the
+# module tracker of FlopCounterMode (utils/flop_counter.py) names every module that runs with them.
+# A call without any hook checks four dicts and calls ``forward``.
+_global_forward_pre_hooks: OrderedDict = OrderedDict()  # handle id -> (hook, with_kwargs=False)
+_global_forward_hooks: OrderedDict = OrderedDict()  # handle id -> (hook, with_kwargs, always_call)
+
+
+def register_module_forward_pre_hook(hook):
+    """Call ``hook(module, args)`` before the ``forward`` of every module (before its own pre-hooks); a non-None
+    result replaces the arguments. Returns a handle whose ``remove()`` unregisters it."""
+    return Module._add_hook(_global_forward_pre_hooks, hook, (hook, False), False)
+
+
+def register_module_forward_hook(hook, *, with_kwargs: bool = False, always_call: bool = False):
+    """Call ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with ``with_kwargs``) after the
+    ``forward`` of every module (before its own hooks); a non-None result replaces the output. ``always_call``
+    also calls it when ``forward`` raises. Returns a handle whose ``remove()`` unregisters it."""
+    return Module._add_hook(_global_forward_hooks, hook, (hook, with_kwargs, always_call), False)
 
 
 def _in_layout_of(current: Tensor, value: Tensor) -> Tensor:
@@ -448,12 +473,14 @@ class Module:
         return handle
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or _global_forward_pre_hooks
+                or _global_forward_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args, kwargs):
-        for hook, with_kwargs in list(self._forward_pre_hooks.values()):
+        # the global hooks (Note [Global module hooks]) run before the module's own, as PyTorch's
+        for hook, with_kwargs in [*_global_forward_pre_hooks.values(), *self._forward_pre_hooks.values()]:
             if with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
@@ -465,7 +492,7 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        hooks = list(self._forward_hooks.values())
+        hooks = [*_global_forward_hooks.values(), *self._forward_hooks.values()]
         called = 0
         try:
             output = self.forward(*args, **kwargs)
@@ -528,6 +555,8 @@ class Module:
                 missing_keys.append(key)
                 continue
             value = state_dict[key]
+            if isinstance(value, np.ndarray):  # OneFlow's load_state_dict copies NumPy values too (Tensor.copy_)
+                value = from_numpy(value)
             if not isinstance(value, Tensor):
                 error_msgs.append(f'While copying the parameter named "{key}", expected flow.Tensor from '
                                   f'checkpoint but received {type(value)}')
@@ -551,7 +580,8 @@ class Module:
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
-        """Copy the values of ``state_dict`` into the parameters and buffers of the same names. With
+        """Copy the values of ``state_dict`` (tensors, or NumPy arrays as OneFlow takes them) into the parameters
+        and buffers of the same names. With
         ``strict`` the keys must match ``state_dict()``'s exactly; ``assign`` makes the module hold the
         given tensors instead of copying into its own. Returns ``(missing_keys, unexpected_keys)``; on any
         error raises without changing the module (Note [Atomic load_state_dict])."""

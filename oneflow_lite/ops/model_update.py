@@ -69,12 +69,13 @@ def _update_shape(ctx, *state: str):
             raise ctx.error(f"{name} must have the model's shape {_dims(shape)}, got {_dims(ctx.shape(name))}")
         if ctx.dtype(name) is not dtype:
             raise ctx.error(f"{name} must have the model's dtype ({dtype.name}), got {ctx.dtype(name).name}")
-    for name in ("learning_rate", "step"):
+    for name in ("learning_rate", "step", "skip_if"):
         if ctx.has_input(name):
             if any(d != 1 for d in ctx.shape(name)):
                 raise ctx.error(f"{name} must have one element, got shape {_dims(ctx.shape(name))}")
-            if not ctx.dtype(name).is_floating_point:
-                raise ctx.error(f"{name} must have a floating dtype, got {ctx.dtype(name).name}")
+            if (name == "skip_if") == ctx.dtype(name).is_floating_point:
+                kind = "an integer or bool" if name == "skip_if" else "a floating"
+                raise ctx.error(f"{name} must have {kind} dtype, got {ctx.dtype(name).name}")
     return shape
 
 
@@ -103,12 +104,21 @@ def _rmsprop_update_shape(ctx):
 
 _LR_ATTRS = {"learning_rate_val": ("double", 0.0), "scale": ("double", 1.0), "l2": ("double", 0.0)}
 
+# Note [skip_if]
+# ``adam_update``, ``momentum_update`` and ``rmsprop_update`` take OneFlow's optional ``skip_if``, a one-element
+# integer or bool tensor read when the op runs: when it is non-zero the op changes nothing (the model's new
+# value is the old one, the state inputs are not written). nn.Graph's dynamic loss scaling passes the count of
+# non-finite gradients (Note [Graph AMP] in graph/amp.py), so a step with an inf or NaN gradient is skipped
+# inside the job, without reading the count into Python. It is the last input; the kernels find it by its
+# dtype (the other one-element inputs, ``step`` and ``learning_rate``, are floating).
+_SKIP_IF = Arg("skip_if", optional=True)
+
 # adam_update: m, v (and max_v with amsgrad) are written in place (Note [Update ops write their state]).
 #   g = scale * model_diff + l2 * model;  m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g
 #   max_v = max(max_v, v) (amsgrad; used for v below);  with t = step: bc1 = 1 - beta1^t, bc2 = 1 - beta2^t
 #   model = model * (1 - lr * weight_decay) - lr / bc1 * m / (sqrt(v) / sqrt(bc2) + epsilon)
 register_user_op("adam_update", inputs=["model", "model_diff", "m", "v", Arg("max_v", optional=True),
-                                        Arg("step", optional=True), Arg("learning_rate", optional=True)],
+                                        Arg("step", optional=True), Arg("learning_rate", optional=True), _SKIP_IF],
                  outputs=["out"], attrs={**_LR_ATTRS, "beta1": ("double", 0.9), "beta2": ("double", 0.999),
                                          "epsilon": ("double", 1e-8), "weight_decay": ("double", 0.0),
                                          "amsgrad": ("bool", False), "do_bias_correction": ("bool", True)},
@@ -117,7 +127,8 @@ register_user_op("adam_update", inputs=["model", "model_diff", "m", "v", Arg("ma
 # momentum_update: the momentum buffer b is written in place.
 #   g = scale * model_diff + l2 * model;  b = beta * b + (1 - dampening) * g
 #   model = model - lr * (g + beta * b if nesterov else b)
-register_user_op("momentum_update", inputs=["model", "model_diff", "momentum", Arg("learning_rate", optional=True)],
+register_user_op("momentum_update", inputs=["model", "model_diff", "momentum", Arg("learning_rate", optional=True),
+                                            _SKIP_IF],
                  outputs=["out"], attrs={**_LR_ATTRS, "beta": ("double", 0.9), "dampening": ("double", 0.0),
                                          "nesterov": ("bool", False)},
                  no_grad=True, infer_shape=_momentum_update_shape, infer_dtype=same_dtype)
@@ -127,7 +138,8 @@ register_user_op("momentum_update", inputs=["model", "model_diff", "momentum", A
 #   a = lerp(a, g, 1 - decay_rate);  d = sqrt(v - a * a if centered else v) + epsilon
 #   b = momentum * b + g / d; model = model - lr * b   (momentum > 0);   model = model - lr * g / d   (otherwise)
 register_user_op("rmsprop_update", inputs=["model", "model_diff", "mean_square", Arg("mean_gradient", optional=True),
-                                           Arg("momentum_buffer", optional=True), Arg("learning_rate", optional=True)],
+                                           Arg("momentum_buffer", optional=True), Arg("learning_rate", optional=True),
+                                           _SKIP_IF],
                  outputs=["out"], attrs={**_LR_ATTRS, "decay_rate": ("double", 0.99), "epsilon": ("double", 1e-8),
                                          "centered": ("bool", False), "momentum": ("double", 0.0)},
                  no_grad=True, infer_shape=_rmsprop_update_shape, infer_dtype=same_dtype)

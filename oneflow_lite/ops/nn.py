@@ -40,7 +40,9 @@ from functools import partial
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.derivatives import derivative
+from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET
 from oneflow_lite.framework.op_registry import Arg, register_user_op
+from oneflow_lite.framework.tensor import LAZY_KEY_SET
 from oneflow_lite.ops.common import broadcast_shapes, same_dtype, same_shape
 
 _BOOL = dt.bool_
@@ -636,9 +638,21 @@ register_user_op("embedding_grad", inputs=["dy", "indices"], outputs=["dx"],
                  attrs={"num_weights": ("int64", 0), "padding_idx": ("int64", -1),
                         "scale_grad_by_freq": ("bool", False)},
                  infer_shape=_embedding_grad_shape, infer_dtype=same_dtype)
-# d weight: each output row's grad added into the row it was taken from; row padding_idx stays zero.
-derivative("embedding", weight=lambda dout, indices, weight_meta, padding_idx, scale_grad_by_freq: F.ops.embedding_grad(
-    dout, indices, num_weights=weight_meta.shape[0], padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq))
+def _embedding_weight_grad(dout, indices, weight_meta, padding_idx, scale_grad_by_freq):
+    """d weight: each output row's grad added into the row it was taken from; row padding_idx stays zero. A
+    global weight split by rows gets it in its layout, each rank computing only its rows (Note
+    [Vocab-parallel embedding] in interpreters/sbp_rules_nn.py); not in a graph capture, where the op's
+    signature decides."""
+    m = weight_meta
+    out = None
+    if m.key_set & GLOBAL_KEY_SET and not dout._key_set & LAZY_KEY_SET and any(
+            s.kind == "S" and s.dim == 0 for s in m.nd_sbp):
+        out = (F.zeros(m.shape, dtype=m.dtype, placement=m.placement, sbp=m.nd_sbp),)
+    return F.ops.embedding_grad(dout, indices, out=out, num_weights=m.shape[0], padding_idx=padding_idx,
+                                scale_grad_by_freq=scale_grad_by_freq)
+
+
+derivative("embedding", weight=_embedding_weight_grad)
 _no_double_backward("embedding_grad", "embedding")
 
 

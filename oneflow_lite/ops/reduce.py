@@ -62,7 +62,7 @@ _INT64 = dt.int64
 
 # The PyTorch function named in the errors of an op's inference.
 _PUBLIC = {"reduce_max": "amax", "reduce_min": "amin", "reduce_max_dim": "max", "reduce_min_dim": "min",
-           "argmax": "argmax", "argmin": "argmin", "vector_norm": "linalg.vector_norm"}
+           "argmax": "argmax", "argmin": "argmin", "vector_norm": "linalg.vector_norm", "hash_tensor": "hash_tensor"}
 
 _REDUCE_ATTRS = {"axis": ("list_int32", ()), "keepdims": ("bool", False)}
 
@@ -122,6 +122,9 @@ for _op in ("reduce_max", "reduce_min"):
 for _op in ("reduce_all", "reduce_any"):
     register_user_op(_op, inputs=["input_tensor"], outputs=["output_tensor"], attrs=_REDUCE_ATTRS,
                      infer_shape=_reduce_shape, infer_dtype=_bool_or_uint8, no_grad=True)
+# hash_tensor: the xor of the elements' bits, each read as a 64-bit float / integer (a uint64 result)
+register_user_op("hash_tensor", inputs=["input_tensor"], outputs=["output_tensor"], attrs=_REDUCE_ATTRS,
+                 infer_shape=_nonempty_reduce_shape, infer_dtype=lambda ctx: dt.uint64, no_grad=True)
 
 
 def _grad_like_x_shape(ctx):

@@ -688,3 +688,37 @@ derivative("unfold_tensor", name="Unfold", x=lambda dy, x_meta, dimension, size,
     dy, dimension=dimension, size=size, step=step, like_shape=tuple(x_meta.shape)))
 derivative("unfold_tensor_grad", dy=lambda ddx, dimension, size, step: F.ops.unfold_tensor(
     ddx, dimension=dimension, size=size, step=step))
+
+
+# ---- Tensor.view(dtype) -------------------------------------------------------------------------------------
+# ``view_dtype`` reinterprets the input's bytes as ``dtype`` (a view, not differentiable, as in PyTorch). With
+# another element size the last dim scales by the size ratio; the functor checks the strides and the storage
+# offset (which only an eager tensor has), the infer function what the shape decides.
+def view_dtype_shape(shape, src, dst, error):
+    """The shape of ``Tensor.view(dst)`` on a ``src`` tensor of ``shape``; PyTorch's errors via ``error``."""
+    shape = tuple(shape)
+    if src.itemsize == dst.itemsize:
+        return shape
+    what = f"to view {dtype_torch_name(src)} as {dtype_torch_name(dst)} (different element sizes)"
+    if not shape:
+        raise error(f"self.dim() cannot be 0 {what}")
+    if src.itemsize > dst.itemsize:
+        return (*shape[:-1], shape[-1] * (src.itemsize // dst.itemsize))
+    ratio = dst.itemsize // src.itemsize
+    if shape[-1] % ratio:
+        raise error(f"self.size(-1) must be divisible by {ratio} {what}, but got {shape[-1]}")
+    return (*shape[:-1], shape[-1] // ratio)
+
+
+def dtype_torch_name(d) -> str:
+    """PyTorch's scalar-type name of ``d`` (``Float``, ``BFloat16``), as its messages spell it."""
+    names = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+             "float16": "Half", "float32": "Float", "float64": "Double", "bfloat16": "BFloat16",
+             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+    return names.get(d.name, d.name[0].upper() + d.name[1:])
+
+
+register_user_op("view_dtype", inputs=["x"], outputs=["y"], attrs={"dtype": ("data_type", dt.float32)},
+                 infer_shape=lambda ctx: view_dtype_shape(ctx.shape("x"), ctx.dtype("x"), ctx.attrs["dtype"],
+                                                          ctx.error),
+                 infer_dtype=lambda ctx: ctx.attrs["dtype"], no_grad=True)

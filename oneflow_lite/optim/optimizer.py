@@ -102,19 +102,45 @@ def fused_updates(enabled: bool):
         _fused.enabled = previous
 
 
+_WITH_SKIP_IF: dict = {}  # id(update op expr) -> the same expr with a last ``skip_if`` input
+
+
 def update_exprs(op_type: str, inputs: tuple) -> dict:
     """The ``UserOpExpr`` of a fused update op (output ``out``) for each choice of its optional ``inputs`` (names
-    ending in ``?``), keyed by the tuple of those choices in order."""
+    ending in ``?``), keyed by the tuple of those choices in order; each also has its twin with ``skip_if``
+    (``update_in_place`` under ``skipping_updates``)."""
     optional = [name for name in inputs if name.endswith("?")]
     exprs = {}
     for key in product((False, True), repeat=len(optional)):
         given = dict(zip(optional, key))
-        builder = OpBuilder(op_type)
-        for name in inputs:
-            if given.get(name, True):
-                builder.input(name.rstrip("?"))
-        exprs[key] = builder.output("out").build()
+        names = [name.rstrip("?") for name in inputs if given.get(name, True)]
+        expr = exprs[key] = _update_expr(op_type, names)
+        _WITH_SKIP_IF[id(expr)] = _update_expr(op_type, names + ["skip_if"])
     return exprs
+
+
+def _update_expr(op_type: str, names: list):
+    builder = OpBuilder(op_type)
+    for name in names:
+        builder.input(name)
+    return builder.output("out").build()
+
+
+@contextlib.contextmanager
+def skipping_updates(skip_if: Tensor):
+    """Within the block (this thread), the fused update ops take ``skip_if`` (a one-element integer or bool
+    tensor; non-zero: the op changes nothing, Note [skip_if] in ops/model_update.py). Yields the list of the
+    parameters so updated, which grows as the optimizers step (nn.Graph's loss scaling, Note [Graph AMP])."""
+    if not isinstance(skip_if, Tensor) or skip_if.dtype.is_floating_point or skip_if.numel() != 1:
+        raise TypeError(f"skipping_updates(): skip_if must be a one-element integer or bool tensor, got "
+                        f"{skip_if!r}")
+    previous = getattr(_fused, "skip", None)
+    updated = []
+    _fused.skip = (skip_if, updated)
+    try:
+        yield updated
+    finally:
+        _fused.skip = previous
 
 
 def use_fused_update(group: dict, *hyperparameters) -> bool:
@@ -126,8 +152,14 @@ def use_fused_update(group: dict, *hyperparameters) -> bool:
 
 
 def update_in_place(expr, p: Tensor, inputs: tuple, attrs) -> None:
-    """Run a fused update op on ``(p, *inputs)``, writing ``p`` in place (Note [Fused update ops])."""
-    dispatch(expr, (p, *inputs), attrs, (p,))
+    """Run a fused update op on ``(p, *inputs)``, writing ``p`` in place (Note [Fused update ops]); with the
+    thread's ``skip_if`` as a last input inside ``skipping_updates``."""
+    skip = getattr(_fused, "skip", None)
+    if skip is None:
+        dispatch(expr, (p, *inputs), attrs, (p,))
+        return
+    dispatch(_WITH_SKIP_IF[id(expr)], (p, *inputs, skip[0]), attrs, (p,))
+    skip[1].append(p)
 
 
 # ---- helpers of the optimizers' steps ---------------------------------------------------------------

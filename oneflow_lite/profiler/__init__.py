@@ -11,8 +11,8 @@ See Note [Profiler records] (interpreters/profiler.py) and Note [Profiling cycle
 """
 
 from oneflow_lite.profiler.events import EventList, FunctionEvent, FunctionEventAvg
-from oneflow_lite.profiler.profile import (
-    ProfilerAction, ProfilerActivity, profile, record_function, schedule, supported_activities,
+from oneflow_lite.profiler.profile import (  # noqa: F401  (_ExperimentalConfig: PyTorch's name)
+    ProfilerAction, _ExperimentalConfig, ProfilerActivity, profile, record_function, schedule, supported_activities,
     tensorboard_trace_handler,
 )
 

@@ -10,7 +10,8 @@ first recording step and ends after its ``RECORD_AND_SAVE`` step, when
 each recorded step is a ``ProfilerStep#<n>`` range. Warm-up steps record nothing
 (there is no device tracer to warm up). While a cycle records, the thread that
 entered the profile has the Profiler key in its included set and a recorder of
-its own; between cycles, and in every other thread, nothing is recorded or paid.
+its own; between cycles, and in every other thread, nothing is recorded or paid (unless the profile records
+all threads, Note [Profiling all threads] in interpreters/profiler.py).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from oneflow_lite.dispatch.tls import set_included
 from oneflow_lite.dispatch.tls import state as _tls
 from oneflow_lite.graph.graph import add_run_observer
 from oneflow_lite.interpreters.profiler import (
-    PROFILER_KEY_SET, Recorder, begin_range, current_recorder, set_recorder,
+    PROFILER_KEY_SET, AllThreads, Recorder, begin_range, current_recorder, record_all_threads, set_recorder,
 )
 from oneflow_lite.profiler.events import EventList, build_events, chrome_trace
 from oneflow_lite.utils.flop_counter import flop_registry
@@ -159,6 +160,18 @@ def _check_activities(activities) -> bool:
     return ProfilerActivity.CPU in activities
 
 
+class _ExperimentalConfig:
+    """PyTorch's ``torch.profiler._ExperimentalConfig``, with its one option that applies here:
+    ``profile_all_threads`` records the ops of every thread, not only the thread that entered the profile
+    (Note [Profiling all threads]); each event keeps its thread's native id (the chrome trace's ``tid``)."""
+
+    def __init__(self, *, profile_all_threads: bool = False):
+        if not isinstance(profile_all_threads, bool):
+            raise TypeError(f"_ExperimentalConfig(profile_all_threads=...): expected a bool, got "
+                            f"{profile_all_threads!r}")
+        self.profile_all_threads = profile_all_threads
+
+
 class profile:
     """Record the op calls of this thread (PyTorch's ``torch.profiler.profile``; Note [Profiling cycles]).
 
@@ -168,7 +181,8 @@ class profile:
     ``record_function`` ranges nest events. ``profile_memory`` records the bytes each call allocates,
     ``with_stack`` the user frames of each call, ``with_flops`` the FLOPs of the ops FlopCounterMode counts.
     ``with_modules`` is accepted for PyTorch code (which records TorchScript module scopes with it) and does
-    nothing.
+    nothing. ``experimental_config=_ExperimentalConfig(profile_all_threads=True)`` records every thread's ops,
+    each with its thread id (Note [Profiling all threads]); by default, as PyTorch's, only this thread's.
 
         with flow.profiler.profile() as prof:
             model(x).sum().backward()
@@ -177,8 +191,14 @@ class profile:
     """
 
     def __init__(self, activities=None, *, schedule=None, on_trace_ready=None, record_shapes=True,
-                 profile_memory=False, with_stack=False, with_flops=False, with_modules=False):
+                 profile_memory=False, with_stack=False, with_flops=False, with_modules=False,
+                 experimental_config=None):
         self._cpu = _check_activities(activities)
+        if experimental_config is not None and not isinstance(experimental_config, _ExperimentalConfig):
+            raise TypeError(f"profile(experimental_config=...): expected a flow.profiler._ExperimentalConfig, got "
+                            f"{type(experimental_config).__name__}")
+        self._all_threads = experimental_config is not None and experimental_config.profile_all_threads
+        self._hub = None
         if schedule is not None and not callable(schedule):
             raise TypeError(f"profile(schedule=...): expected a callable step -> ProfilerAction such as "
                             f"flow.profiler.schedule(wait=..., warmup=..., active=...), got {schedule!r}")
@@ -274,34 +294,57 @@ class profile:
     def _start_cycle(self):
         if not self._cpu:
             return
-        self._recorder = Recorder(self.record_shapes, self.profile_memory, self.with_stack)
+        self._recorder = self._new_recorder()
         set_recorder(self._recorder)
         set_included(_tls.included | PROFILER_KEY_SET)
+        if self._all_threads:
+            self._hub = AllThreads(self._new_recorder)
+            record_all_threads(self._hub)
+
+    def _new_recorder(self):
+        return Recorder(self.record_shapes, self.profile_memory, self.with_stack)
 
     def _end_cycle(self):
         rec, self._recorder = self._recorder, None
+        others = ()
+        if self._hub is not None:
+            record_all_threads(None)
+            others, self._hub = self._hub.close(), None
         set_included(_tls.included & ~PROFILER_KEY_SET)
         set_recorder(None)
         rec.open = False
-        self._events = self._build(rec)
+        self._events = self._build(rec, others)
+        self._next_id += len(self._events)
         if self.on_trace_ready is not None:
             self.on_trace_ready(self)
 
-    def _build(self, rec) -> EventList:
-        events = build_events(rec.records, rec.start_ns, rec.thread, self._next_id,
-                              flop_registry if self.with_flops else None)
-        self._next_id += len(events)
+    def _build(self, rec, others=()) -> EventList:
+        """The events of ``rec`` then of the other threads' recorders ``others``, on ``rec``'s time base."""
+        flops = flop_registry if self.with_flops else None
+        events = build_events(list(rec.records), rec.start_ns, rec.thread, self._next_id, flops)
+        for other in others:
+            events += build_events(list(other.records), rec.start_ns, other.thread, self._next_id + len(events),
+                                   flops)
         return EventList(events, self.profile_memory)
 
     # ---- observers (Note [Backward observers], Note [Graph run observers]) --------------------
     def _backward_range(self):
-        return _BackwardRange(self._recorder)
+        return _BackwardRange(self._recorder_here())
 
     def _graph_range(self, entry):
-        rec = self._recorder
-        if rec is None or current_recorder() is not rec:
+        if self._recorder_here() is None:
             return _NO_RANGE
         return _GraphRange(entry)
+
+    def _recorder_here(self):
+        """The calling thread's recorder when it records for this profile, else None."""
+        rec = self._recorder
+        if rec is None:
+            return None
+        here = current_recorder()
+        if here is rec or (self._hub is not None and here in self._hub.recorders):
+            return here
+        return None
 
     # ---- results --------------------------------------------------------------------------------
     def events(self) -> EventList:
@@ -313,10 +356,7 @@ class profile:
         return self._events
 
     def _build_snapshot(self) -> EventList:
-        rec = self._recorder
-        events = build_events(list(rec.records), rec.start_ns, rec.thread, self._next_id,
-                              flop_registry if self.with_flops else None)
-        return EventList(events, self.profile_memory)
+        return self._build(self._recorder, list(self._hub.recorders) if self._hub is not None else ())
 
     def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> EventList:
         """The events grouped by name (and by input shapes / the first stack frames): ``.table(...)``."""
@@ -336,7 +376,7 @@ class _BackwardRange:
     __slots__ = ("_rec", "_token")
 
     def __init__(self, rec):
-        self._rec = rec if rec is not None and current_recorder() is rec else None
+        self._rec = rec  # the calling thread's recorder for the profile, or None
         self._token = None
 
     def __enter__(self):

@@ -31,12 +31,14 @@ here and is counted, where PyTorch's ``dot`` / ``mv`` backward is not.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections import defaultdict
 from math import prod
 
 from oneflow_lite.autograd.engine import add_backward_observer
 from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.interpreters.python_mode import DispatchMode
+from oneflow_lite.nn.module import register_module_forward_hook, register_module_forward_pre_hook
 
 __all__ = ["FlopCounterMode", "flop_registry", "register_flop_formula"]
 
@@ -133,21 +135,29 @@ def _grad_tensors(value) -> list:
 
 
 class ModuleTracker:
-    """Which modules of ``mods`` run now (PyTorch's ``ModuleTracker``): ``parents`` holds ``"Global"`` and the
-    names of the modules whose forward, or whose backward, is running. A module is named as PyTorch names
-    it: the class name of its root, then the attribute path (``"Net.fc1"``).
+    """Which modules run now (PyTorch's ``ModuleTracker``): ``parents`` holds ``"Global"`` and the names of the
+    modules whose forward, or whose backward, is running. A module is named as PyTorch names it: the class name
+    of its root, then the attribute path (``"Net.fc1"``).
 
-    In a forward the modules' pre-hooks add their names and the hooks remove them; in backward, a hook on a
-    module's outputs adds its name when their gradient arrives and a hook on its inputs removes it when
-    theirs is computed; after each backward run only ``"Global"`` is left (Note [Backward observers])."""
+    Without ``mods`` every module is tracked through the global module hooks (Note [Global module hooks] in
+    nn/module.py), named when it first runs: a module not named yet is a root, and its children are named from
+    it (PyTorch's ``torch.utils.module_tracker``). With ``mods`` only those models' modules are tracked, through
+    hooks of their own. In a forward the pre-hooks add a module's name and the hooks remove it; in backward, a
+    hook on a module's outputs adds its name when their gradient arrives and a hook on its inputs removes it
+    when theirs is computed; after each backward run only ``"Global"`` is left (Note [Backward observers])."""
 
-    def __init__(self, mods):
+    def __init__(self, mods=()):
         self.mods = mods
         self.parents = {"Global"}
         self._handles = []
+        self._names = weakref.WeakKeyDictionary()  # module -> name, for the global hooks
 
     def __enter__(self):
         self.parents = {"Global"}
+        if not self.mods:
+            self._names = weakref.WeakKeyDictionary()
+            self._handles.append(register_module_forward_pre_hook(self._global_pre_hook))
+            self._handles.append(register_module_forward_hook(self._global_post_hook))
         seen = set()
         for root in self.mods:
             root_name = type(root).__name__
@@ -160,6 +170,26 @@ class ModuleTracker:
                 self._handles.append(m.register_forward_hook(functools.partial(self._post_hook, name)))
         self._handles.append(add_backward_observer(self._after_backward))
         return self
+
+    def _name_of(self, module) -> str:
+        names = self._names
+        name = names.get(module)
+        if name is None:
+            name = names[module] = type(module).__name__
+            stack = [(module, name)]
+            while stack:
+                parent, parent_name = stack.pop()
+                for child_name, child in parent.named_children():
+                    if child not in names:
+                        names[child] = f"{parent_name}.{child_name}"
+                        stack.append((child, names[child]))
+        return name
+
+    def _global_pre_hook(self, module, args):
+        self._pre_hook(self._name_of(module), module, args)
+
+    def _global_post_hook(self, module, args, output):
+        self._post_hook(self._name_of(module), module, args, output)
 
     def __exit__(self, *exc):
         for handle in self._handles:
@@ -220,10 +250,10 @@ class FlopCounterMode:
     """Count the FLOPs of the ops run inside (PyTorch's ``FlopCounterMode``; Note [FLOP formulas]).
 
     ``with FlopCounterMode(model) as fc: model(x).sum().backward()``; then ``fc.get_total_flops()`` and
-    ``fc.get_flop_counts()`` (``{"Global": {op type: flops}, "Net": {...}, "Net.fc1": {...}}``). Per-module
-    counts need the modules: pass the model (or a list of models) as ``mods``; oneflow_lite has no global
-    module hooks, so without ``mods`` only ``"Global"`` is counted. ``custom_mapping``: {op type: formula}
-    added to (or replacing) the registered formulas. On exit the table is printed when ``display``.
+    ``fc.get_flop_counts()`` (``{"Global": {op type: flops}, "Net": {...}, "Net.fc1": {...}}``). Without
+    ``mods`` every module that runs is counted (global module hooks, as PyTorch's); with ``mods`` (a model or a
+    list of them) only their modules are. ``custom_mapping``: {op type: formula} added to (or replacing) the
+    registered formulas. On exit the table is printed when ``display``.
     """
 
     def __init__(self, mods=None, depth: int = 2, display: bool = True, custom_mapping=None):

@@ -252,6 +252,25 @@ def _all_any_ref(fn):
     return ref
 
 
+def _hash_tensor_ref(x, dim=None, keepdim=False):
+    """PyTorch's documented hash: each element upcast to float64 / int64 (uint64 for bool and unsigned), its
+    bits xor-reduced."""
+    kind = x.dtype.kind
+    bits = (x.astype(np.int64).view(np.uint64) if kind == "i" else x.astype(np.uint64) if kind in "bu"
+            else x.astype(np.float64).view(np.uint64))
+    return np.asarray(np.bitwise_xor.reduce(bits, axis=_axes(x.shape, dim), keepdims=keepdim))
+
+
+def _hash_tensor_samples(dtype):
+    for shape, dim, keepdim in _REDUCE_CASES:
+        if 0 in [shape[a] for a in _axes(shape, dim)] or (dim is None and 0 in shape):
+            continue  # PyTorch's IndexError / RuntimeError (tests/test_compat_view_dtype_masks.py)
+        kwargs = {} if dim is None else {"dim": dim}
+        if keepdim:
+            kwargs["keepdim"] = True
+        yield Sample((make(shape, dtype),), kwargs, name=f"{shape} dim={dim} keepdim={keepdim}")
+
+
 def _all_any_samples(dtype):
     for sample in _reduce_samples(low=0, high=2)(dtype):
         if dtype.is_floating_point:  # many zeros, so both results occur
@@ -372,6 +391,8 @@ register(
     OpSpec("logsumexp", _logsumexp_ref, _logsumexp_samples, dtypes=ALL, method="logsumexp", gradgrad=True),
     OpSpec("norm", _norm_ref, _norm_samples, dtypes=FLOATS, method="norm", unsupported_error=RuntimeError,
            grad_samples=_norm_grad_samples),
+    OpSpec("hash_tensor", _hash_tensor_ref, _hash_tensor_samples, dtypes=ALL, differentiable=False,
+           method="hash_tensor"),
     OpSpec("all", _all_any_ref(np.all), _all_any_samples, dtypes=ALL, differentiable=False, method="all"),
     OpSpec("any", _all_any_ref(np.any), _all_any_samples, dtypes=ALL, differentiable=False, method="any"),
     OpSpec("cumsum", _scan_ref(np.cumsum), _scan_samples(), dtypes=ALL, method="cumsum", gradgrad=True),

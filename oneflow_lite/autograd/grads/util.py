@@ -117,11 +117,12 @@ class OpCaller:
             op = self._ops[n] = builder.build()
         return op
 
-    def __call__(self, *inputs, attrs: AttrMap | None = None, **attr_values):
+    def __call__(self, *inputs, attrs: AttrMap | None = None, out: tuple | None = None, **attr_values):
+        """``out``: existing tensors to write the outputs into (a global one's layout asks for that signature)."""
         if attr_values:
             attrs = cached_attrs(self._attrs, tuple(attr_values), tuple(attr_values.values()))
-        out = dispatch(self._op(len(inputs)), inputs, attrs)
-        return out[0] if len(out) == 1 else out
+        res = dispatch(self._op(len(inputs)), inputs, attrs, out)
+        return res[0] if len(res) == 1 else res
 
 
 def _op_caller(op_type):

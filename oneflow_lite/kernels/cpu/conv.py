@@ -6,7 +6,8 @@ Convolutions are im2col: ``sliding_window_view`` of the padded input, one copy i
 (col2im) adds one strided slice per kernel offset. Pooling takes the same windows; adaptive and fractional
 pooling gather their windows of varying start with index arrays. Upsampling gathers along one spatial axis at a
 time and its gradient scatters back by runs of equal indices. float16 computes in float32 and rounds once, as
-PyTorch's cpu kernels accumulate half in float.
+PyTorch's cpu kernels accumulate half in float; so do the convolutions in bfloat16 (autocast's lower-precision
+convolutions, Note [bfloat16 through float32] in kernels/cpu/bfloat16.py).
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from oneflow_lite.dispatch.kernel_predicate import dtype_in
 from oneflow_lite.framework import dtype as dt
-from oneflow_lite.framework.dtype import FLOATING_DTYPES, INTEGRAL_DTYPES
+from oneflow_lite.framework.dtype import FLOATING_DTYPES, INTEGRAL_DTYPES, bfloat16
 from oneflow_lite.kernels.registration import cpu_kernel
 
 _F16 = np.dtype(np.float16)
+_BF16 = bfloat16.np_dtype
 _F32 = np.dtype(np.float32)
 _I64 = np.dtype(np.int64)
 _prod = math.prod
@@ -41,7 +43,8 @@ def _quiet(kernel):
 
 
 def _compute_dtype(a):
-    return _F32 if a.dtype == _F16 else a.dtype
+    d = a.dtype
+    return _F32 if d == _F16 or d == _BF16 else d
 
 
 def _pad(x, before, after, value=0):
@@ -108,11 +111,12 @@ def conv_cpu(ctx, x, w, b=None):
 
 
 _FLOAT = tuple(FLOATING_DTYPES)
+_CONV = _FLOAT + (bfloat16,)
 for _nd in (1, 2, 3):
-    cpu_kernel(f"conv{_nd}d", dtype_in("in", *_FLOAT))(_quiet(conv_cpu))
+    cpu_kernel(f"conv{_nd}d", dtype_in("in", *_CONV))(_quiet(conv_cpu))
 
 
-@cpu_kernel("conv_data_grad", dtype_in("dy", *_FLOAT))
+@cpu_kernel("conv_data_grad", dtype_in("dy", *_CONV))
 @_quiet
 def conv_data_grad_cpu(ctx, dy, w):
     """col2im: each input position receives ``filter^T @ dy`` from every output whose window covers it."""
@@ -141,7 +145,7 @@ def conv_data_grad_cpu(ctx, dy, w):
     return np.ascontiguousarray(dx).reshape(m.shape).astype(m.np_dtype, copy=False)
 
 
-@cpu_kernel("conv_filter_grad", dtype_in("dy", *_FLOAT))
+@cpu_kernel("conv_filter_grad", dtype_in("dy", *_CONV))
 @_quiet
 def conv_filter_grad_cpu(ctx, dy, x):
     attrs = ctx.attrs

@@ -10,12 +10,13 @@ PyTorch has no bool matmul on cpu, so bool inputs find no kernel.
 import numpy as np
 
 from oneflow_lite.dispatch.kernel_predicate import dtype_in
-from oneflow_lite.framework.dtype import NUMERIC_DTYPES, float32, float64
+from oneflow_lite.framework.dtype import NUMERIC_DTYPES, bfloat16, float32, float64
 from oneflow_lite.framework.errors import LinAlgError
 from oneflow_lite.kernels.registration import cpu_kernel
 
 _F16 = np.dtype(np.float16)
 _F32 = np.dtype(np.float32)
+_BF16 = bfloat16.np_dtype
 _I64 = np.dtype(np.int64)
 _matmul = np.matmul
 
@@ -81,11 +82,12 @@ def _plan(equation):
     return plan
 
 
-@cpu_kernel("einsum", dtype_in("in", *NUMERIC_DTYPES))
+@cpu_kernel("einsum", dtype_in("in", *NUMERIC_DTYPES, bfloat16))
 def einsum_cpu(ctx, *xs):
+    """float16 / bfloat16 operands are summed in float32 and rounded once (PyTorch's cpu kernels)."""
     equation = ctx.attrs["equation"]
     m = ctx.out_metas[0]
-    half = m.np_dtype == _F16
+    half = m.np_dtype in (_F16, _BF16)
     if half:
         xs = [x.astype(_F32) for x in xs]
     optimize = "greedy" if len(xs) > 1 else False
@@ -100,7 +102,7 @@ def einsum_cpu(ctx, *xs):
         dims = iter(np.shape(r))
         y = np.zeros(m.shape, xs[0].dtype)
         np.einsum(diagonal, y)[...] = np.reshape(r, [next(dims) if p else 1 for p in present])
-    return y.astype(_F16) if half else y
+    return y.astype(m.np_dtype) if half else y
 
 
 # ---- diagonal ---------------------------------------------------------------------------------------

@@ -223,13 +223,23 @@ def exp_cpu(ctx, x):
 _matmul = np.matmul
 
 
-# PyTorch has no bool matmul on cpu; integer matmul works (NumPy's non-BLAS loops).
-@cpu_kernel("matmul", dtype_in("a", *NUMERIC_DTYPES))
-def matmul_cpu(ctx, a, b):
+def _matmul_any(a, b):
+    """``a @ b``; float16 is computed in float32 and rounded once: PyTorch's cpu half matmul accumulates in
+    float32 too, and NumPy's own float16 matmul has no BLAS (50 times slower than float32). Beyond float16's
+    range is inf, silently. (NumPy's builtin dtypes are singletons, so ``is`` is the cheap exact test.)"""
+    if a.dtype is _F16:
+        with _errstate(over="ignore"):
+            return _matmul(a.astype(_F32), b.astype(_F32)).astype(_F16)
     return _matmul(a, b)
 
 
-matmul_cpu.plain = _matmul  # Note [Plain kernels]
+# PyTorch has no bool matmul on cpu; integer matmul works (NumPy's non-BLAS loops).
+@cpu_kernel("matmul", dtype_in("a", *NUMERIC_DTYPES))
+def matmul_cpu(ctx, a, b):
+    return _matmul_any(a, b)
+
+
+matmul_cpu.plain = _matmul_any  # Note [Plain kernels]
 
 
 _sum = np.add.reduce  # np.sum without its Python wrapper

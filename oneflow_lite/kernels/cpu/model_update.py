@@ -258,6 +258,12 @@ def _register_update(op_type: str, step, names: tuple, state_count) -> None:
         params = _attr_values(cache, ctx.attrs, names, state_count)
         k = params[-1]
         states, scalars = rest[:k], rest[k:]
+        if scalars and scalars[-1].dtype.kind in "biu":  # skip_if (Note [skip_if] in ops/model_update.py)
+            if scalars[-1].any():
+                if out is not model:
+                    _copyto(out, model)
+                return
+            scalars = scalars[:-1]
         with _errstate(all="ignore"):
             if model.dtype != _F16:
                 step(params, out, model, diff, states, scalars)

@@ -76,6 +76,20 @@ def reduce_mean_cpu(ctx, x):
     return _out(r, x.dtype)
 
 
+@cpu_kernel("hash_tensor")  # every dtype, bfloat16 and uint16/32/64 included
+def hash_tensor_cpu(ctx, x):
+    """PyTorch's mode 0: each element upcast to float64 / int64 / uint64, its bits xor-reduced."""
+    kind = x.dtype.kind
+    if kind == "i":
+        bits = x.astype(np.int64).view(np.uint64)
+    elif kind in "bu":  # bool and unsigned: zero-extended
+        bits = x.astype(np.uint64)
+    else:  # floating, bfloat16 (an ml_dtypes "V" dtype) included
+        bits = x.astype(np.float64).view(np.uint64)
+    attrs = ctx.attrs
+    return _asarray(np.bitwise_xor.reduce(bits, axis=attrs["axis"], keepdims=attrs["keepdims"]))
+
+
 @cpu_kernel("reduce_prod", _NUMERIC)
 def reduce_prod_cpu(ctx, x):
     attrs = ctx.attrs

@@ -281,3 +281,9 @@ def unfold_tensor_grad_cpu(ctx, dy):
     index = np.arange(n)[:, None] * step + np.arange(size)  # (window, offset) -> position along dim
     np.add.at(np.moveaxis(dx, dim, -1), (Ellipsis, index), np.moveaxis(dy, dim, -2))
     return dx
+
+
+@cpu_kernel("view_dtype")
+def view_dtype_cpu(ctx, x):
+    """``Tensor.view(dtype)``: NumPy's reinterpreting view (the functor checked the strides)."""
+    return x.view(ctx.out_metas[0].np_dtype)

@@ -22,7 +22,7 @@ from oneflow_lite import functional as F
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.nn import init
 from oneflow_lite.nn.module import Module
-from oneflow_lite.nn.modules.linear import Linear, NonDynamicallyQuantizableLinear
+from oneflow_lite.nn.modules.linear import NonDynamicallyQuantizableLinear
 from oneflow_lite.nn.parameter import Parameter
 
 __all__ = ["CELU", "ELU", "GELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU",

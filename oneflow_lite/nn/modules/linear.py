@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from oneflow_lite import functional as F
+from oneflow_lite.interpreters.autocast import without_autocast
 from oneflow_lite.nn import init
 from oneflow_lite.nn.module import Module
 from oneflow_lite.nn.parameter import Parameter
@@ -52,6 +53,7 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+@without_autocast  # PyTorch's _trilinear is on no autocast list; einsum is (Note [Autocast at the function level])
 def bilinear(input1, input2, weight, bias=None):
     """``y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``."""
     d1, d2 = input1.ndim, input2.ndim
