@@ -31,7 +31,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import oneflow_lite as flow
@@ -426,8 +426,14 @@ def _hostile(draw, ctx, kind):
 
 
 # The overloads drawn: the local ones. A global overload (``placement=`` and ``sbp=``, GlobalZeros ...) needs a
-# placement and SBP, which PyTorch has no counterpart for; tests/test_global*.py cover them.
-LOCAL_OVERLOADS = {name: [i for i, s in enumerate(sigs) if not any(a.type.startswith("Placement") for a in s.args)]
+# placement and SBP, which PyTorch has no counterpart for; tests/test_global*.py cover them. An optional
+# placement / sbp (``zeros_like(input, *, ..., placement=None, sbp=None)``) is left to its default.
+def _global_arg(a) -> bool:
+    return a.type.startswith(("Placement", "Sbp"))
+
+
+LOCAL_OVERLOADS = {name: [i for i, s in enumerate(sigs) if not any(_global_arg(a) and not a.has_default
+                                                                    for a in s.args)]
                    for name, sigs in FUNCTIONS.items()}
 
 
@@ -441,7 +447,7 @@ def draw_call(draw, name: str) -> Call:
     ctx = _Ctx(np.random.default_rng(seed), base, draw(st.sampled_from(DTYPES)), draw(st.integers(0, 2)) == 0)
     args, kwargs, skipping = [], {}, False
     for spec in sig.args:
-        if spec.has_default and draw(st.integers(0, 2)) == 0:
+        if spec.has_default and (_global_arg(spec) or draw(st.integers(0, 2)) == 0):
             skipping = True  # left to its default: later ones go by keyword
             continue
         value = draw_value(draw, ctx, spec, name)
@@ -476,10 +482,14 @@ class Outcome:
 
 
 def _as_outputs(result):
+    """The tensors of a result: a tensor, or a (named) tuple or list of tensors and of tuples of tensors
+    (``histogramdd``'s bin edges); None for anything else."""
     if isinstance(result, Tensor):
         return (result,)
-    if isinstance(result, (tuple, list)) and all(isinstance(t, Tensor) for t in result):
-        return tuple(result)
+    if isinstance(result, (tuple, list)):  # None: an output not asked for (batch_norm_backward_reduce)
+        parts = [() if r is None else _as_outputs(r) for r in result]
+        if all(p is not None for p in parts):
+            return tuple(t for p in parts for t in p)
     return None
 
 
@@ -489,13 +499,13 @@ for _name, _sigs in FUNCTIONS.items():
         _BY_FUNCTOR.setdefault(_s.functor_name, set()).add(_name)
 
 
-def _functor_of(frame) -> str | None:
-    """The registered name of the functor (or composite function) ``frame`` runs, if any."""
+def _functors_of(frame) -> set:
+    """The registered names of the functor (or composite function) ``frame`` runs: one functor may be
+    registered under several names (``Neg`` and ``Negative``)."""
     me = frame.f_locals.get("self")
-    for name, inst in functor_registry._instances.items():
-        if inst is me or getattr(inst, "__code__", None) is frame.f_code:
-            return name
-    return None
+    kind = type(me) if me is not None and hasattr(me, "__call__") else None
+    return {name for name, inst in functor_registry._instances.items()
+            if type(inst) is kind or getattr(inst, "__code__", None) is frame.f_code}
 
 
 def _op_names_in_traceback(exc) -> set:
@@ -509,9 +519,10 @@ def _op_names_in_traceback(exc) -> set:
             op_type = getattr(v, "op_type_name", None) or getattr(v, "op_type", None)
             if isinstance(op_type, str):
                 names.add(op_type)
-        functor = _functor_of(frame)
-        if functor is not None:
+        functors = _functors_of(frame)
+        for functor in functors:
             names |= {functor, *_BY_FUNCTOR.get(functor, ())}
+        if functors:
             for v in getattr(frame.f_locals.get("self"), "__dict__", {}).values():  # the functor's op exprs
                 if isinstance(getattr(v, "op_type_name", None), str):
                     names.add(v.op_type_name)
@@ -524,6 +535,7 @@ def _names_an_op(name: str, exc) -> bool:
     candidates = {name, name.rstrip("_"), *(s.functor_name for s in FUNCTIONS[name])}
     candidates |= _op_names_in_traceback(exc)
     candidates |= {c.replace("_", ".", 1) for c in candidates}  # linalg_matrix_norm is linalg.matrix_norm
+    candidates |= {re.sub(r"^(linalg_|native_)|_copy$", "", c) for c in candidates}  # multi_dot, layer_norm, slice
     for c in candidates:
         c = c.lower()
         if len(c) >= 3 and c in message:
@@ -623,6 +635,8 @@ def check_call(call: Call) -> Outcome:
     result, exc = run_guarded(lambda: fn(*args, **kwargs))
     if exc is not None:
         return classify_error(call.name, exc, "cpu")
+    if type(result) in (bool, int, float):  # allclose, equal: a Python scalar, as PyTorch
+        return Outcome("result", outputs=())
     outputs = _as_outputs(result)
     if outputs is None:
         return Outcome("failure", f"returns {type(result).__name__}, not tensors")
@@ -646,7 +660,9 @@ def selected_names() -> list[str]:
     return [n for n in NAMES if n in set(only.split(","))] if only else NAMES
 
 
-FUZZ_SETTINGS = {"deadline": None, "database": None, "suppress_health_check": list(HealthCheck), "print_blob": True}
+# No shrinking: a failing call is reported as drawn (shrinking a slow op's failure can take minutes).
+FUZZ_SETTINGS = {"deadline": None, "database": None, "suppress_health_check": list(HealthCheck), "print_blob": True,
+                 "phases": (Phase.explicit, Phase.generate)}
 
 
 class Tally:

@@ -37,24 +37,10 @@ except ImportError:  # pragma: no cover - the parity test is optional
     torch = None
 
 # Note [Pending fuzz failures]
-# Functions that still fail test_fuzz / test_parity after main grew from ~338 to ~589 functional functions,
-# not triaged yet (issues #17, #20). They are skipped by test_fuzz / test_parity, and
-# test_pending_{fuzz,parity}_entries_still_fail assert each one still fails: the lists can only shrink (a function fixed
-# must be removed from its list). Never add a function that passes today.
-_UNTRIAGED = "fails since the merge of main (issue 17 / 20), not triaged yet"
-FUZZ_PENDING = {
-    "addmv": _UNTRIAGED, "addmv_": _UNTRIAGED,
-    "allclose": "the error of its isclose step names broadcast_equal, not allclose / isclose",
-    "batch_norm_backward_reduce": _UNTRIAGED, "batch_norm_gather_stats": _UNTRIAGED,
-    "batch_norm_gather_stats_with_counts": _UNTRIAGED, "bucketize": _UNTRIAGED, "cartesian_prod": _UNTRIAGED,
-    "chain_matmul": _UNTRIAGED, "clamp_min": _UNTRIAGED,
-    "clamp_max": "promote_types (framework/dtype.py) refuses bool with uint16 in a message naming no op",
-    "combinations": _UNTRIAGED,
-    "corrcoef": "its error names cov (called directly), not corrcoef",
-    "diag_embed": _UNTRIAGED, "diagonal": _UNTRIAGED, "diagonal_copy": _UNTRIAGED,
-    "dist": _UNTRIAGED, "divide": _UNTRIAGED, "equal": _UNTRIAGED, "fmax": _UNTRIAGED,
-    "grid_sampler_2d": _UNTRIAGED, "grid_sampler_3d": _UNTRIAGED, "histc": _UNTRIAGED,
-}
+# Functions that still fail test_fuzz / test_parity, with the reason (issues #17, #20). They are skipped by
+# test_fuzz / test_parity, and test_pending_{fuzz,parity}_entries_still_fail assert each one still fails: the lists
+# can only shrink (a function fixed must be removed from its list). Never add a function that passes today.
+FUZZ_PENDING: dict[str, str] = {}
 PARITY_PENDING = {
     "cumulative_trapezoid": "uint8 y without x: disagrees with PyTorch (not triaged)",
     "unique_consecutive": "empty bool input with dim=0: disagrees with PyTorch (not triaged)",

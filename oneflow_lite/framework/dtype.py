@@ -10,6 +10,7 @@ import ml_dtypes
 import numpy as np
 
 from oneflow_lite._proto import attr_value_pb2
+from oneflow_lite.framework.errors import unnamed_op
 
 
 class dtype:
@@ -137,8 +138,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
     if (a in LIMITED_UNSIGNED or b in LIMITED_UNSIGNED) and not (a.is_floating_point or b.is_floating_point):
-        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
-                           f"{a.name} and {b.name} (Note [Limited unsigned dtypes])")
+        raise unnamed_op(RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+                                      f"promote {a.name} and {b.name} (Note [Limited unsigned dtypes])"))
     if a._rank == b._rank == float16._rank:  # float16 with bfloat16
         return float32
     if a._category != b._category:

@@ -41,6 +41,7 @@ from __future__ import annotations
 import inspect
 from types import FunctionType
 
+from oneflow_lite.framework.errors import name_the_op
 from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.functors.registry import get_functor
 from oneflow_lite.functors.signature import BAD, Signature, SignatureMismatch, describe_call
@@ -163,34 +164,40 @@ class FunctionalFunction:
     def _make_function(self):
         plans_get = self._plans.get
         resolve = self._resolve
+        fn_name = self.__name__
 
         # a0 and a1 are positional-only: a keyword named ``a0`` lands in ``kwargs`` like any other.
         def function(a0=_MISSING, a1=_MISSING, /, *rest, **kwargs):
-            if not kwargs and not rest:
-                if a1 is not _MISSING:
-                    plan = plans_get((type(a0), type(a1)))
+            try:
+                if not kwargs and not rest:
+                    if a1 is not _MISSING:
+                        plan = plans_get((type(a0), type(a1)))
+                        if plan is not None:
+                            call, defaults = plan
+                            return call(a0, a1, *defaults) if defaults else call(a0, a1)
+                        return resolve((a0, a1), kwargs)
+                    if a0 is not _MISSING:
+                        plan = plans_get(type(a0))
+                        if plan is not None:
+                            call, defaults = plan
+                            return call(a0, *defaults) if defaults else call(a0)
+                        return resolve((a0,), kwargs)
+                args = (a0, a1, *rest) if a1 is not _MISSING else (a0,) if a0 is not _MISSING else ()
+                if not kwargs:
+                    plan = plans_get(_type_key(args))
                     if plan is not None:
                         call, defaults = plan
-                        return call(a0, a1, *defaults) if defaults else call(a0, a1)
-                    return resolve((a0, a1), kwargs)
-                if a0 is not _MISSING:
-                    plan = plans_get(type(a0))
+                        return call(*args, *defaults)
+                else:
+                    plan = plans_get(_keyword_key(args, kwargs))
                     if plan is not None:
-                        call, defaults = plan
-                        return call(a0, *defaults) if defaults else call(a0)
-                    return resolve((a0,), kwargs)
-            args = (a0, a1, *rest) if a1 is not _MISSING else (a0,) if a0 is not _MISSING else ()
-            if not kwargs:
-                plan = plans_get(_type_key(args))
-                if plan is not None:
-                    call, defaults = plan
-                    return call(*args, *defaults)
-            else:
-                plan = plans_get(_keyword_key(args, kwargs))
-                if plan is not None:
-                    call, slots = plan
-                    return call(*args, *[d if name is None else kwargs[name] for name, d in slots])
-            return resolve(args, kwargs)
+                        call, slots = plan
+                        return call(*args, *[d if name is None else kwargs[name] for name, d in slots])
+                return resolve(args, kwargs)
+            except Exception as e:  # Note [Errors name their op]
+                if getattr(e, "op_unnamed", False):
+                    name_the_op(e, fn_name)
+                raise
 
         function.__name__ = function.__qualname__ = self.__name__
         function.__module__ = "oneflow_lite.functional"  # flow._C

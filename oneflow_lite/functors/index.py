@@ -342,7 +342,8 @@ class ScatterReduceFunctor:
 
     def __call__(self, x, dim, index, src, reduce, include_self=True, inplace=False):
         if reduce not in SCATTER_REDUCTIONS:
-            raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+            raise RuntimeError(f"scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, got "
+                               f"{reduce}")
         _check_index_dtype("scatter_reduce", index)
         if src._meta.dtype is not x._meta.dtype:
             raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
@@ -415,7 +416,7 @@ def index_fill(x, dim, index, value, inplace=False):
     if index._meta.dtype is not _int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if index._meta.ndim > 1:
-        raise RuntimeError("Index has to be a vector/scalar")
+        raise RuntimeError("index_fill: Index has to be a vector/scalar")
     if isinstance(value, Tensor) and value._meta.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value._meta.ndim} dimension(s).")
@@ -473,7 +474,7 @@ def _flat_bounds(name, index, numel):
     values = index.numpy()
     for v in (int(values.min()), int(values.max())):
         if not -numel <= v < numel:
-            raise IndexError(f"out of range: tried to access index {v} on a tensor of {numel} elements.")
+            raise IndexError(f"{name}: out of range: tried to access index {v} on a tensor of {numel} elements.")
 
 
 @composite("Take")
@@ -602,9 +603,9 @@ def unravel_index(indices, shape):
     a tensor of ``shape`` (indices are taken modulo the size, as PyTorch's arithmetic does)."""
     d = indices._meta.dtype
     if d.is_floating_point or d is _bool:
-        raise TypeError(f"expected 'indices' to be integer dtype, but got {d}")
+        raise TypeError(f"unravel_index: expected 'indices' to be integer dtype, but got {d}")
     if any(s < 0 for s in shape):
-        raise ValueError(f"'shape' cannot have negative values, but got {tuple(shape)}")
+        raise ValueError(f"unravel_index: 'shape' cannot have negative values, but got {tuple(shape)}")
     if any(s == 0 for s in shape):
         raise RuntimeError("unravel_index: a dim of size 0 in 'shape' cannot hold any index (ZeroDivisionError)")
     flat = cast(indices, _int64)
@@ -616,9 +617,9 @@ def unravel_index(indices, shape):
 
 
 # ---- select / slice scatter ----------------------------------------------------------
-def _check_src_shape(src, expected):
+def _check_src_shape(name, src, expected):
     if tuple(src._meta.shape) != tuple(expected):
-        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+        raise RuntimeError(f"{name}: expected src to have a size equal to the slice of self. src size = "
                            f"{list(src._meta.shape)}, slice size = {list(expected)}")
 
 
@@ -628,11 +629,11 @@ def select_scatter(x, src, dim, index):
     replaced by ``src``."""
     shape = x._meta.shape
     if not shape:
-        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+        raise IndexError("select_scatter: select() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, len(shape), "select_scatter")
     if not -shape[d] <= index < shape[d]:
-        raise IndexError(f"select(): index {index} out of range for tensor of size {list(shape)} at dimension {d}")
-    _check_src_shape(src, shape[:d] + shape[d + 1:])
+        raise IndexError(f"select_scatter: select(): index {index} out of range for tensor of size {list(shape)} at dimension {d}")
+    _check_src_shape("select_scatter", src, shape[:d] + shape[d + 1:])
     kinds, values = (1,) * d + (0,), sum(((0, s, 1) for s in shape[:d]), ()) + (index % shape[d],)
     return F.index_put_encoded(x, kinds, values, (), (), src)
 
@@ -643,7 +644,7 @@ def slice_scatter(x, src, dim=0, start=None, end=None, step=1):
     ``start:end:step`` along ``dim`` replaced by ``src``."""
     axis, s, e, st = slice_bounds(x, dim, start, end, step, "slice_scatter")
     shape = x._meta.shape
-    _check_src_shape(src, shape[:axis] + (len(range(s, e, st)),) + shape[axis + 1:])
+    _check_src_shape("slice_scatter", src, shape[:axis] + (len(range(s, e, st)),) + shape[axis + 1:])
     kinds = (1,) * (axis + 1)
     values = sum(((0, size, 1) for size in shape[:axis]), ()) + (s, max(e, s), st)
     return F.index_put_encoded(x, kinds, values, (), (), src)

@@ -475,7 +475,7 @@ def addr(x, vec1, vec2, beta=1, alpha=1, inplace=False):
 def mv(mat, vec):
     """``mv(input, vec)``: the product of a matrix and a vector."""
     if mat._meta.ndim != 2 or vec._meta.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {mat._meta.ndim}, {vec._meta.ndim}")
+        raise RuntimeError(f"mv: vector + matrix @ vector expected, got 1, {mat._meta.ndim}, {vec._meta.ndim}")
     if mat._meta.shape[1] != vec._meta.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({mat._meta.shape[0]}), mat ({mat._meta.shape[0]}x"
                            f"{mat._meta.shape[1]}), vec ({vec._meta.shape[0]})")
@@ -606,9 +606,11 @@ def chain_matmul(matrices):
     for i, t in enumerate(matrices):
         if t._meta.ndim != 2:
             raise RuntimeError(f"chain_matmul(): Expected all tensors to be 2D, but tensor {i} is {t._meta.ndim}D")
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
     if len(matrices) == 1:
         return F.clone(matrices[0])
-    return multi_dot(matrices)
+    return F.linalg_multi_dot(matrices)
 
 
 @composite("Vecdot")
@@ -683,7 +685,7 @@ def cov(x, correction=1, fweights=None, aweights=None):
 @composite("Corrcoef")
 def corrcoef(x):
     """``corrcoef(input)``: Pearson's correlation coefficients of the rows of ``input``, clipped to [-1, 1]."""
-    c = cov(x)
+    c = F.cov(x)
     if c._meta.ndim == 0:
         return F.div(c, c)
     std = F.sqrt(F.diagonal(c))
@@ -1175,11 +1177,11 @@ def tensorinv(A, ind=2):
     """``linalg.tensorinv(A, ind=2)``: the inverse for ``tensordot(A, ., ind)``: shape
     ``A.shape[ind:] + A.shape[:ind]``."""
     if ind <= 0:
-        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+        raise RuntimeError(f"linalg.tensorinv: Expected a strictly positive integer for 'ind', but got {ind}")
     shape = tuple(A._meta.shape)
     rows, cols = math.prod(shape[:ind]), math.prod(shape[ind:])
     if rows != cols:
-        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+        raise RuntimeError(f"linalg.tensorinv: Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {cols} != {rows}")
     return F.reshape(F.linalg_inv(F.reshape(A, (rows, cols))), shape[ind:] + shape[:ind])
 
@@ -1196,8 +1198,8 @@ def tensorsolve(A, B, dims=None):
     x_shape = tuple(A._meta.shape[B._meta.ndim:])
     rows, cols = math.prod(b_shape), math.prod(x_shape)
     if tuple(A._meta.shape[:B._meta.ndim]) != b_shape or rows != cols:
-        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
-                           f"prod(self.shape[:other.ndim]), but got {cols} != {rows}")
+        raise RuntimeError(f"linalg.tensorsolve: Expected self to satisfy the requirement "
+                           f"prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), but got {cols} != {rows}")
     x = F.linalg_solve(F.reshape(A, (rows, cols)), F.reshape(B, (rows,)))
     return F.reshape(x, x_shape)
 
@@ -1306,7 +1308,7 @@ def dist(a, b, p=2):
     """``dist(input, other, p=2)``: the ``p``-norm of ``input - other`` (broadcasting)."""
     d = F.sub(a, b)
     if not d._meta.dtype.is_floating_point:
-        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+        raise RuntimeError(f"dist(): input dtype should be either floating point or complex. Got "
                            f"{TORCH_NAMES[d._meta.dtype]} instead.")
     return F.norm(d, p)
 
@@ -1361,11 +1363,11 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     elementwise, equal infinities close, NaN close to NaN only with ``equal_nan``."""
     da, db = a._meta.dtype, b._meta.dtype
     if da is not db:
-        raise RuntimeError(f"{TORCH_NAMES[da]} did not match {TORCH_NAMES[db]}")
+        raise RuntimeError(f"isclose: {TORCH_NAMES[da]} did not match {TORCH_NAMES[db]}")
     if rtol < 0:
-        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
+        raise RuntimeError(f"isclose: rtol must be greater than or equal to zero, but got {rtol:g}")
     if atol < 0:
-        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol:g}")
+        raise RuntimeError(f"isclose: atol must be greater than or equal to zero, but got {atol:g}")
     close = F.eq(a, b)
     if da is dt.bool_:
         return close
@@ -1382,7 +1384,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 @composite("Allclose")
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``allclose(input, other, ...)``: whether ``isclose`` holds everywhere (a Python bool)."""
-    return bool(F.all(isclose(a, b, rtol, atol, equal_nan)).item())
+    return bool(F.all(F.isclose(a, b, rtol, atol, equal_nan)).item())
 
 
 @composite("TensorEqual")

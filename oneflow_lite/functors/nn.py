@@ -1697,8 +1697,8 @@ def batch_norm_gather_stats_with_counts(x, mean, invstd, running_mean, running_v
     """Combine the per-process statistics ``mean`` / ``invstd`` (P, C) of ``counts`` (P,) elements each into the
     global (mean, invstd) (C,); update the running statistics in place (unbiased variance)."""
     if mean._meta.ndim != 2 or tuple(invstd._meta.shape) != tuple(mean._meta.shape):
-        raise RuntimeError(f"batch_norm_gather_stats: expected mean and invstd of shape (world_size, C), got "
-                           f"{_dims(mean._meta.shape)} and {_dims(invstd._meta.shape)}")
+        raise RuntimeError(f"batch_norm_gather_stats_with_counts: expected mean and invstd of shape (world_size, "
+                           f"C), got {_dims(mean._meta.shape)} and {_dims(invstd._meta.shape)}")
     n = F.reshape(cast(counts, mean._meta.dtype), (-1, 1))
     total = _sum_dim(n, 0)
     global_mean = F.div(_sum_dim(F.mul(mean, n), 0), total)
@@ -1721,6 +1721,9 @@ def _update_running(running_mean, running_var, mean, var, count, momentum):
 @composite("BatchNormGatherStats")
 def batch_norm_gather_stats(x, mean, invstd, running_mean, running_var, momentum, eps, count):
     """``batch_norm_gather_stats_with_counts`` with ``count`` elements in every process."""
+    if mean._meta.ndim != 2:
+        raise RuntimeError(f"batch_norm_gather_stats: expected mean of shape (world_size, C), got "
+                           f"{_dims(mean._meta.shape)}")
     counts = F.full((mean._meta.shape[0],), float(count), dtype=mean._meta.dtype, device=mean._meta.device)
     return batch_norm_gather_stats_with_counts(x, mean, invstd, running_mean, running_var, momentum, eps, counts)
 
@@ -1834,10 +1837,10 @@ def grid_sampler(x, grid, interpolation_mode, padding_mode, align_corners):
 @composite("GridSampler2d")
 def grid_sampler_2d(x, grid, interpolation_mode, padding_mode, align_corners):
     """``grid_sampler`` on a 4-D input and grid."""
-    return _grid_sampler("grid_sampler", x, grid, interpolation_mode, padding_mode, align_corners, 4)
+    return _grid_sampler("grid_sampler_2d", x, grid, interpolation_mode, padding_mode, align_corners, 4)
 
 
 @composite("GridSampler3d")
 def grid_sampler_3d(x, grid, interpolation_mode, padding_mode, align_corners):
     """``grid_sampler`` on a 5-D input and grid."""
-    return _grid_sampler("grid_sampler", x, grid, interpolation_mode, padding_mode, align_corners, 5)
+    return _grid_sampler("grid_sampler_3d", x, grid, interpolation_mode, padding_mode, align_corners, 5)

@@ -885,7 +885,7 @@ def bucketize(x, boundaries, out_int32=False, right=False):
     """``bucketize(input, boundaries, *, out_int32=False, right=False)``: the bucket of each element of
     ``input`` among the 1-D sorted ``boundaries``: ``searchsorted(boundaries, input)``."""
     if boundaries._meta.ndim != 1:
-        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries._meta.ndim})")
+        raise RuntimeError(f"bucketize: boundaries tensor must be 1 dimension, but got dim({boundaries._meta.ndim})")
     return F.searchsorted(boundaries, x, out_int32=out_int32, right=right)
 
 
@@ -1149,9 +1149,20 @@ def gradient(x, spacing=None, dim=None, edge_order=1):
     return tuple(out)
 
 
+def _describe_bins(b) -> str:
+    return f"shape {list(b._meta.shape)}" if isinstance(b, Tensor) else type(b).__name__
+
+
 def _histogramdd_edges(points, bins, range_, d):
     """One 1-D tensor of bin edges per dim of the (n, d) ``points``."""
     if isinstance(bins, (tuple, list)) and bins and isinstance(bins[0], Tensor):
+        if len(bins) != d:
+            raise RuntimeError(f"torch.histogramdd: expected {d} sequences of bin edges for each of the {d} "
+                               f"dimensions, but got {len(bins)}")
+        for i, b in enumerate(bins):
+            if not isinstance(b, Tensor) or b._meta.ndim != 1 or b._meta.shape[0] < 1:
+                raise RuntimeError(f"torch.histogramdd: bins[{i}] must be a 1-D tensor of at least one edge, got "
+                                   f"{_describe_bins(b)}")
         return [cast(b, points._meta.dtype) for b in bins]
     counts = list(bins) if isinstance(bins, (tuple, list)) else [bins] * d
     if len(counts) != d:

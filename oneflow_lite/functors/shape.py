@@ -739,10 +739,10 @@ def block_diag(tensors):
     return F.cat(rows, 0)
 
 
-def _check_1d(tensors):
+def _check_1d(name, tensors):
     for t in tensors:
         if t._meta.ndim != 1:
-            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._meta.shape)}")
+            raise RuntimeError(f"{name}: Expect a 1D vector, but got shape {list(t._meta.shape)}")
 
 
 @composite("Meshgrid")
@@ -783,17 +783,17 @@ def meshgrid(tensors, indexing=None):
 @composite("CartesianProd")
 def cartesian_prod(tensors):
     """``cartesian_prod(*tensors)``: every combination of the 1-d inputs' elements, one per row."""
-    _check_1d(tensors)
+    _check_1d("cartesian_prod", tensors)
     if len(tensors) == 1:
         return tensors[0]
-    return F.stack([F.reshape(g, (-1,)) for g in meshgrid(tensors, "ij")], 1)
+    return F.stack([F.reshape(g, (-1,)) for g in F.meshgrid(tensors, indexing="ij")], 1)
 
 
 @composite("Combinations")
 def combinations(x, r=2, with_replacement=False):
     """``combinations(input, r=2, with_replacement=False)``: the length-``r`` combinations of the 1-d input's
     elements (as ``itertools.combinations``), one per row."""
-    _check_1d((x,))
+    _check_1d("combinations", (x,))
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
@@ -851,7 +851,7 @@ def tensor_split_sections(x, sections, dim=0):
     longer; views."""
     axis = _tensor_split_axis(x, dim)
     if sections <= 0:
-        raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        raise RuntimeError(f"tensor_split: number of sections must be larger than 0, got {sections}")
     size = x._meta.shape[axis]
     small, big = divmod(size, sections)
     return F.split(x, [small + 1] * big + [small] * (sections - big), axis)
@@ -958,11 +958,11 @@ def rot90(x, k=1, dims=(0, 1)):
     ``dims[1]``; a copy."""
     ndim = x._meta.ndim
     if len(dims) != 2:
-        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+        raise RuntimeError(f"rot90: expected total rotation dims == 2, but got dims = {len(dims)}")
     if ndim < 2:
-        raise RuntimeError(f"expected total dims >= 2, but got total dims = {ndim}")
+        raise RuntimeError(f"rot90: expected total dims >= 2, but got total dims = {ndim}")
     if dims[0] == dims[1] or abs(dims[0] - dims[1]) == ndim:
-        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = "
+        raise RuntimeError(f"rot90: expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = "
                            f"{dims[1]}")
     d0, d1 = _wrap(dims[0], ndim, "rot90"), _wrap(dims[1], ndim, "rot90")
     k %= 4
@@ -1038,7 +1038,7 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
 
 def _repeat_index(counts: np.ndarray, output_size) -> np.ndarray:
     if counts.size and counts.min() < 0:
-        raise RuntimeError("repeats can not be negative")
+        raise RuntimeError("repeat_interleave: repeats can not be negative")
     total = int(counts.sum())
     if output_size is not None and output_size != total:
         raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {total} but got {output_size}")
@@ -1072,7 +1072,7 @@ def repeat_interleave(x, repeats, dim=None, output_size=None):
     """``repeat_interleave(input, repeats, dim=None, *, output_size=None)``: each element (along ``dim``,
     of the flattened input without it) repeated ``repeats[i]`` times (a 0-d / 1-element ``repeats`` for all)."""
     if repeats._meta.ndim > 1:
-        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        raise RuntimeError("repeat_interleave: repeats must be 0-dim or 1-dim tensor")
     return _repeat_along(x, _repeat_counts(repeats), dim, output_size)
 
 
@@ -1098,7 +1098,7 @@ def vander(x, N=None, increasing=False):
     """``vander(x, N=None, increasing=False)``: the Vandermonde matrix of the 1-d ``x``: columns
     ``x ** (N-1), ..., x ** 0`` (ascending with ``increasing``); integer and bool inputs give int64."""
     if x._meta.ndim != 1:
-        raise RuntimeError("x must be a one-dimensional tensor.")
+        raise RuntimeError("vander: x must be a one-dimensional tensor.")
     n = x._meta.shape[0] if N is None else N
     if n < 0:
         raise RuntimeError("N must be non-negative.")
@@ -1142,7 +1142,7 @@ def slice_bounds(x, dim, start, end, step, name):
         raise RuntimeError(f"{name}() cannot be applied to a 0-dim tensor.")
     axis = _wrap(dim, x._meta.ndim, name)
     if step <= 0:
-        raise RuntimeError("slice step must be positive")
+        raise RuntimeError(f"{name}: slice step must be positive")
     return (axis, *slice(start, end, step).indices(x._meta.shape[axis]))
 
 

@@ -241,7 +241,7 @@ def resize_(self, *sizes, memory_format=None):
     """
     sizes = _int_args("resize_", sizes)
     if self._key_set & AUTOGRAD_KEY_SET:
-        raise RuntimeError("cannot resize variables that require grad")
+        raise RuntimeError("resize_: cannot resize variables that require grad")
     for s in sizes:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(sizes)}")
@@ -276,6 +276,8 @@ def resize_as_(self, other, memory_format=None):
     if not isinstance(other, Tensor):
         raise TypeError(f"resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
                         f"{type(other).__name__}")
+    if self._key_set & AUTOGRAD_KEY_SET:
+        raise RuntimeError("resize_as_: cannot resize variables that require grad")
     return resize_(self, other._meta.shape)
 
 

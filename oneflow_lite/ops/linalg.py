@@ -204,11 +204,11 @@ def _diagonal_dims(ctx, ndim):
     d1, d2 = ctx.attr("dim1"), ctx.attr("dim2")
     for d in (d1, d2):
         if not -ndim <= d < ndim:
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got "
-                             f"{d})")
+            raise IndexError(f"diagonal: Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+                             f"but got {d})")
     d1, d2 = d1 % ndim, d2 % ndim
     if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {ctx.attr('dim1')}, {ctx.attr('dim2')}")
+        raise RuntimeError(f"diagonal: diagonal dimensions cannot be identical {ctx.attr('dim1')}, {ctx.attr('dim2')}")
     return d1, d2
 
 

@@ -542,7 +542,7 @@ derivative("logcumsumexp", name="Logcumsumexp", x=_logcumsumexp_grad)
 def _histc_shape(ctx):
     bins = ctx.attr("bins")
     if bins <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        raise RuntimeError(f"torch.histc: bins must be > 0, but got {bins}")
     if ctx.attr("min") > ctx.attr("max"):
         raise RuntimeError("torch.histc: max must be larger than min")
     return (bins,)

@@ -311,12 +311,21 @@ def linalg_qr_cpu(ctx, a):
     return q, r
 
 
+def _check_finite_for_svd(a, name="linalg.svd"):
+    """LAPACK's SVD drivers can loop forever on Inf (OpenBLAS gesdd): refuse non-finite input first, with
+    PyTorch's message."""
+    if not np.isfinite(a).all():
+        raise LinAlgError(f"{name}: The algorithm failed to converge because the input matrix contained "
+                          f"non-finite values.")
+
+
 @cpu_kernel("linalg_svd", _REAL)
 def linalg_svd_cpu(ctx, a):
     u_shape, s_shape, v_shape = (m.shape for m in ctx.out_metas)
     if a.size == 0:
         return (_eye_batch(a.shape[:-2], *u_shape[-2:], a.dtype), np.zeros(s_shape, a.dtype),
                 _eye_batch(a.shape[:-2], *v_shape[-2:], a.dtype))
+    _check_finite_for_svd(a)
     return _lin.svd(a, full_matrices=ctx.attrs["full_matrices"])
 
 
@@ -344,6 +353,7 @@ def linalg_pinv_cpu(ctx, a):
         w, v = _lin.eigh(a)
         s, left, right = np.abs(w), v * np.sign(w)[..., None, :], v
     else:
+        _check_finite_for_svd(a, "linalg.pinv")
         left, s, vh = _lin.svd(a, full_matrices=False)
         right = np.swapaxes(vh, -1, -2)
     tol = np.maximum(atol, rtol * s.max(axis=-1, initial=0.0))[..., None]

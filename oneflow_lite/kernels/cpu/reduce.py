@@ -557,6 +557,8 @@ def histogram_cpu(ctx, x, *optional):
     w = None if weight is None else weight.astype(_F64).ravel()
     if value_range is not None and not all(map(math.isfinite, value_range)):
         raise ValueError(f"torch.histogram(): range of [{value_range[0]}, {value_range[1]}] is not finite")
+    if bins is not None and (edges.size < 1 or np.any(edges[1:] < edges[:-1])):
+        raise ValueError("torch.histogram(): bin edges must be a 1-D tensor of increasing values")
     with _errstate(all="ignore"):
         hist, out_edges = np.histogram(a, bins=edges, range=value_range, weights=w, density=attrs["density"])
     return hist.astype(x.dtype), out_edges.astype(x.dtype)

@@ -207,7 +207,7 @@ def as_strided_cpu(ctx, x):
         need = required_size(size, stride, offset)
         if need > flat.size:
             item = flat.itemsize
-            raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
+            raise RuntimeError(f"as_strided: setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
                                f"and itemsize {item} requiring a storage size of {need * item} are out of "
                                f"bounds for storage of size {flat.size * item}")
         return strided_view(flat, size, stride, offset)
