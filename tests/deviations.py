@@ -209,9 +209,30 @@ KNOWN: list[Deviation] = [
                      "poisson", "multinomial", "rrelu", "rrelu_", "alpha_dropout", "alpha_dropout_",
                      "feature_alpha_dropout", "feature_alpha_dropout_")),
     Deviation("meta-checks", ("refusal",),
-              "value checks (a fill value that overflows the dtype) run on meta tensors too; PyTorch's meta "
-              "functions skip them",
-              pattern=r"without overflow|to have non-zero size", when=_on_meta),
+              "value checks (a fill value that overflows the dtype, bucketize's 1-d boundaries) run on meta "
+              "tensors too; PyTorch's meta functions skip them",
+              pattern=r"without overflow|to have non-zero size|boundaries tensor must be", when=_on_meta),
+    Deviation("integer-masks", ("silent acceptance",),
+              "OneFlow's masked_select / masked_fill / where take an integer mask or condition (nonzero is "
+              "True, Note [Integer masks]); PyTorch wants a bool one",
+              names=("masked_select", "masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_", "where"),
+              pattern=r"expected BoolTensor for mask|expected condition to be a boolean tensor|"
+                      r"only supports boolean masks|expected mask dtype to be Bool"),
+    Deviation("no-sparse-tensors", ("refusal",),
+              "there are no sparse tensors: gather(sparse_grad=True) refuses, saying so",
+              names=("gather",), pattern=r"sparse_grad=True is not supported"),
+    Deviation("low-precision-linalg", ("refusal",),
+              "the linear-algebra functions refuse float16 / bfloat16, as PyTorch's LAPACK-backed ones; "
+              "PyTorch's lu_unpack, which only copies, takes them",
+              names=("lu_unpack",), pattern=r"Low precision dtypes not supported"),
+    Deviation("torch-skips-checks-on-empty", ("refusal",),
+              "PyTorch's deprecated cholesky returns an empty input before checking that it is square",
+              names=("cholesky",), pattern=r"must be batches of square matrices",
+              when=lambda call: any(0 in t.shape for t in _tensors(call))),
+    Deviation("negative-padding-modes", ("refusal",),
+              "pad with a negative padding (a crop) in reflect / replicate / circular mode refuses here, with "
+              "a message saying only constant mode crops; PyTorch crops in every mode",
+              names=("pad",), pattern=r"negative padding .* is only supported in constant mode"),
     Deviation("hardtanh-bounds", ("refusal",),
               "hardtanh_ checks min_val <= max_val as hardtanh does; PyTorch's in-place variant does not check",
               names=("hardtanh_",), pattern=r"min_val cannot be greater than max_val"),
@@ -228,6 +249,14 @@ KNOWN: list[Deviation] = [
               "clamp(-0.0, min=0.0) is +0.0 here and -0.0 in PyTorch (std::max keeps its first argument); a "
               "division by the clamped value then gives +inf here, -inf there (gaussian_nll_loss with var -0.0)",
               names=("gaussian_nll_loss",), pattern=r"NaN placement differs|infinity differs"),
+    Deviation("torch-empty-dropout-mask", ("dtype",),
+              "native_dropout(train=False) of an empty tensor: PyTorch's mask takes the input's dtype (a bool "
+              "mask otherwise); the mask is bool here in every case (PyTorch is inconsistent)",
+              names=("native_dropout",), pattern=r"output 1: flow bool"),
+    Deviation("torch-welford-mean-of-inf", ("value",),
+              "var_mean / std_mean of a slice holding an infinity: the mean is that infinity here (a sum); "
+              "PyTorch's one-pass Welford update gives NaN (PyTorch is wrong: mean([-inf, 1]) is -inf)",
+              names=("var_mean", "std_mean"), pattern=r"NaN placement differs|infinity differs"),
     Deviation("torch-less-precise", ("value", "grad"),
               "float16 arithmetic here runs in float32 and rounds once (Note [Scalar operands]); PyTorch rounds "
               "some intermediates to float16 (pow's exponent - 1 in its gradient, a Python scalar base of pow, "
@@ -242,6 +271,11 @@ KNOWN: list[Deviation] = [
               "gather / scatter take int64 indices only (PyTorch also int32 for some of them)",
               names=("gather", "scatter", "scatter_add", "index_add", "index_select"),
               pattern=r"Expected dtype int\w* for index|dim_scatter|dim_gather|Index tensor must have"),
+    Deviation("torch-skips-index-dtype-on-empty", ("refusal",),
+              "take_along_dim with empty bool indices: PyTorch returns an empty result without checking the "
+              "indices' dtype; oneflow_lite checks it first",
+              names=("take_along_dim",), pattern=r"dtype of indices should be",
+              when=lambda call: any(0 in t.shape for t in _tensors(call))),
     Deviation("negative-bounds-of-unsigned", ("refusal",),
               "clamp / clip of an unsigned tensor with a negative number bound refuses here (the bound is not a "
               "uint value); PyTorch's conversion check lets negative values down to -2**bits through and wraps "

@@ -41,11 +41,7 @@ except ImportError:  # pragma: no cover - the parity test is optional
 # test_fuzz / test_parity, and test_pending_{fuzz,parity}_entries_still_fail assert each one still fails: the lists
 # can only shrink (a function fixed must be removed from its list). Never add a function that passes today.
 FUZZ_PENDING: dict[str, str] = {}
-PARITY_PENDING = {
-    "cumulative_trapezoid": "uint8 y without x: disagrees with PyTorch (not triaged)",
-    "unique_consecutive": "empty bool input with dim=0: disagrees with PyTorch (not triaged)",
-    "trapezoid": "uint8 y with float16 x: result dtype / values differ from PyTorch (not triaged)",
-}
+PARITY_PENDING: dict[str, str] = {}
 
 RANDOM_RUN = "FLOW_FUZZ_EXAMPLES" in os.environ
 FUZZ = settings(max_examples=examples(10), derandomize=not RANDOM_RUN, **FUZZ_SETTINGS)

@@ -195,3 +195,30 @@ def test_a_huge_request_names_the_op_the_shape_and_the_bytes():
 def test_checks_pytorch_makes(call, error):
     with pytest.raises(error, match=r"^(size|unflatten|pad|max_pool1d|arange|masked_fill|group_norm|pow)"):
         call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: flow.linalg.svd(a), lambda a: flow.linalg.svdvals(a), lambda a: flow.linalg.pinv(a),
+    lambda a: flow.linalg.matrix_rank(a), lambda a: flow.linalg.matrix_norm(a, ord=2),
+    lambda a: flow.linalg.lstsq(a, flow.ones(3, 2, dtype=flow.float64)),
+])
+@pytest.mark.parametrize("special", [np.inf, np.nan])
+def test_svd_of_non_finite_input_raises_instead_of_looping(call, special):
+    """LAPACK's gesdd (OpenBLAS) never returns on a 3x4 matrix holding Inf; PyTorch refuses such input."""
+    a = np.ones((3, 4), np.float64)
+    a[1, 2] = special
+    with pytest.raises(flow.linalg.LinAlgError, match="failed to converge because the input matrix contained "
+                                                       "non-finite values"):
+        call(flow.tensor(a))
+
+
+def test_a_shared_helper_error_names_the_op_it_was_called_from():
+    """Note [Errors name their op]: type promotion does not know its caller; the functional layer names it,
+    once (the innermost function: hstack runs cat)."""
+    a, b = flow.ones(2, dtype=flow.uint16), flow.ones(2, dtype=flow.int8)
+    with pytest.raises(RuntimeError, match=r"^add: Promotion for uint16, uint32, uint64 types is not supported"):
+        flow.add(a, b)
+    with pytest.raises(RuntimeError, match=r"^cat: Promotion for uint16"):
+        flow.hstack([a, b])
+    with pytest.raises(RuntimeError, match=r"^Promotion for uint16"):
+        flow.promote_types(flow.uint16, flow.int8)  # not a functional function: PyTorch's message as it is

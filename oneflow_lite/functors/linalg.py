@@ -329,7 +329,7 @@ class DiagEmbedFunctor(_LinalgOp):
         ndim = len(shape) + 1
         d1, d2 = _wrap_dim(dim1, ndim, "diag_embed"), _wrap_dim(dim2, ndim, "diag_embed")
         if d1 == d2:
-            raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+            raise RuntimeError(f"diag_embed: diagonal dimensions cannot be identical {dim1}, {dim2}")
         n = (shape[-1] if shape else 1) + abs(offset)
         like = list(shape[:-1])
         for d in sorted((d1, d2)):
@@ -625,6 +625,8 @@ def vecdot(x, y, dim=-1):
 
 
 def _cross(name, a, b, dim):
+    if a._meta.ndim != b._meta.ndim:  # broadcasting, but not over a missing leading dim (PyTorch)
+        raise RuntimeError(f"{name}: inputs must have the same number of dimensions.")
     if dim is None:  # PyTorch's default: the first dim of size 3 of the input (not of the broadcast shape)
         dim = next((i for i, s in enumerate(a._meta.shape) if s == 3), None)
         if dim is None:

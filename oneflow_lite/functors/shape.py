@@ -994,10 +994,9 @@ def flipud(x):
 @composite("Adjoint")
 def adjoint(x):
     """``adjoint(input)``: the last two dims swapped (the conjugate transpose of real matrices); a view."""
-    if x._meta.ndim < 2:
-        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
-                           f"{x._meta.ndim}-D tensor.")
-    return F.transpose(x, -2, -1)
+    if x._meta.ndim == 1:  # a 0-d tensor is its own adjoint, as in PyTorch
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.")
+    return F.transpose(x, -2, -1) if x._meta.ndim else F.reshape(x, ())
 
 
 # ---- diff, repeat_interleave, vander, constant_pad_nd ------------------------------------------------------------

@@ -390,10 +390,9 @@ def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_g
 
 def _matrix_transpose(self):
     """``mT`` / ``mH``: the last two dims swapped (a view)."""
-    if self._meta.ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
-                           f"{self._meta.ndim}-D tensor.")
-    return F.transpose(self, -2, -1)
+    if self._meta.ndim == 1:  # a 0-d tensor is its own transpose, as in PyTorch
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+    return F.transpose(self, -2, -1) if self._meta.ndim else F.reshape(self, ())
 
 
 def _hermitian(self):

@@ -501,8 +501,15 @@ def _qr_ref(a, mode="reduced"):
     return np.linalg.qr(a, mode=mode)
 
 
+def _svd(a, **kwargs):
+    """NumPy's SVD, refusing non-finite input as PyTorch does (LAPACK's gesdd may never return on Inf)."""
+    if not np.isfinite(a).all():
+        raise np.linalg.LinAlgError("SVD of a matrix holding NaN or Inf")
+    return np.linalg.svd(a, **kwargs)
+
+
 def _svd_ref(a, full_matrices=True):
-    return np.linalg.svd(a, full_matrices=full_matrices)
+    return _svd(a, full_matrices=full_matrices)
 
 
 def _svd_samples(dtype):
@@ -581,7 +588,7 @@ def _torch_lu_solve_samples(dtype):
 
 
 def _pinv_ref(a, atol=None, rtol=None, hermitian=False):
-    u, s, vh = np.linalg.svd(a.astype(np.float64), full_matrices=False)
+    u, s, vh = _svd(a.astype(np.float64), full_matrices=False)
     if rtol is None:
         rtol = 0.0 if atol is not None else np.finfo(a.dtype).eps * max(a.shape[-2:])
     tol = np.maximum(atol or 0.0, rtol * s.max(-1, initial=0))[..., None]
@@ -600,7 +607,7 @@ def _pinv_samples(dtype):
 
 
 def _matrix_rank_ref(a, atol=None, rtol=None, hermitian=False):
-    s = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+    s = _svd(a.astype(np.float64), compute_uv=False)
     if rtol is None:
         rtol = 0.0 if atol is not None else np.finfo(a.dtype).eps * max(a.shape[-2:])
     tol = np.maximum(atol or 0.0, rtol * s.max(-1, initial=0))[..., None]
@@ -620,7 +627,7 @@ def _lstsq_ref(a, b, rcond=None, driver=None):
     driver = driver or "gelsy"
     m, n = a.shape[-2:]
     rank = _matrix_rank_ref(a) if driver != "gels" else np.zeros((0,), np.int64)
-    sv = np.linalg.svd(a.astype(np.float64), compute_uv=False) if driver in ("gelsd", "gelss") else np.zeros(0)
+    sv = _svd(a.astype(np.float64), compute_uv=False) if driver in ("gelsd", "gelss") else np.zeros(0)
     res = np.zeros(0)
     if m > n and driver != "gelsy" and (driver == "gels" or (rank == n).all()):
         res = ((a.astype(np.float64) @ x - b.astype(np.float64)) ** 2).sum(-2)
@@ -638,7 +645,7 @@ def _matrix_norm_ref(a, ord="fro", dim=(-2, -1), keepdim=False, dtype=None):
     if ord == "fro":
         r = np.sqrt((x ** 2).sum((-2, -1)))
     elif ord in ("nuc", 2, -2):
-        s = np.linalg.svd(x, compute_uv=False)
+        s = _svd(x, compute_uv=False)
         r = s.sum(-1) if ord == "nuc" else (s.max(-1) if ord == 2 else s.min(-1))
     elif ord in (1, -1):
         c = np.abs(x).sum(-2)
@@ -707,7 +714,7 @@ def _norm_vec(x, p, dim, keepdim):
 def _cond_ref(a, p=None):
     a64 = a.astype(np.float64)
     if p in (None, 2, -2):
-        s = np.linalg.svd(a64, compute_uv=False)
+        s = _svd(a64, compute_uv=False)
         r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
     else:
         r = _matrix_norm_ref(a64, p) * _matrix_norm_ref(np.linalg.inv(a64), p)
@@ -827,7 +834,7 @@ def _geqrf_ref(a):
 
 
 def _torch_svd_ref(a, some=True, compute_uv=True):
-    u, s, vh = np.linalg.svd(a, full_matrices=not some)
+    u, s, vh = _svd(a, full_matrices=not some)
     return u, s, np.swapaxes(vh, -1, -2)
 
 
@@ -1003,7 +1010,7 @@ _register_own(
            unsupported_error=RuntimeError, differentiable=False, **_LIN_TOL),
     OpSpec("svd", _torch_svd_ref, _svd_samples, dtypes=LIN, method="svd",
            unsupported_error=RuntimeError, differentiable=False, **_LIN_TOL),
-    OpSpec("linalg.svdvals", lambda a: np.linalg.svd(a.astype(np.float64), compute_uv=False).astype(a.dtype),
+    OpSpec("linalg.svdvals", lambda a: _svd(a.astype(np.float64), compute_uv=False).astype(a.dtype),
            _one(lambda d: (make(s, d) for s in ((4, 3), (3, 5), (2, 3, 3), (0, 2)))), dtypes=LIN,
            op=flow.linalg.svdvals, unsupported_error=RuntimeError, gradgrad=True, **_LIN_TOL),
     OpSpec("linalg.eigh", lambda a, UPLO="L": np.linalg.eigh(_sym_np(a)), _one(lambda d: _spd(d)), dtypes=LIN,

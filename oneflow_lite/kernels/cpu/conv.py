@@ -445,6 +445,8 @@ def max_unpool_cpu(ctx, x, idx):
     nd = len(ctx.attrs["output_size"])
     out_size = m.shape[-nd:]
     planes, plane_size = _prod(m.shape[:-nd]), _prod(out_size)
+    if not planes * plane_size:  # nothing to write: PyTorch checks no index either
+        return _zeros(m.shape, x.dtype)
     if idx.size and (idx.min() < 0 or idx.max() >= plane_size):
         bad = idx[(idx < 0) | (idx >= plane_size)].flat[0]
         raise RuntimeError(f"max_unpool{nd}d: Found an invalid max index: {bad} (output volumes are of size "

@@ -603,6 +603,8 @@ def layer_norm_cpu(ctx, x, *params):
         y = np.subtract(x2, mean)
         inv = _row_dot(y, y)
         inv /= n
+        if x2.dtype != np.float64 and not np.isfinite(inv).all():  # squares past float32 (or a NaN/Inf row)
+            return layer_norm_reference(ctx, x, *params)
         inv += attrs["epsilon"]
         _sqrt(inv, out=inv)
         np.reciprocal(inv, out=inv)
