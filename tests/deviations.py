@@ -257,6 +257,10 @@ KNOWN: list[Deviation] = [
               "var_mean / std_mean of a slice holding an infinity: the mean is that infinity here (a sum); "
               "PyTorch's one-pass Welford update gives NaN (PyTorch is wrong: mean([-inf, 1]) is -inf)",
               names=("var_mean", "std_mean"), pattern=r"NaN placement differs|infinity differs"),
+    Deviation("torch-integer-trapezoid", ("value", "dtype"),
+              "trapezoid / cumulative_trapezoid of integer samples: the differences and sums are taken in "
+              "floating point here; PyTorch takes them in the integer dtype, wrapping around (uint8 3 - 8 is 251)",
+              names=("trapezoid", "cumulative_trapezoid"), when=_not_floating),
     Deviation("torch-less-precise", ("value", "grad"),
               "float16 arithmetic here runs in float32 and rounds once (Note [Scalar operands]); PyTorch rounds "
               "some intermediates to float16 (pow's exponent - 1 in its gradient, a Python scalar base of pow, "

@@ -960,14 +960,17 @@ def _trapezoid_parts(name, y, x, dx, dim):
     mids = F.mul(F.add(F.narrow(y, d, 1, n - 1), F.narrow(y, d, 0, n - 1)), 0.5)
     if x is None:
         return F.mul(mids, 1.0 if dx is None else dx), d
+    if x._meta.ndim == 0:
+        raise RuntimeError(f"{name}: diff expects input to be at least one-dimensional (x is 0-d)")
     if x._meta.ndim == 1:
         if x._meta.shape[0] != n:
             raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
         spacing = F.sub(F.narrow(x, 0, 1, n - 1), F.narrow(x, 0, 0, n - 1))
         spacing = F.reshape(spacing, (n - 1,) + (1,) * (ndim - 1 - d))
     else:
-        xd = _wrap_dim(dim, x._meta.ndim, name)
-        spacing = F.sub(F.narrow(x, xd, 1, n - 1), F.narrow(x, xd, 0, n - 1))
+        xd = _wrap_dim(dim, x._meta.ndim, name)  # x's own differences, broadcast against y's (PyTorch)
+        m = x._meta.shape[xd]
+        spacing = F.sub(F.narrow(x, xd, 1, m - 1), F.narrow(x, xd, 0, m - 1)) if m else x
     return F.mul(mids, spacing), d
 
 
