@@ -124,6 +124,32 @@ def all_reduce_mismatch_raises_on_every_rank():
 
 
 @case
+def a_failed_collective_leaves_every_rank_as_it_was():
+    """[reliability] state after failure: a collective refused on every rank (shapes differ across ranks)
+    changes no rank's modes, dispatcher tables or tensors; the next collective, global op and capture work."""
+    from test_state_after_failure import assert_unchanged, next_capture_works, snapshot
+
+    r, n = _world()
+    before = snapshot()
+    t = flow.zeros(2 + r)
+    try:
+        flow.comm.all_reduce(t)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("no error")
+    assert_unchanged(before, snapshot())
+    np.testing.assert_array_equal(t.numpy(), np.zeros(2 + r))
+    u = flow.tensor(_data(r))
+    flow.comm.all_reduce(u)
+    np.testing.assert_allclose(u.numpy(), sum(_data(k) for k in range(n)))
+    g = flow.tensor(_data(r)).to_global(placement=flow.placement.all("cpu"), sbp=flow.sbp.split(0))
+    total = g.sum().to_global(sbp=flow.sbp.broadcast).to_local()  # the sum of a split tensor is partial
+    np.testing.assert_allclose(total.numpy(), sum(_data(k).sum() for k in range(n)), rtol=1e-5)
+    next_capture_works()
+
+
+@case
 def broadcast_from_the_last_rank():
     r, n = _world()
     t = flow.tensor(_data(r))

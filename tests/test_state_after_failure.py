@@ -80,7 +80,7 @@ def _leaf():
 FAILING_CALLS = {
     "broadcast": lambda: flow.add(flow.ones(2, 3), flow.ones(4)),
     "dim out of range": lambda: flow.sum(flow.ones(2), dim=5),
-    "no kernel": lambda: flow.relu(flow.ones(2, dtype=flow.bfloat16)),
+    "no kernel": lambda: flow.erfinv(flow.ones(2, dtype=flow.bfloat16)),
     "devices": lambda: flow.matmul(flow.ones(2, 2), flow.ones(2, 2, device="meta")),
     "wrong argument type": lambda: flow.relu("x"),
     "view of a transposed tensor": lambda: flow.ones(2, 3).t().view(6),
@@ -89,6 +89,34 @@ FAILING_CALLS = {
     "huge allocation": lambda: flow.zeros(2 ** 40, 2 ** 20),
     "integer to a negative power": lambda: flow.pow(flow.tensor([2, 3]), -1),
 }
+
+
+# ---- failed collectives (a world of one process here; tests/test_global_comm.py runs the MPI case) -----------
+def _world_placement():
+    return flow.placement("cpu", ranks=list(range(flow.env.get_world_size())))
+
+
+FAILED_COLLECTIVES = {
+    "unknown reduction": lambda t: flow.comm.all_reduce(t, op="bogus"),
+    "broadcast from no rank": lambda t: flow.comm.broadcast(t, flow.env.get_world_size() + 2),
+    "all_gather list size": lambda t: flow.comm.all_gather([t] * (flow.env.get_world_size() + 1), t),
+    "not a tensor": lambda t: flow.comm.all_reduce("x"),
+    "to_global split of a missing dim": lambda t: t.to_global(placement=_world_placement(), sbp=flow.sbp.split(3)),
+    "boxing to a missing dim": lambda t: t.to_global(placement=_world_placement(), sbp=flow.sbp.broadcast)
+    .to_global(sbp=flow.sbp.split(4)),
+}
+
+
+@pytest.mark.parametrize("collective", FAILED_COLLECTIVES.values(), ids=FAILED_COLLECTIVES.keys())
+def test_a_failed_collective_changes_nothing(collective, state):
+    t = flow.tensor([1.0, 2.0])
+    with pytest.raises((TypeError, ValueError, RuntimeError)):
+        collective(t)
+    np.testing.assert_array_equal(t.numpy(), [1.0, 2.0])
+    flow.comm.all_reduce(t)  # the next collective and global op work
+    np.testing.assert_array_equal(t.numpy(), np.array([1.0, 2.0]) * flow.env.get_world_size())
+    g = flow.tensor([1.0, 2.0]).to_global(placement=_world_placement(), sbp=flow.sbp.broadcast)
+    np.testing.assert_array_equal(g.sum().to_local().numpy(), 3.0)
 
 
 @pytest.mark.parametrize("call", FAILING_CALLS.values(), ids=FAILING_CALLS.keys())
