@@ -191,10 +191,33 @@ def test_a_huge_request_names_the_op_the_shape_and_the_bytes():
     (lambda: flow.masked_fill(flow.ones(3, dtype=flow.int8), flow.tensor([True, False, True]), 1000), RuntimeError),
     (lambda: F.group_norm(flow.ones(1, 2, 1), 2), ValueError),
     (lambda: flow.pow(flow.tensor([2]), -1), RuntimeError),
+    (lambda: flow.where(flow.tensor([True]), flow.tensor([1], dtype=flow.int16), 2 ** 31), RuntimeError),
+    (lambda: flow.where(flow.tensor([True]), 1e10, flow.ones(1, dtype=flow.float16)), RuntimeError),
+    (lambda: flow.randint(-2 ** 40, 5, (2,), dtype=flow.float16), RuntimeError),
+    (lambda: flow.cross(flow.ones(3), flow.ones(2, 3)), RuntimeError),
+    (lambda: flow.masked_select(flow.ones(2), flow.tensor([1.0, 0.0])), RuntimeError),
 ])
 def test_checks_pytorch_makes(call, error):
-    with pytest.raises(error, match=r"^(size|unflatten|pad|max_pool1d|arange|masked_fill|group_norm|pow)"):
+    with pytest.raises(error, match=r"^(size|unflatten|pad|max_pool1d|arange|masked_fill|group_norm|pow|where|"
+                                    r"randint|cross|masked_select)"):
         call()
+
+
+def test_all_and_any_over_no_dims_keep_each_elements_truth():
+    x = flow.tensor([[1.0, 0.0], [nan, -2.0]])
+    expected = np.array([[True, False], [True, True]])
+    for fn in (flow.all, flow.any):
+        got = fn(x, [])
+        assert got.dtype == flow.bool and got.numpy().tolist() == expected.tolist()
+    assert flow.all(flow.tensor([3, 0], dtype=flow.uint8), []).numpy().tolist() == [1, 0]
+    assert flow.all(flow.tensor([3, 0], dtype=flow.uint8), []).dtype == flow.uint8
+    assert not flow.all(x).item() and flow.any(x).item()  # dim=None still reduces every dim
+
+
+def test_adjoint_of_a_0d_tensor_is_itself_and_cross_needs_equal_ndims():
+    assert flow.adjoint(flow.tensor(6.0)).item() == 6.0 and flow.tensor(6.0).mT.item() == 6.0
+    a, b = np.array([[1.0, 0, 0], [0, 1, 0]]), np.array([[0.0, 1, 0]])
+    np.testing.assert_array_equal(flow.cross(flow.tensor(a), flow.tensor(b)).numpy(), np.cross(a, b))
 
 
 @pytest.mark.parametrize("call", [

@@ -331,10 +331,15 @@ def test_where_with_only_a_condition_is_nonzero_as_tuple():
     check(cols, [0, 2, 2], i64)
 
 
-def test_where_scalar_wraps_and_float16_overflows_to_inf():
+def test_where_scalar_that_the_dtype_cannot_hold_raises():
+    """PyTorch 2.13's scalar check (it used to wrap / overflow to inf): the value must fit the result dtype."""
     c = T([True, False])
-    check(flow.where(c, T([1, 2], i8), 1000), [1, -24], i8)
-    check(flow.where(c, flow.cast(T([1.0, 2.0]), f16), 1e6), [1.0, np.inf], f16)
+    with pytest.raises(RuntimeError, match="where: value 1000 cannot be converted to type int8 without overflow"):
+        flow.where(c, T([1, 2], i8), 1000)
+    with pytest.raises(RuntimeError, match="where: value 1000000.0 cannot be converted to type float16"):
+        flow.where(c, flow.cast(T([1.0, 2.0]), f16), 1e6)
+    check(flow.where(c, T([1, 2], i8), -128), [1, -128], i8)
+    check(flow.where(c, flow.cast(T([1.0, 2.0]), f16), np.inf), [1.0, np.inf], f16)
 
 
 def test_where_condition_must_be_bool():

@@ -6,6 +6,8 @@ Type promotion follows PyTorch (see Note [Type promotion]).
 
 from __future__ import annotations
 
+import math
+
 import ml_dtypes
 import numpy as np
 
@@ -237,3 +239,15 @@ class iinfo:
 
     def __repr__(self):
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+def holds(d: dtype, value) -> bool:
+    """Whether a ``d`` holds the number ``value`` without overflow (PyTorch's scalar-conversion check): bool
+    takes anything, a float type any value within its range or not finite, an integer type a finite value
+    whose integer part is in range."""
+    if d is bool_:
+        return True
+    if d.is_floating_point:
+        return not math.isfinite(value) or abs(value) <= float(finfo(d).max)
+    info = np.iinfo(d.np_dtype)
+    return math.isfinite(value) and info.min <= math.trunc(value) <= info.max

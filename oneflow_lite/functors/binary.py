@@ -208,6 +208,11 @@ def where_nonzero(condition):
     return F.nonzero(condition, as_tuple=True)
 
 
+def _check_holds(d, value):
+    if not dt.holds(d, value):
+        raise RuntimeError(f"where: value {value} cannot be converted to type {d.name} without overflow")
+
+
 @functor("WhereScalarX")
 class WhereScalarXFunctor:
     def __init__(self):
@@ -216,6 +221,7 @@ class WhereScalarXFunctor:
     def __call__(self, condition, value, y):
         check_int64("where", value)
         d = scalar_dtype(y._meta.dtype, value)
+        _check_holds(d, value)
         return self.where(condition, wrap_scalar(value, d, y._meta.device), cast(y, d))
 
 
@@ -227,6 +233,7 @@ class WhereScalarYFunctor:
     def __call__(self, condition, x, value):
         check_int64("where", value)
         d = scalar_dtype(x._meta.dtype, value)
+        _check_holds(d, value)
         return self.where(condition, cast(x, d), wrap_scalar(value, d, x._meta.device))
 
 

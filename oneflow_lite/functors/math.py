@@ -63,10 +63,13 @@ def check_int64(name, value):
 
 
 def _check_alpha(name, d, alpha):
-    """PyTorch's ``alpha_check``: a bool alpha needs a bool result, a float alpha a floating one."""
+    """PyTorch's ``alpha_check``: a bool alpha needs a bool result, a float alpha a floating one; alpha must
+    convert to the result's dtype without overflow."""
     t = type(alpha)
     if t is int:
         check_int64(name, alpha)
+        if not dt.holds(d, alpha):
+            raise RuntimeError(f"{name}: alpha {alpha} cannot be converted to type {d.name} without overflow")
     elif t is bool:
         if d is not _bool:
             raise RuntimeError(f"{name}: Boolean alpha only supported for Boolean results.")

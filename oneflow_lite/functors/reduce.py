@@ -412,6 +412,10 @@ class ReduceAllFunctor:
         self._attrs = {}
 
     def __call__(self, x, dim=None, keepdim=False):
+        if dim is not None and not len(dim) and self.op_type != "hash_tensor":
+            # no dim reduced (PyTorch 2.x): each element's truth, in the dtype all / any give
+            truth = F.ne(x, 0)
+            return cast(truth, x._meta.dtype) if x._meta.dtype is dt.uint8 else truth
         return dispatch(self.op, (x,), _reduce_attrs(self._attrs, self.name, x._meta.ndim, dim, keepdim))[0]
 
 

@@ -40,14 +40,7 @@ def _constant_dtype(ctx):
     attrs = ctx.attrs
     dtype = attrs["dtype"]
     value = attrs["floating_value"] if attrs["is_floating_value"] else attrs["integer_value"]
-    if dtype is dt.bool_:
-        fits = True
-    elif dtype.is_floating_point:
-        fits = not math.isfinite(value) or abs(value) <= dt.finfo(dtype).max
-    else:
-        info = np.iinfo(dtype.np_dtype)
-        fits = math.isfinite(value) and info.min <= math.trunc(value) <= info.max
-    if not fits:
+    if not dt.holds(dtype, value):
         raise ctx.error(f"value {value} cannot be converted to type {dtype.name} without overflow")
     return dtype
 
@@ -142,13 +135,17 @@ def _randint_dtype(ctx):
     dtype = ctx.attrs["dtype"]
     if low >= high:
         raise ctx.error(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    if not dtype.is_floating_point:
-        info = None if dtype is dt.bool_ else np.iinfo(dtype.np_dtype)
-        lo, hi = (0, 1) if info is None else (int(info.min), int(info.max))
-        if not lo <= low <= hi:
-            raise ctx.error(f"from is out of bounds for {dtype.name}")
-        if not lo <= high - 1 <= hi:
-            raise ctx.error(f"to - 1 is out of bounds for {dtype.name}")
+    if dtype is dt.bool_:
+        lo, hi = 0, 1
+    elif dtype.is_floating_point:
+        hi = float(dt.finfo(dtype).max)
+        lo = -hi
+    else:
+        lo, hi = int(np.iinfo(dtype.np_dtype).min), int(np.iinfo(dtype.np_dtype).max)
+    if not lo <= low <= hi:
+        raise ctx.error(f"from is out of bounds for {dtype.name}")
+    if not lo <= high - 1 <= hi:
+        raise ctx.error(f"to - 1 is out of bounds for {dtype.name}")
     return dtype
 
 

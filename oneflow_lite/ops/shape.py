@@ -13,11 +13,9 @@ multi-output node zeros for the outputs that got no gradient).
 
 from __future__ import annotations
 
-import math
 from functools import partial
 from math import prod
 
-import numpy as np
 
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.calls import F
@@ -454,14 +452,7 @@ def _check_padding(ctx, shape):
 def _check_fill_value(ctx, dtype):
     """The constant must fit the dtype without overflow (PyTorch's ``fill_`` check); bool takes any value."""
     value = ctx.attrs["value"]
-    if dtype is dt.bool_:
-        fits = True
-    elif dtype.is_floating_point:
-        fits = not math.isfinite(value) or abs(value) <= float(dt.finfo(dtype).max)
-    else:
-        info = np.iinfo(dtype.np_dtype)
-        fits = math.isfinite(value) and info.min <= math.trunc(value) <= info.max
-    if not fits:
+    if not dt.holds(dtype, value):
         raise ctx.error(f"value {value} cannot be converted to type {dtype.name} without overflow")
 
 
