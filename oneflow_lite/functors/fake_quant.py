@@ -43,6 +43,10 @@ def fake_quantize_per_tensor_affine(x, scale, zero_point, quant_min, quant_max):
     _floating_input(name, x)
     _check_range(name, quant_min, quant_max)
     if isinstance(scale, Tensor):
+        for arg, t in (("scale", scale), ("zero_point", zero_point)):
+            if not isinstance(t, Tensor) or t._meta.numel != 1:
+                raise RuntimeError(f"{name}: `{arg}` must be a one-element tensor (or a number), got "
+                                   f"{list(t.shape) if isinstance(t, Tensor) else type(t).__name__}")
         scale, zero_point = float(scale.item()), int(zero_point.item())
     if not quant_min <= zero_point <= quant_max:
         raise RuntimeError(f"{name}: `zero_point` must be between `quant_min` and `quant_max`.")

@@ -571,7 +571,7 @@ def masked_scatter(x, mask, source, inplace=False):
     mask = F.expand(mask, shape)
     count = get_functor("CountNonzero")(mask).item()
     if count > source._meta.numel:
-        raise RuntimeError("Number of elements of source < number of ones in mask")
+        raise RuntimeError("masked_scatter: Number of elements of source < number of ones in mask")
     values = F.narrow(F.reshape(source, (-1,)), 0, 0, count)
     target = x if inplace else F.expand(x, shape)
     if not target._meta.ndim:

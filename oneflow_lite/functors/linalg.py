@@ -477,7 +477,7 @@ def mv(mat, vec):
     if mat._meta.ndim != 2 or vec._meta.ndim != 1:
         raise RuntimeError(f"mv: vector + matrix @ vector expected, got 1, {mat._meta.ndim}, {vec._meta.ndim}")
     if mat._meta.shape[1] != vec._meta.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({mat._meta.shape[0]}), mat ({mat._meta.shape[0]}x"
+        raise RuntimeError(f"mv: size mismatch, got input ({mat._meta.shape[0]}), mat ({mat._meta.shape[0]}x"
                            f"{mat._meta.shape[1]}), vec ({vec._meta.shape[0]})")
     _check_same_dtype("mv", mat, vec, "self", "vec")
     return F.matmul(mat, vec)
@@ -627,6 +627,8 @@ def vecdot(x, y, dim=-1):
 def _cross(name, a, b, dim):
     if a._meta.ndim != b._meta.ndim:  # broadcasting, but not over a missing leading dim (PyTorch)
         raise RuntimeError(f"{name}: inputs must have the same number of dimensions.")
+    if not a._meta.ndim:
+        raise RuntimeError(f"{name}: inputs must have at least one dimension of length 3, got 0-d tensors")
     if dim is None:  # PyTorch's default: the first dim of size 3 of the input (not of the broadcast shape)
         dim = next((i for i, s in enumerate(a._meta.shape) if s == 3), None)
         if dim is None:

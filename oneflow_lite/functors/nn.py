@@ -544,8 +544,7 @@ def _check_layer_norm(x, normalized_shape, weight, bias) -> int:
         raise RuntimeError(f"layer_norm: Given normalized_shape={_dims(normalized_shape)}, expected input with "
                            f"shape [*, {', '.join(map(str, normalized_shape))}], but got input of size"
                            f"{_dims(shape)}")
-    params = (("weight", weight), ("bias", bias))
-    for name, t in params:
+    for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t._meta.shape) != tuple(normalized_shape):
             raise RuntimeError(f"layer_norm: Expected {name} to be of same shape as normalized_shape, but got "
                                f"{name} of shape {_dims(t.shape)} and normalized_shape = "
@@ -568,7 +567,8 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
     if n * c // num_groups * math.prod(shape[2:]) == 1:  # PyTorch's _verify_batch_size of (N * C / G, G, ...)
         raise ValueError(f"group_norm: Expected more than 1 value per channel when training, got input size "
                          f"{_dims(shape)}")
-    for name, t in (("weight", weight), ("bias", bias)):
+    params = (("weight", weight), ("bias", bias))
+    for name, t in params:
         if t is not None and tuple(t._meta.shape) != (c,):
             raise RuntimeError(f"group_norm: Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {_dims(t.shape)} and input of "
@@ -1791,7 +1791,7 @@ def convolution(x, weight, bias, stride, padding, dilation, transposed, output_p
         raise RuntimeError(f"convolution: expected a 3-d, 4-d or 5-d weight, got weight of size "
                            f"{_dims(weight._meta.shape)}")
     if x._meta.ndim != k + 2:
-        raise RuntimeError(f"Expected {k + 2}-dimensional input for {k + 2}-dimensional weight "
+        raise RuntimeError(f"convolution: Expected {k + 2}-dimensional input for {k + 2}-dimensional weight "
                            f"{_dims(weight._meta.shape)}, but got {x._meta.ndim}-dimensional input of size "
                            f"{_dims(x._meta.shape)} instead")
     stride, padding, dilation = (_conv_arg(n, v, k) for n, v in

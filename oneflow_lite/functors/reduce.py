@@ -838,7 +838,7 @@ class BincountFunctor:
 
     def __call__(self, x, weights=None, minlength=0):
         if minlength < 0:
-            raise RuntimeError("minlength should be >= 0")
+            raise RuntimeError("bincount: minlength should be >= 0")
         m = x._meta
         if m.ndim != 1 or m.dtype.is_floating_point or m.dtype is dt.bool_:
             raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")

@@ -795,7 +795,7 @@ def combinations(x, r=2, with_replacement=False):
     elements (as ``itertools.combinations``), one per row."""
     _check_1d("combinations", (x,))
     if r < 0:
-        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+        raise RuntimeError(f"combinations: Expect a non-negative number, but got {r}")
     if r == 0:
         return F.reshape(x[:0], (0,))
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
@@ -898,7 +898,7 @@ def _directional_split(name, min_ndim, dim, x, indices_or_sections):
         dim = 0
     if isinstance(indices_or_sections, int):
         size = x._meta.shape[dim]
-        if indices_or_sections == 0 or size % indices_or_sections:
+        if indices_or_sections <= 0 or size % indices_or_sections:
             raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the "
                                f"dimension {size} is not divisible by the split_size {indices_or_sections}!")
         return tensor_split_sections(x, indices_or_sections, dim)
@@ -1017,7 +1017,7 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
     if not x._meta.ndim:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
-        raise RuntimeError(f"order must be non-negative but got {n}")
+        raise RuntimeError(f"diff: order must be non-negative but got {n}")
     axis = _wrap(dim, x._meta.ndim, "diff")
     parts = [t for t in (prepend, x, append) if t is not None]
     for t in parts:

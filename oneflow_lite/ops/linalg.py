@@ -548,7 +548,7 @@ derivative("linalg_svd", name="LinalgSvd", A=_svd_grad)
 def _eigh_shape(ctx):
     shape = _matrix(ctx, "A")
     if ctx.attr("UPLO") not in ("L", "U"):
-        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {ctx.attr('UPLO')}")
+        raise ctx.error(f"Expected UPLO argument to be 'L' or 'U', but got {ctx.attr('UPLO')}")
     return shape[:-1], shape
 
 

@@ -296,7 +296,8 @@ def _dim_reduced_shape(ctx):
     ndim = len(shape)
     d = wrap_dim(ctx, ctx.attr("dim"), ndim)
     if ndim and shape[d] == 0:
-        raise IndexError(f"{_PUBLIC[ctx.op_type]}(): Expected reduction dim {d} to have non-zero size.")
+        public = "nanmedian" if ctx.attrs.get("ignore_nan") else _PUBLIC[ctx.op_type]
+        raise IndexError(f"{public}(): Expected reduction dim {d} to have non-zero size.")
     if not ndim:
         return ()
     if ctx.attr("keepdim"):
