@@ -254,7 +254,23 @@ KNOWN: list[Deviation] = [
     Deviation("torch-integer-trapezoid", ("value", "dtype"),
               "trapezoid / cumulative_trapezoid of integer samples: the differences and sums are taken in "
               "floating point here; PyTorch takes them in the integer dtype, wrapping around (uint8 3 - 8 is 251)",
-              names=("trapezoid", "cumulative_trapezoid"), when=_not_floating),
+              names=("trapezoid", "cumulative_trapezoid", "trapz"), when=_not_floating),
+    Deviation("torch-0d-trapezoid-x", ("refusal",),
+              "trapezoid / cumulative_trapezoid with a 0-d x refuse here (x has no spacing to take); PyTorch "
+              "returns zeros (an empty tensor for cumulative_trapezoid) (PyTorch is wrong)",
+              names=("trapezoid", "cumulative_trapezoid", "trapz"), pattern=r"at least one-dimensional"),
+    Deviation("torch-take-along-dim-bounds", ("refusal",),
+              "take_along_dim with an index past the dim refuses here (gather's bounds check); PyTorch's "
+              "take_along_dim returns without checking (PyTorch is wrong: the values are read out of bounds)",
+              names=("take_along_dim",), pattern=r"is out of bounds for dimension"),
+    Deviation("torch-inf-grads", ("grad",),
+              "soft_margin_loss's gradient at an infinite input is finite here (-y / N * sigmoid(-y x), the "
+              "limit); PyTorch computes exp(inf) / (1 + exp(inf)) and gets NaN (PyTorch is wrong)",
+              names=("soft_margin_loss",), pattern=r"NaN placement differs"),
+    Deviation("torch-vander-backward", ("grad acceptance",),
+              "vander with increasing=True differentiates here; PyTorch's backward fails, its forward having "
+              "modified a saved tensor in place (PyTorch is wrong)",
+              names=("vander",), pattern=r"modified by an inplace operation"),
     Deviation("torch-less-precise", ("value", "grad"),
               "float16 arithmetic here runs in float32 and rounds once (Note [Scalar operands]); PyTorch rounds "
               "some intermediates to float16 (pow's exponent - 1 in its gradient, a Python scalar base of pow, "

@@ -174,7 +174,7 @@ def to_numpy(t) -> np.ndarray:
     """The values of a flow or torch tensor as a NumPy array (bfloat16 as float32)."""
     if isinstance(t, torch.Tensor):
         t = t.detach()
-        return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
+        return (t.float() if t.dtype == torch.bfloat16 else t).numpy(force=True)  # force: a ZeroTensor grad
     a = t.numpy()
     return a.astype(np.float32) if t.dtype is flow.bfloat16 else a
 

@@ -336,8 +336,19 @@ class _FloatingBinary(Binary):
 
 
 register_functor("Xlogy", partial(_FloatingBinary, "xlogy", "broadcast_xlogy"))
-composite("ScalarXlogy")(partial(_scalar_bitwise, "xlogy"))
-composite("ScalarXlogyLeft")(partial(_scalar_left, "xlogy"))
+@composite("ScalarXlogy")
+def scalar_xlogy(x, value, inplace=False):
+    """``xlogy(x, s)``: ``s`` as a 0-d tensor of the floating result dtype (an integer ``x`` would wrap it)."""
+    check_int64("xlogy", value)
+    d = scalar_dtype(x._meta.dtype, value) if inplace else floating(scalar_dtype(x._meta.dtype, value))
+    return F.xlogy(x, wrap_scalar(value, d, x._meta.device), inplace=inplace)
+
+
+@composite("ScalarXlogyLeft")
+def scalar_xlogy_left(value, x):
+    """``xlogy(s, x)``: ``s`` as a 0-d tensor of the floating result dtype."""
+    check_int64("xlogy", value)
+    return F.xlogy(wrap_scalar(value, floating(scalar_dtype(x._meta.dtype, value)), x._meta.device), x)
 
 
 @functor("Heaviside")

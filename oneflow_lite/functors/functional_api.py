@@ -367,7 +367,7 @@ FUNCTIONAL_API: dict[str, list[str]] = {
     "trapezoid": ["Tensor (Tensor y, Tensor x, *, Int dim=-1) => Trapezoid",
                   "Tensor (Tensor y, *, Scalar dx=None, Int dim=-1) => TrapezoidDx"],
     "trapz": ["Tensor (Tensor y, Tensor x, *, Int dim=-1) => Trapezoid",
-              "Tensor (Tensor y, *, Scalar dx=1, Int dim=-1) => TrapezoidDx"],
+              "Tensor (Tensor y, *, Scalar dx=1, Int dim=-1) => TrapzDx"],
     "cumulative_trapezoid": ["Tensor (Tensor y, Tensor x, *, Int dim=-1) => CumulativeTrapezoid",
                              "Tensor (Tensor y, *, Scalar dx=None, Int dim=-1) => CumulativeTrapezoidDx"],
     "isclose": method("Tensor (Tensor input, Tensor other, Float rtol=1e-05, Float atol=1e-08, Bool equal_nan=False) "

@@ -606,9 +606,11 @@ def unravel_index(indices, shape):
         raise TypeError(f"unravel_index: expected 'indices' to be integer dtype, but got {d}")
     if any(s < 0 for s in shape):
         raise ValueError(f"unravel_index: 'shape' cannot have negative values, but got {tuple(shape)}")
-    if any(s == 0 for s in shape):
+    if any(s == 0 for s in shape) and indices._meta.numel:
         raise RuntimeError("unravel_index: a dim of size 0 in 'shape' cannot hold any index (ZeroDivisionError)")
     flat = cast(indices, _int64)
+    if not indices._meta.numel:  # nothing to divide (a size may be 0)
+        return tuple(flat for _ in shape)
     coords = []
     for size in reversed(shape):
         coords.append(F.remainder(flat, size))

@@ -1007,6 +1007,12 @@ def trapezoid_dx(y, dx=None, dim=-1):
     return _trapezoid(y, None, dx, dim)
 
 
+@composite("TrapzDx")
+def trapz_dx(y, dx=1, dim=-1):
+    """``trapz(y, *, dx=1, dim=-1)``: PyTorch's older spelling, whose ``dx`` is a float (a bool converts)."""
+    return _trapezoid(y, None, float(dx), dim)
+
+
 @composite("CumulativeTrapezoid")
 def cumulative_trapezoid(y, x, dim=-1):
     """``cumulative_trapezoid(y, x, *, dim=-1)``: the running trapezoid rule along ``dim`` (one element fewer

@@ -921,6 +921,8 @@ def split_with_sizes(x, split_sizes, dim=0):
     if sum(split_sizes) != size:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
                            f"dimension {axis}), but got split_sizes={list(split_sizes)}")
+    if not split_sizes:  # a dim of size 0 split into no pieces
+        return ()
     return F.split(x, tuple(split_sizes), axis)
 
 
@@ -1242,6 +1244,7 @@ class UnfoldTensorFunctor:
             raise RuntimeError(f"unfold: step is {step} but must be > 0")
         if size < 0:
             raise RuntimeError(f"unfold: size is {size} but must be >= 0")
+        step = min(step, max(length, 1))  # any step past the dim gives one window: the same view
         attrs = cached_attrs(self._attrs, ("dimension", "size", "step"), (dim, size, step))
         return dispatch(self.op, (x,), attrs)[0]
 

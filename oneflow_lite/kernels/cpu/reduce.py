@@ -139,14 +139,15 @@ def reduce_logsumexp_cpu(ctx, x):
 
 
 def _var(x, attrs):
-    """Sum of squared deviations over ``max(0, N - correction)`` (nan or inf when that is 0, as in PyTorch),
-    in float64 (Note [Reduction accumulation])."""
+    """Sum of squared deviations over ``max(0, N - correction)`` (nan or inf when that is 0, as in PyTorch;
+    nan for no element whatever the correction), in float64 (Note [Reduction accumulation])."""
     axes = attrs["axis"]
     a = x.astype(_F64) if x.dtype != _F64 else x
     n = _count(x.shape, axes)
+    dof = max(0.0, n - attrs["correction"]) if n else 0.0
     with _errstate(all="ignore"):
         dev = a - np.sum(a, axis=axes, keepdims=True) / n
-        return np.sum(dev * dev, axis=axes, keepdims=attrs["keepdims"]) / max(0.0, n - attrs["correction"])
+        return np.sum(dev * dev, axis=axes, keepdims=attrs["keepdims"]) / dof
 
 
 @cpu_kernel("reduce_var", _FLOAT)
