@@ -111,25 +111,32 @@ def _fusable(ir: JobIR, n: Node):
 
 
 def find_regions(ir: JobIR) -> list:
-    """The regions of two or more fusable ops, in job order (Note [Fused elementwise kernels])."""
-    region_of, regions = {}, []
-    for n in ir.nodes:
+    """The regions of two or more fusable ops, in job order (Note [Fused elementwise kernels]); an op reading
+    results of several open regions of its dtype and shape merges them."""
+    region_of, regions, position = {}, [], {}
+    for i, n in enumerate(ir.nodes):
+        position[n.name] = i
         key = _fusable(ir, n)
-        joined = None
+        joined = []
         if key is not None:
-            joined = next((r for r in map(region_of.get, n.inputs)
-                           if r is not None and not r.sealed and (r.dtype, r.shape) == key), None)
+            for r in map(region_of.get, n.inputs):
+                if r is not None and not r.sealed and (r.dtype, r.shape) == key and r not in joined:
+                    joined.append(r)
         for lbn in n.inputs:
             r = region_of.get(lbn)
-            if r is not None and r is not joined:
+            if r is not None and r not in joined:
                 r.sealed = True  # read from outside: the fused op must run before this op
         if key is None:
             continue
-        if joined is None:
-            joined = _Region(*key)
-            regions.append(joined)
-        joined.members.append(n)
-        region_of[n.outputs[0]] = joined
+        if not joined:
+            joined.append(_Region(*key))
+            regions.append(joined[0])
+        for other in joined[1:]:  # no op outside read either yet: one kernel at this op computes both
+            joined[0].members = sorted(joined[0].members + other.members, key=lambda m: position[m.name])
+            region_of.update((m.outputs[0], joined[0]) for m in other.members)
+            other.members = []
+        joined[0].members.append(n)
+        region_of[n.outputs[0]] = joined[0]
     return [r for r in regions if len(r.members) > 1]
 
 
