@@ -366,3 +366,28 @@ def test_importing_the_package_or_compiling_without_fusion_does_not_import_numba
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["False"]
+
+
+def test_the_fused_op_of_graph_job_runs_from_the_cache_dir_in_a_fresh_table(monkeypatch, tmp_path):
+    """``graph.job`` holds ``fused_elementwise`` ops naming their kernel by key: with the process's tables empty
+    (another process), the op loads the kernel from the cache dir, or says which kernel it misses and where."""
+    from oneflow_lite.framework.op_builder import OpBuilder
+    from oneflow_lite.interpreters.op_interp_util import dispatch
+
+    fused, _ = graphs(lambda x, y: flow.relu(x - y) * y)
+    a, b = _rng.standard_normal((2, 3)), _rng.standard_normal((2, 3))
+    fused(tensor(a, np.float64), tensor(b, np.float64))
+    (conf,) = [op for op in fused.job.net.op if op.HasField("user_conf") and op.user_conf.op_type_name
+               == "fused_elementwise"]
+    key = conf.user_conf.attr["kernel"].at_string
+    monkeypatch.setattr(kernel_fusion, "_modules", {})
+    monkeypatch.setattr(jit, "_loaded", {})
+    op = (OpBuilder("fused_elementwise").input("in", 2).output("out").attr("kernel", key).attr("shape", [2, 3])
+          .attr("dtype", flow.float64).attr("num_outputs", 1).build())
+    (y,) = dispatch(op, (tensor(a, np.float64), tensor(b, np.float64)))
+    assert_bits(y.numpy(), np.maximum(a - b, 0.0) * b)
+    monkeypatch.setattr(kernel_fusion, "_modules", {})
+    monkeypatch.setattr(jit, "_loaded", {})
+    monkeypatch.setenv("FLOW_KERNEL_CACHE", str(tmp_path / "empty"))
+    with pytest.raises(RuntimeError, match=f"fused_elementwise: attr kernel='{key}' names no generated kernel"):
+        dispatch(op, (tensor(a, np.float64), tensor(b, np.float64)))

@@ -171,6 +171,19 @@ def load_kernel(spec: KernelSpec):
     return key, module
 
 
+def load_cached(key: str):
+    """The kernel module of ``key`` (a ``load_kernel`` key) from the cache dir, where an earlier compilation put it."""
+    path = cache_dir() / f"k{key}.py"
+    if not path.exists():
+        raise RuntimeError(f"fused_elementwise: attr kernel={key!r} names no generated kernel in {cache_dir()} "
+                           f"(the graph that fused it compiles it again; FLOW_KERNEL_CACHE may point elsewhere)")
+    with _lock:
+        module = _loaded.get(key)
+        if module is None:
+            module = _loaded[key] = _import(key, path.read_text())
+    return module
+
+
 def _import(key: str, source: str):
     directory = cache_dir()
     directory.mkdir(parents=True, exist_ok=True)

@@ -68,13 +68,21 @@ register_user_op("fused_elementwise", inputs=[Arg("in", variadic=True)], outputs
 _modules: dict = {}  # kernel key -> the loaded kernel module (graph/jit.py), filled by the pass
 
 
+def _module(key: str):
+    """The kernel module of ``key``: loaded by the pass, else from the cache dir (a job written by ``graph.job``)."""
+    module = _modules.get(key)
+    if module is None:
+        module = _modules[key] = jit.load_cached(key)
+    return module
+
+
 def _fused_cpu(ctx, *inputs):
-    return _modules[ctx.attrs["kernel"]].call(tuple(ctx.attrs["shape"]), *inputs)
+    return _module(ctx.attrs["kernel"]).call(tuple(ctx.attrs["shape"]), *inputs)
 
 
 def _fused_out_variant(ctx, input_dtypes):
     """The kernel's ``write(out, *inputs)`` for a one-output region (Note [Out-variant writers])."""
-    return _modules[ctx.attrs["kernel"]].write if ctx.attrs["num_outputs"] == 1 else None
+    return _module(ctx.attrs["kernel"]).write if ctx.attrs["num_outputs"] == 1 else None
 
 
 DISPATCHER.register_kernel("fused_elementwise", "cpu", _fused_cpu, name="fused_elementwise_cpu",
