@@ -391,3 +391,46 @@ def test_the_fused_op_of_graph_job_runs_from_the_cache_dir_in_a_fresh_table(monk
     monkeypatch.setenv("FLOW_KERNEL_CACHE", str(tmp_path / "empty"))
     with pytest.raises(RuntimeError, match=f"fused_elementwise: attr kernel='{key}' names no generated kernel"):
         dispatch(op, (tensor(a, np.float64), tensor(b, np.float64)))
+
+
+@pytest.mark.parametrize("flags", [(False, False), (True, False), (False, True)], ids=["plain", "fusion", "memory"])
+def test_fused_kernels_under_every_setting_of_the_buffer_passes(flags):
+    fused, plain = graphs(_exact_chain)
+    fused.config.enable_fusion(flags[0])
+    fused.config.enable_memory_plan(flags[1])
+    a, b = specials((4, 5), np.float64), specials((4, 5), np.float64)
+    with np.errstate(all="ignore"):
+        for _ in range(2):  # the checked first run, then the fast plan
+            got = fused(tensor(a, np.float64), tensor(b, np.float64))
+            assert_bits(got.numpy(), plain(tensor(a, np.float64), tensor(b, np.float64)).numpy())
+    assert len(fused_ops(fused)) == 1
+
+
+def test_a_kernel_that_fails_to_load_leaves_its_region_unfused(monkeypatch):
+    def broken(spec):
+        raise RuntimeError("no compiler today\nsecond line")
+
+    monkeypatch.setattr(jit, "load_kernel", broken)
+    fused, plain = graphs(_exact_chain)
+    a, b = specials((2, 3), np.float32), specials((2, 3), np.float32)
+    with np.errstate(all="ignore"):
+        assert_bits(fused(tensor(a, np.float32), tensor(b, np.float32)).numpy(),
+                    plain(tensor(a, np.float32), tensor(b, np.float32)).numpy())
+    assert not fused_ops(fused)
+    assert any(r.endswith("1 region(s) left unfused (RuntimeError: no compiler today)") for r in fused._last.reports)
+
+
+def test_the_writer_fills_a_strided_buffer():
+    """A region's last op may write a parameter's buffer in place (Note [Assigns written in place]), which may be
+    strided: the generated writer then computes into a new array and copies."""
+    spec = jit.KernelSpec("float64", ["full", "broadcast"], ["({i0} * {i1})", "({t0} if {t0} <= _c0 else _c0)"], [1],
+                          {"_c0": 0.5})
+    key, module = jit.load_kernel(spec)
+    x, row = _rng.standard_normal((4, 3)), _rng.standard_normal(3)
+    out = np.zeros((3, 4)).T  # (4, 3), F-ordered
+    module.write(out, x, row)
+    np.testing.assert_array_equal(out, np.minimum(x * row, 0.5))
+    contiguous = np.zeros((4, 3))
+    module.write(contiguous, x, row)
+    np.testing.assert_array_equal(contiguous, np.minimum(x * row, 0.5))
+    assert key in pathlib.Path(module.__file__).name

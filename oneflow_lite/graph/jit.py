@@ -127,9 +127,10 @@ def _wrappers(spec: KernelSpec) -> list:
     lines += [f"    {y} = _np.empty(shape, _np.{spec.dtype})" for y in outs]
     lines.append(f"    kernel({', '.join(y + '.reshape(-1)' for y in outs)}, {', '.join(flat)})")
     lines.append(f"    return {outs[0] if len(outs) == 1 else ', '.join(outs)}")
-    if len(outs) == 1:
+    if len(outs) == 1:  # ``out`` may be a parameter's buffer (Note [Assigns written in place]), maybe strided
         lines += ["", "", f"def write(out, {', '.join(ins)}):", "    shape = out.shape",
-                  f"    kernel(out.reshape(-1), {', '.join(flat)})"]
+                  "    if out.flags.c_contiguous:", f"        kernel(out.reshape(-1), {', '.join(flat)})",
+                  "    else:", f"        _np.copyto(out, call(shape, {', '.join(ins)}))"]
     return lines
 
 

@@ -208,16 +208,21 @@ def fuse_elementwise_kernels(ir: JobIR) -> str:
         return "fuse elementwise kernels: nothing to fuse"
     if not jit.numba_available():
         return f"fuse elementwise kernels: numba is not installed, {len(regions)} region(s) left unfused"
-    uses, fused, dead = ir.consumers(), 0, set()
+    uses, fused, done, dead, failed = ir.consumers(), 0, 0, set(), []
     for region in regions:
         spec, inputs, outputs = _spec(ir, region, uses)
         if not outputs:
             continue
-        key, module = jit.load_kernel(spec)
+        try:
+            key, module = jit.load_kernel(spec)
+        except Exception as e:  # noqa: BLE001 - a fusion is an optimisation: the ops run unfused, the report says why
+            failed.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            continue
         _modules[key] = module
         last = region.members[-1]
         ir.nodes[ir.nodes.index(last)] = _fused_node(ir, last, key, region, inputs, outputs)
         dead.update(m.name for m in region.members[:-1])
-        fused += len(region.members)
+        fused, done = fused + len(region.members), done + 1
     ir.remove(dead)
-    return f"fuse elementwise kernels: {fused} op(s) in {len(regions)} region(s) fused into generated kernels"
+    report = f"fuse elementwise kernels: {fused} op(s) in {done} region(s) fused into generated kernels"
+    return report + (f"; {len(failed)} region(s) left unfused ({failed[0]})" if failed else "")
