@@ -5,17 +5,17 @@ Note [Generated kernels]
 (each ``full``: of the region's shape, ``scalar``: one element, or ``broadcast``: broadcast to the region's shape by
 the caller), its statements (``t<k> = <expression of inputs and earlier temporaries>``) and the temporaries it
 writes out. ``kernel_source`` writes one module: an ``@njit`` loop over the flattened elements computing every
-statement per element and storing the outputs (four independent element streams per iteration, so the long
-dependent chain of one element does not leave the vector units waiting), plus ``write`` (the out-variant writer,
-one output) and ``call`` (allocates the outputs). numba's ``fastmath`` is off, so ``+ - * /``, ``abs``, ``sqrt``
-and the selects of relu round exactly as NumPy's ufuncs do; constants are typed with the kernel's dtype, as NumPy
+statement per element and storing the outputs (LLVM vectorises it), plus ``write`` (the out-variant writer, one
+output) and ``call`` (allocates the outputs). numba's ``fastmath`` is off, so ``+ - * /``, ``abs`` and the selects
+of relu round exactly as NumPy's ufuncs do; constants are typed with the kernel's dtype, as NumPy
 2 converts Python scalars (NEP 50). ``tanh`` (float32) is a rational approximation (Eigen's, evaluated with FMAs)
 that the loop vectorises: NumPy's own is a SIMD loop, numba's ``math.tanh`` a scalar libm call 30x slower; it is
 within 5 ulp of the exact value (NumPy's within 2).
 
 The source goes to ``<cache dir>/<sha256 of the source>.py`` (the cache dir is ``$FLOW_KERNEL_CACHE``, else
 ``~/.cache/oneflow_lite/kernels``) and is imported from there with numba's ``cache=True``, so numba keeps the
-machine code beside it and a second process loads it instead of compiling (about 20 ms against 0.3 s). The kernels
+machine code beside it and a second process loads it instead of compiling (for the W2 chain of benchmarks/run.py
+the graph's first call takes 0.3 s instead of 1.0 s, most of it numba's import). The kernels
 are compiled eagerly for one signature (1-d contiguous arrays of the dtype), so a call never compiles again.
 numba is imported on the first kernel a process builds, never by importing the package; without numba,
 ``numba_available()`` is False and the pass leaves the graph unfused.
@@ -55,9 +55,9 @@ def cache_dir() -> pathlib.Path:
 
 class KernelSpec:
     """What a fused kernel computes (Note [Generated kernels]): ``dtype`` (``"float32"`` / ``"float64"``),
-    ``kinds`` (``"full"``, ``"scalar"`` or ``"broadcast"`` per input), ``stmts`` (expressions naming input k ``{i<k>}``
-    and the result of statement k ``{t<k>}``, for ``str.format``), ``outputs`` (the statement indices written out) and ``constants``
-    (name -> float, typed with ``dtype``)."""
+    ``kinds`` (``"full"``, ``"scalar"`` or ``"broadcast"`` per input), ``stmts`` (expressions naming input k
+    ``{i<k>}`` and the result of statement k ``{t<k>}``, for ``str.format``), ``outputs`` (the statement indices
+    written out) and ``constants`` (name -> float, typed with ``dtype``)."""
 
     __slots__ = ("constants", "dtype", "kinds", "outputs", "stmts", "uses_tanh")
 
@@ -93,22 +93,17 @@ _TANH32_CONSTANTS = {
     "_T_B2": 2.26843463243900e-03, "_T_B4": 1.18534705686654e-04, "_T_B6": 1.19825839466702e-06,
     "_T_ONE": 1.0, "_T_SAT": 8.0,
 }
-_STREAMS = 4  # independent element streams per loop iteration
-
-
-def _element(spec: KernelSpec, index: str, u: str, indent: str) -> list:
-    """The lines computing the element at ``index`` (temporaries suffixed ``u``) and storing the outputs."""
+def _element(spec: KernelSpec) -> list:
+    """The loop body: element ``j`` of the non-scalar inputs, the statements, the outputs stored."""
     names, lines = {}, []
     for k, kind in enumerate(spec.kinds):
-        if kind == "scalar":
-            names[f"i{k}"] = f"s{k}"
-        else:
-            names[f"i{k}"] = f"i{k}_{u}"
-            lines.append(f"{indent}i{k}_{u} = i{k}[{index}]")
+        names[f"i{k}"] = f"s{k}" if kind == "scalar" else f"x{k}"
+        if kind != "scalar":
+            lines.append(f"        x{k} = i{k}[j]")
     for j, stmt in enumerate(spec.stmts):
-        lines.append(f"{indent}t{j}_{u} = {stmt.format(**names)}")
-        names[f"t{j}"] = f"t{j}_{u}"
-    lines.extend(f"{indent}o{q}[{index}] = t{j}_{u}" for q, j in enumerate(spec.outputs))
+        lines.append(f"        t{j} = {stmt.format(**names)}")
+        names[f"t{j}"] = f"t{j}"
+    lines.extend(f"        o{q}[j] = t{j}" for q, j in enumerate(spec.outputs))
     return lines
 
 
@@ -149,14 +144,9 @@ def kernel_source(spec: KernelSpec) -> str:
         lines += _TANH32.split("\n")
     sig = f"void({', '.join([f'{dt}[::1]'] * len(args))})"
     lines += ["", f'@numba.njit("{sig}", fastmath=False, error_model="numpy", nogil=True, cache=True)',
-              f"def kernel({', '.join(args)}):", "    n = o0.shape[0]", f"    m = n // {_STREAMS}"]
+              f"def kernel({', '.join(args)}):"]
     lines += [f"    s{k} = i{k}[0]" for k, kind in enumerate(spec.kinds) if kind == "scalar"]
-    lines.append("    for j in range(m):")
-    for u in range(_STREAMS):
-        lines += _element(spec, f"j + {u} * m" if u else "j", str(u), "        ")
-    lines.append(f"    for j in range({_STREAMS} * m, n):")
-    lines += _element(spec, "j", "r", "        ")
-    lines += ["", ""] + _wrappers(spec)
+    lines += ["    for j in range(o0.shape[0]):"] + _element(spec) + ["", ""] + _wrappers(spec)
     return "\n".join(lines) + "\n"
 
 
