@@ -70,7 +70,7 @@ def _exact_chain(x, y):
 
 
 def _np_exact_chain(x, y, dt):
-    c = lambda v: dt(v)  # noqa: E731 - constants in the dtype, as NumPy 2 converts Python scalars
+    c = dt  # constants in the dtype, as NumPy 2 converts Python scalars
     h = (x + y) * y - x / (y + c(0.5))
     h = np.maximum(-h, c(0)) * c(2.0) + np.abs(h) / c(3.0)
     return np.square(h - c(1.0)) + c(1.0) / (np.maximum(h, c(0)) + c(2.0))
@@ -151,7 +151,7 @@ def test_fused_tanh_is_within_5_ulp_and_keeps_special_values():
     finite = np.isfinite(exact)
     ulp = np.spacing(np.abs(exact[finite]).astype(np.float32)).astype(np.float64)
     assert (np.abs(got[finite] - exact[finite]) / ulp).max() <= 5
-    assert np.isnan(got[x != x]).all()
+    assert np.isnan(got[np.isnan(x)]).all()
     assert_bits(got[-7:], np.array([1.0, -1.0, 0.0, -0.0, 1e-30, -1e-30, 1.0], np.float32))
 
 
@@ -253,7 +253,7 @@ def test_a_training_graph_fuses_forward_and_backward_and_matches(dtype):
     models = [_Net(w0, b0), _Net(w0, b0)]
     steps = [_Train(m, flow.optim.SGD(m.parameters(), lr=0.1), fuse) for m, fuse in zip(models, (True, False))]
     w, b = w0.astype(np.float64), b0.astype(np.float64)
-    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-12}
     for _ in range(3):
         losses = [g(tensor(x, dtype), tensor(t, dtype)) for g in steps]
         loss, w, b = _np_train_step(w, b, x.astype(np.float64), t.astype(np.float64), 0.1)
@@ -329,7 +329,7 @@ _SECOND_PROCESS = textwrap.dedent("""
 def test_a_second_process_loads_the_compiled_kernel_from_the_cache(tmp_path):
     env = {**os.environ, "FLOW_KERNEL_CACHE": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
     runs = [subprocess.run([sys.executable, "-c", _SECOND_PROCESS], env=env, cwd=ROOT, capture_output=True,
-                           text=True, timeout=300) for _ in range(2)]
+                           text=True, timeout=300, check=False) for _ in range(2)]
     for r in runs:
         assert r.returncode == 0, r.stderr
     (first_hits, first_misses), (hits, misses) = (map(int, r.stdout.split()) for r in runs)
@@ -363,7 +363,7 @@ def test_importing_the_package_or_compiling_without_fusion_does_not_import_numba
         print("numba" in sys.modules)
     """)
     r = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=300, check=False)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["False"]
 

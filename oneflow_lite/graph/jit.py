@@ -151,8 +151,9 @@ def kernel_source(spec: KernelSpec) -> str:
 
 
 def load_kernel(spec: KernelSpec):
-    """``(key, module)``: the key (a hash of the source) and loaded module (``kernel``, ``call``, ``write``) of ``spec``'s kernel: from this process's table, else
-    imported from the cache dir (written there first when missing), compiling it or loading numba's cache."""
+    """``(key, module)``: the key (a hash of the source) and the loaded module (``kernel``, ``call``, ``write``) of
+    ``spec``'s kernel: from this process's table, else imported from the cache dir (written there first when
+    missing), compiling it or loading numba's cache."""
     source = kernel_source(spec)
     key = hashlib.sha256(source.encode()).hexdigest()[:24]
     with _lock:

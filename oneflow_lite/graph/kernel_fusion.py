@@ -10,9 +10,10 @@ source (Note [Generated kernels] in graph/jit.py): one call, one pass, no interm
 A region is built in job order: an op joins the region producing one of its inputs when both compute in the same
 dtype and shape (each input of the region's shape, of one element, or broadcast to it) and nothing outside the
 region has read the region's results yet (the fused op runs where the region's last op ran, so an earlier reader
-would read it before it exists). A result of the region that another op reads (a later op, an output, an assign,
-the backward pass of a training graph) is an output of the fused op, under its blob name, so nothing else in the
-job changes; the values read only inside the region are never stored. Regions of one op stay as they are. Without
+would read it before it exists); an op reading the results of two such regions merges them. A result of the
+region that another op reads (a later op, an output, an assign, the backward pass of a training graph) is an
+output of the fused op, under its blob name, so nothing else in the job changes; the values read only inside the
+region are never stored. Regions of one op stay as they are, and so do ops whose kernel is a plug-in's. Without
 numba the pass reports it and changes nothing. The ops compute as NumPy's ufuncs do, bit for bit, except tanh
 (float32 only: within 5 ulp, graph/jit.py) and warnings: the kernels set no floating-point flags.
 """
@@ -49,7 +50,7 @@ RULES = {
 def _fused_shape(ctx):
     shape = tuple(ctx.attr("shape"))
     for k, m in enumerate(ctx.input_metas):
-        if np.broadcast_shapes(tuple(m.shape), shape) != shape:
+        if len(m.shape) > len(shape) or any(a not in (1, b) for a, b in zip(reversed(m.shape), reversed(shape))):
             raise ctx.error(f"input {k} of shape {list(m.shape)} does not broadcast to the region's {list(shape)}")
     n = ctx.attr("num_outputs")
     return shape if n == 1 else [shape] * n
@@ -172,8 +173,8 @@ def _spec(ir: JobIR, region: _Region, uses: dict):
                 fields[name] = constant(value)
         if "{s}" in template:
             a = m.res.attrs  # the operand in the dtype, as the scalar kernels convert it (round to nearest)
-            fields["s"] = constant(float(np.asarray(a["float_operand"] if a["has_float_operand"] else a["int_operand"],
-                                                    np.float64 if a["has_float_operand"] else np.int64).astype(np_dtype)))
+            value = (np.float64(a["float_operand"]) if a["has_float_operand"] else np.int64(a["int_operand"]))
+            fields["s"] = constant(float(value.astype(np_dtype)))
         stmts.append(template.format(**fields))
         refs[m.outputs[0]] = f"{{t{j}}}"
     members = set(map(id, region.members))
