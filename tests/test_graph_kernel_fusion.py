@@ -434,3 +434,17 @@ def test_the_writer_fills_a_strided_buffer():
     module.write(contiguous, x, row)
     np.testing.assert_array_equal(contiguous, np.minimum(x * row, 0.5))
     assert key in pathlib.Path(module.__file__).name
+
+
+def test_scalar_operands_round_to_the_dtype_as_the_scalar_kernels_do():
+    def f(x):
+        return (x * 1e39 + 0.1) / 3 - (1.0 / x) * 7
+
+    a = np.array([1.5, -2.0, 0.0, -0.0, np.inf, np.nan, 1e-3], np.float32)
+    fused, plain = graphs(f)
+    with np.errstate(all="ignore"):
+        got, unfused = fused(tensor(a, np.float32)), plain(tensor(a, np.float32))
+        expected = (a * np.float32(np.inf) + np.float32(0.1)) / np.float32(3) - (np.float32(1) / a) * np.float32(7)
+    assert len(fused_ops(fused)) == 1
+    assert_bits(got.numpy(), unfused.numpy())
+    assert_bits(got.numpy(), expected)

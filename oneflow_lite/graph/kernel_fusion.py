@@ -174,7 +174,8 @@ def _spec(ir: JobIR, region: _Region, uses: dict):
         if "{s}" in template:
             a = m.res.attrs  # the operand in the dtype, as the scalar kernels convert it (round to nearest)
             value = (np.float64(a["float_operand"]) if a["has_float_operand"] else np.int64(a["int_operand"]))
-            fields["s"] = constant(float(value.astype(np_dtype)))
+            with np.errstate(over="ignore"):  # beyond float32: inf
+                fields["s"] = constant(float(value.astype(np_dtype)))
         stmts.append(template.format(**fields))
         refs[m.outputs[0]] = f"{{t{j}}}"
     members = set(map(id, region.members))
