@@ -154,7 +154,12 @@ def load_kernel(spec: KernelSpec):
     """``(key, module)``: the key (a hash of the source) and the loaded module (``kernel``, ``call``, ``write``) of
     ``spec``'s kernel: from this process's table, else imported from the cache dir (written there first when
     missing), compiling it or loading numba's cache."""
-    source = kernel_source(spec)
+    return load_source(kernel_source(spec))
+
+
+def load_source(source: str):
+    """``(key, module)`` of a kernel module's ``source`` (generated, or a fixed kernel of the package), loaded as
+    ``load_kernel`` does."""
     key = hashlib.sha256(source.encode()).hexdigest()[:24]
     with _lock:
         module = _loaded.get(key)
