@@ -357,12 +357,16 @@ class MLP(flow.nn.Module):
 
 
 class TrainGraph(flow.nn.Graph):
-    """The W5 step as an nn.Graph: forward, ``loss.backward()`` and the optimizer's step (``add_optimizer``)."""
+    """The W5 step as an nn.Graph: forward, ``loss.backward()`` and the optimizer's step (``add_optimizer``), with the
+    fused-kernel passes on."""
 
     def __init__(self, model, opt):
         super().__init__()
         self.model = model
         self.add_optimizer(opt)
+        # numba kernels (the jit extra): cross-entropy and its grad in one pass each, SGD updates in one pass
+        self.config.allow_fuse_softmax_cross_entropy(True)
+        self.config.allow_fuse_elementwise_kernels(True)
 
     def build(self, x, t):
         loss = F.cross_entropy(self.model(x), t)
@@ -386,7 +390,7 @@ def w5_graph(timer):
     times = timer.compare(lambda: g(fx.x, fx.t), lambda: np_train_step(fx.np_params, fx.xa, fx.ta))
     fx.reset()
     return Row("W5 MLP step graph", *times, limit=1.15, checked=True,
-               baseline_is="the step by hand in NumPy (graph with add_optimizer)")
+               baseline_is="the step by hand in NumPy (graph with add_optimizer, fused kernels)")
 
 
 def w7_capture_compile(timer):
@@ -578,6 +582,9 @@ class GPTTrainGraph(flow.nn.Graph):
         super().__init__()
         self.model = model
         self.add_optimizer(opt)
+        # numba kernels (the jit extra): cross-entropy and its grad in one pass each, SGD updates in one pass
+        self.config.allow_fuse_softmax_cross_entropy(True)
+        self.config.allow_fuse_elementwise_kernels(True)
 
     def build(self, x, y):
         loss = self.model(x, y)

@@ -448,3 +448,40 @@ def test_scalar_operands_round_to_the_dtype_as_the_scalar_kernels_do():
     assert len(fused_ops(fused)) == 1
     assert_bits(got.numpy(), unfused.numpy())
     assert_bits(got.numpy(), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_plain_sgd_updates_fuse_alone_and_update_in_place_bit_for_bit(dtype):
+    w0 = _rng.standard_normal((6, 5)).astype(dtype)
+    x, y = _rng.standard_normal((4, 5)).astype(dtype), _rng.standard_normal((4, 6)).astype(dtype)
+
+    def make(fuse, **sgd):
+        model = flow.nn.Linear(5, 6, bias=False).to(getattr(flow, np.dtype(dtype).name))
+        model.weight.numpy()[...] = w0
+
+        class Step(flow.nn.Graph):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+                self.add_optimizer(flow.optim.SGD(model.parameters(), lr=0.3, **sgd))
+                self.config.allow_fuse_elementwise_kernels(fuse)
+
+            def build(self, x, y):
+                loss = ((self.model(x) - y) ** 2).sum()
+                loss.backward()
+                return loss
+        return model, Step()
+
+    (m_fused, fused), (m_plain, plain) = make(True), make(False)
+    buffer = m_fused.weight.numpy()
+    for _ in range(3):
+        fused(flow.tensor(x), flow.tensor(y))
+        plain(flow.tensor(x), flow.tensor(y))
+    assert_bits(m_fused.weight.numpy(), m_plain.weight.numpy())
+    assert m_fused.weight.numpy() is buffer or np.shares_memory(m_fused.weight.numpy(), buffer)
+    (node,) = [n for n in fused_ops(fused) if n.outputs[0].startswith("sgd_update")]
+    assert "def kernel_in_place(" in pathlib.Path(jit._loaded[node.res.attrs["kernel"]].__file__).read_text()
+    assert "sgd_update" not in [n.op_type for n in fused._last.ir.nodes if n.kind == "user"]
+    _, decayed = make(True, weight_decay=0.1)  # not plain SGD: its own kernel
+    decayed(flow.tensor(x), flow.tensor(y))
+    assert "sgd_update" in [n.op_type for n in decayed._last.ir.nodes if n.kind == "user"]

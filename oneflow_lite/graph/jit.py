@@ -57,13 +57,15 @@ class KernelSpec:
     """What a fused kernel computes (Note [Generated kernels]): ``dtype`` (``"float32"`` / ``"float64"``),
     ``kinds`` (``"full"``, ``"scalar"`` or ``"broadcast"`` per input), ``stmts`` (expressions naming input k
     ``{i<k>}`` and the result of statement k ``{t<k>}``, for ``str.format``), ``outputs`` (the statement indices
-    written out) and ``constants`` (name -> float, typed with ``dtype``)."""
+    written out), ``constants`` (name -> float, typed with ``dtype``) and ``in_place`` (its one output usually
+    overwrites input 0, a variable's update: ``write`` then runs a loop reading and writing that one buffer)."""
 
-    __slots__ = ("constants", "dtype", "kinds", "outputs", "stmts", "uses_tanh")
+    __slots__ = ("constants", "dtype", "in_place", "kinds", "outputs", "stmts", "uses_tanh")
 
-    def __init__(self, dtype, kinds, stmts, outputs, constants):
+    def __init__(self, dtype, kinds, stmts, outputs, constants, in_place=False):
         self.dtype, self.kinds, self.stmts = dtype, tuple(kinds), tuple(stmts)
         self.outputs, self.constants = tuple(outputs), dict(constants)
+        self.in_place = in_place and len(self.outputs) == 1 and self.kinds[0] == "full"
         self.uses_tanh = any("_tanh32(" in s for s in self.stmts)
 
 
@@ -93,13 +95,25 @@ _TANH32_CONSTANTS = {
     "_T_B2": 2.26843463243900e-03, "_T_B4": 1.18534705686654e-04, "_T_B6": 1.19825839466702e-06,
     "_T_ONE": 1.0, "_T_SAT": 8.0,
 }
-def _element(spec: KernelSpec) -> list:
-    """The loop body: element ``j`` of the non-scalar inputs, the statements, the outputs stored."""
-    names, lines = {}, []
+def _kernel(spec: KernelSpec, name: str, in_place: bool) -> list:
+    """The ``@njit`` function ``name``: element ``j`` of the inputs (``in_place``: input 0 is read from ``o0``, the
+    buffer it writes, a loop LLVM vectorises where the alias check of two arrays would not), the statements, the
+    outputs stored."""
+    dt, outs = spec.dtype, [f"o{q}" for q in range(len(spec.outputs))]
+    arrays = {k: f"i{k}" for k in range(len(spec.kinds))}
+    if in_place:
+        arrays[0] = "o0"
+    params = outs + [a for k, a in arrays.items() if not (in_place and k == 0)]
+    sig = f"void({', '.join([f'{dt}[::1]'] * len(params))})"
+    lines = ["", "", f'@numba.njit("{sig}", fastmath=False, error_model="numpy", nogil=True, cache=True)',
+             f"def {name}({', '.join(params)}):"]
+    lines += [f"    s{k} = {arrays[k]}[0]" for k, kind in enumerate(spec.kinds) if kind == "scalar"]
+    lines.append("    for j in range(o0.shape[0]):")
+    names = {}
     for k, kind in enumerate(spec.kinds):
         names[f"i{k}"] = f"s{k}" if kind == "scalar" else f"x{k}"
         if kind != "scalar":
-            lines.append(f"        x{k} = i{k}[j]")
+            lines.append(f"        x{k} = {arrays[k]}[j]")
     for j, stmt in enumerate(spec.stmts):
         lines.append(f"        t{j} = {stmt.format(**names)}")
         names[f"t{j}"] = f"t{j}"
@@ -123,16 +137,18 @@ def _wrappers(spec: KernelSpec) -> list:
     lines.append(f"    kernel({', '.join(y + '.reshape(-1)' for y in outs)}, {', '.join(flat)})")
     lines.append(f"    return {outs[0] if len(outs) == 1 else ', '.join(outs)}")
     if len(outs) == 1:  # ``out`` may be a parameter's buffer (Note [Assigns written in place]), maybe strided
-        lines += ["", "", f"def write(out, {', '.join(ins)}):", "    shape = out.shape",
-                  "    if out.flags.c_contiguous:", f"        kernel(out.reshape(-1), {', '.join(flat)})",
+        lines += ["", "", f"def write(out, {', '.join(ins)}):", "    shape = out.shape"]
+        if spec.in_place:
+            lines += ["    if out is x0 and out.flags.c_contiguous:",
+                      f"        kernel_in_place(out.reshape(-1){''.join(', ' + f for f in flat[1:])})", "        return"]
+        lines += ["    if out.flags.c_contiguous:", f"        kernel(out.reshape(-1), {', '.join(flat)})",
                   "    else:", f"        _np.copyto(out, call(shape, {', '.join(ins)}))"]
     return lines
 
 
 def kernel_source(spec: KernelSpec) -> str:
     """The module of one fused kernel (Note [Generated kernels])."""
-    dt, n_out = spec.dtype, len(spec.outputs)
-    args = [f"o{q}" for q in range(n_out)] + [f"i{k}" for k in range(len(spec.kinds))]
+    dt = spec.dtype
     constants = dict(spec.constants)
     if spec.uses_tanh:
         constants.update(_TANH32_CONSTANTS)
@@ -142,12 +158,8 @@ def kernel_source(spec: KernelSpec) -> str:
               for name, v in sorted(constants.items())]
     if spec.uses_tanh:
         lines += _TANH32.split("\n")
-    sig = f"void({', '.join([f'{dt}[::1]'] * len(args))})"
-    lines += ["", f'@numba.njit("{sig}", fastmath=False, error_model="numpy", nogil=True, cache=True)',
-              f"def kernel({', '.join(args)}):"]
-    lines += [f"    s{k} = i{k}[0]" for k, kind in enumerate(spec.kinds) if kind == "scalar"]
-    lines += ["    for j in range(o0.shape[0]):"] + _element(spec) + ["", ""] + _wrappers(spec)
-    return "\n".join(lines) + "\n"
+    lines += _kernel(spec, "kernel", False) + (_kernel(spec, "kernel_in_place", True) if spec.in_place else [])
+    return "\n".join(lines + ["", ""] + _wrappers(spec)) + "\n"
 
 
 def load_kernel(spec: KernelSpec):

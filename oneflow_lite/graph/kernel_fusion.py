@@ -4,7 +4,7 @@ Note [Fused elementwise kernels]
 NumPy runs an elementwise op per call, at ~0.6 us a call plus a pass over memory: a chain of twenty small ops
 costs twenty calls however they share buffers (Note [Fusion and the memory plan] in graph/compiler.py). This
 pass replaces each maximal region of elementwise ops (``RULES``: arithmetic, scalar arithmetic, relu, tanh and
-their grads, on float32 / float64) by one ``fused_elementwise`` op whose kernel numba compiles from generated
+their grads, plain SGD updates, on float32 / float64) by one ``fused_elementwise`` op whose kernel numba compiles from generated
 source (Note [Generated kernels] in graph/jit.py): one call, one pass, no intermediate arrays.
 
 A region is built in job order: an op joins the region producing one of its inputs when both compute in the same
@@ -13,7 +13,8 @@ region has read the region's results yet (the fused op runs where the region's l
 would read it before it exists); an op reading the results of two such regions merges them. A result of the
 region that another op reads (a later op, an output, an assign, the backward pass of a training graph) is an
 output of the fused op, under its blob name, so nothing else in the job changes; the values read only inside the
-region are never stored. Regions of one op stay as they are, and so do ops whose kernel is a plug-in's. Without
+region are never stored. Regions of one op stay as they are (but an SGD update, whose kernel makes two passes),
+and so do ops whose kernel is a plug-in's. Without
 numba the pass reports it and changes nothing. The ops compute as NumPy's ufuncs do, bit for bit, except tanh
 (float32 only: within 5 ulp, graph/jit.py) and warnings: the kernels set no floating-point flags.
 """
@@ -43,7 +44,12 @@ RULES = {
     "relu_grad": ("({x0} if {x1} > {zero} else {zero})", _BOTH),
     "tanh": ("_tanh32({x0})", ("float32",)),
     "tanh_grad": ("({x0} * ({one} - {x1} * {x1}))", _BOTH),
+    # plain SGD (no scale, l1, l2, weight decay or learning-rate tensor): ``model - lr * diff``, as its kernel's
+    # two passes round it; fused even alone (one pass over the parameter instead of two)
+    "sgd_update": ("({x0} - {lr} * {x1})", _BOTH),
 }
+_ALONE = frozenset(("sgd_update",))
+_PLAIN_SGD = {"scale": 1.0, "l1": 0.0, "l2": 0.0, "weight_decay": 0.0}
 
 
 # ---- the op ----------------------------------------------------------------------------------------
@@ -107,6 +113,8 @@ def _fusable(ir: JobIR, n: Node):
     out = ir.metas[n.outputs[0]]
     if out.dtype.name not in RULES[n.op_type][1]:
         return None
+    if n.op_type == "sgd_update" and (len(n.inputs) != 2 or any(n.res.attrs[a] != v for a, v in _PLAIN_SGD.items())):
+        return None
     reg = DISPATCHER.select_registration(n.expr, DISPATCHER.entry(n.op_type), n.res.device,
                                          tuple([ir.metas[lbn].dtype for lbn in n.inputs]), (out.dtype,))
     if not getattr(reg.fn, "__module__", "").startswith(_BUILT_IN_KERNELS):  # a plug-in's kernel runs as it is
@@ -146,7 +154,7 @@ def find_regions(ir: JobIR) -> list:
             other.members = []
         joined[0].members.append(n)
         region_of[n.outputs[0]] = joined[0]
-    return [r for r in regions if len(r.members) > 1]
+    return [r for r in regions if len(r.members) > 1 or (r.members and r.members[0].op_type in _ALONE)]
 
 
 def _spec(ir: JobIR, region: _Region, uses: dict):
@@ -171,6 +179,8 @@ def _spec(ir: JobIR, region: _Region, uses: dict):
         for name, value in (("zero", 0.0), ("one", 1.0)):
             if "{" + name + "}" in template:
                 fields[name] = constant(value)
+        if "{lr}" in template:
+            fields["lr"] = constant(float(np.float64(m.res.attrs["learning_rate_val"]).astype(np_dtype)))
         if "{s}" in template:
             a = m.res.attrs  # the operand in the dtype, as the scalar kernels convert it (round to nearest)
             value = (np.float64(a["float_operand"]) if a["has_float_operand"] else np.int64(a["int_operand"]))
@@ -180,8 +190,9 @@ def _spec(ir: JobIR, region: _Region, uses: dict):
         refs[m.outputs[0]] = f"{{t{j}}}"
     members = set(map(id, region.members))
     outputs = [j for j, m in enumerate(region.members) if any(id(u) not in members for u in uses.get(m.outputs[0], ()))]
-    spec = jit.KernelSpec(region.dtype, kinds, stmts, outputs,
-                          {name: float.fromhex(h) for h, name in constants.items()})
+    assigned = any(u.kind == "assign" for j in outputs for u in uses.get(region.members[j].outputs[0], ()))
+    spec = jit.KernelSpec(region.dtype, kinds, stmts, outputs, {name: float.fromhex(h) for h, name in constants.items()},
+                          in_place=assigned)
     return spec, inputs, [region.members[j].outputs[0] for j in outputs]
 
 
