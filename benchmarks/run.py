@@ -389,7 +389,7 @@ def w5_graph(timer):
     fx.check(lambda: g(fx.x, fx.t))
     times = timer.compare(lambda: g(fx.x, fx.t), lambda: np_train_step(fx.np_params, fx.xa, fx.ta))
     fx.reset()
-    return Row("W5 MLP step graph", *times, limit=1.15, checked=True,
+    return Row("W5 MLP step graph", *times, limit=1.0, checked=True,
                baseline_is="the step by hand in NumPy (graph with add_optimizer, fused kernels)")
 
 
