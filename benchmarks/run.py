@@ -21,7 +21,8 @@ compiled graph (its elementwise ops fused into one generated kernel); W3 an add 
 (Linear 784 -> 256, ReLU, Linear 256 -> 10, cross-entropy, batch 64, backward, SGD lr 0.1) eager and as an
 nn.Graph, against a hand-written NumPy step; W6 the backward of a 1,000-op chain per node, against the
 chain's forward per op; W7 the first call (capture, compile, one run) of the W5 graph; W8 the peak memory
-(tracemalloc) of the W5 graph step against the eager step.
+(tracemalloc) of the W5 graph step against the eager step. The W2 and W5 graphs fuse kernels with numba (the jit
+extra, ``pip install 'oneflow-lite[jit]'``); without it they run unfused and miss their targets.
 """
 
 import os
