@@ -146,7 +146,7 @@ KNOWN: list[Deviation] = [
     Deviation("torch-view-in-local-response-norm", ("silent acceptance",),
               "PyTorch's local_response_norm calls view() on its input and fails on non-contiguous tensors; "
               "oneflow_lite computes the same values for any layout (PyTorch is wrong)",
-              names=("local_response_norm",), pattern=r"view size is not compatible"),
+              names=("local_response_norm", "kron", "isin"), pattern=r"view size is not compatible"),
     Deviation("gelu-at-infinity", ("value",),
               "gelu(inf) is inf (x * Phi(x) -> x); PyTorch's CPU kernel gives NaN (PyTorch is wrong)",
               names=("gelu",), pattern=r"infinity differs|NaN placement differs"),
@@ -267,6 +267,14 @@ KNOWN: list[Deviation] = [
               "soft_margin_loss's gradient at an infinite input is finite here (-y / N * sigmoid(-y x), the "
               "limit); PyTorch computes exp(inf) / (1 + exp(inf)) and gets NaN (PyTorch is wrong)",
               names=("soft_margin_loss",), pattern=r"NaN placement differs"),
+    Deviation("torch-integer-overflow-in-grads", ("grad",),
+              "atan2's gradient with an integer other: computed in floating point here; PyTorch squares the "
+              "integer tensor in its own dtype (int16 32767**2 wraps) (PyTorch is wrong)",
+              names=("atan2", "arctan2"), when=_not_floating),
+    Deviation("torch-empty-histogramdd", ("value",),
+              "histogramdd of points with no coordinate (input (N, 0), bins []): one bin holding all N points "
+              "here; PyTorch returns 0 (PyTorch is wrong)",
+              names=("histogramdd",), when=lambda call: any(t.shape and t.shape[-1] == 0 for t in _tensors(call))),
     Deviation("torch-vander-backward", ("grad acceptance",),
               "vander with increasing=True differentiates here; PyTorch's backward fails, its forward having "
               "modified a saved tensor in place (PyTorch is wrong)",

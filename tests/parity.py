@@ -206,10 +206,13 @@ def values_differ(a: np.ndarray, b: np.ndarray, dtype_name: str) -> str | None:
 
 
 def _as_torch_outputs(result):
+    """The tensors of a PyTorch result, flattened as :func:`fuzzing._as_outputs` flattens flow's."""
     if isinstance(result, torch.Tensor):
         return (result,)
-    if isinstance(result, (tuple, list)) and all(isinstance(t, torch.Tensor) for t in result):
-        return tuple(result)
+    if isinstance(result, (tuple, list)):
+        parts = [() if r is None else _as_torch_outputs(r) for r in result]
+        if all(p is not None for p in parts):
+            return tuple(t for p in parts for t in p)
     return None
 
 

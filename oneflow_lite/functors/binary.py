@@ -291,6 +291,8 @@ class _AddcOp:
             raise RuntimeError(f"{self.name}: For integral input tensors, argument value must not be a floating "
                                f"point number.")
         check_int64(self.name, value)
+        if not dt.holds(d, value):
+            raise RuntimeError(f"{self.name}: value {value} cannot be converted to type {d.name} without overflow")
         out = None
         if inplace:
             check_inplace_dtype(self.name, d, x._meta.dtype)

@@ -661,6 +661,10 @@ def cov(x, correction=1, fweights=None, aweights=None):
         raise RuntimeError("cov(): bool dtype is not supported for input")
     if not x._meta.dtype.is_floating_point:
         x = cast(x, get_default_dtype())
+    for arg, t in (("fweights", fweights), ("aweights", aweights)):
+        if t is not None and t._meta.ndim > 1:
+            raise RuntimeError(f"cov(): expected {arg} to have one or fewer dimensions but got {arg} with "
+                               f"{t._meta.ndim} dimensions")
     x = F.reshape(x, (1, -1)) if x._meta.ndim < 2 else x
     n = x._meta.shape[1]
     w = fweights
@@ -1368,9 +1372,9 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     da, db = a._meta.dtype, b._meta.dtype
     if da is not db:
         raise RuntimeError(f"isclose: {TORCH_NAMES[da]} did not match {TORCH_NAMES[db]}")
-    if rtol < 0:
+    if not rtol >= 0:  # NaN too
         raise RuntimeError(f"isclose: rtol must be greater than or equal to zero, but got {rtol:g}")
-    if atol < 0:
+    if not atol >= 0:
         raise RuntimeError(f"isclose: atol must be greater than or equal to zero, but got {atol:g}")
     close = F.eq(a, b)
     if da is dt.bool_:

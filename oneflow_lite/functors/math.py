@@ -333,7 +333,7 @@ class ScalarBinary:
 
     def _apply(self, scalar_op, d, x, value, inplace, divides=False):
         check_int64(self.name, value)
-        if divides and value == 0 and not d.is_floating_point:
+        if divides and value == 0 and not d.is_floating_point and x._meta.numel:
             raise RuntimeError(f"{self.name}: ZeroDivisionError (integer division by zero)")
         out = None
         if inplace:

@@ -1052,15 +1052,22 @@ def isin(elements, test_elements, assume_unique=False, invert=False):
     return _isin(elements, test_elements, invert)
 
 
+def _no_bool_scalar(value):
+    if isinstance(value, bool):
+        raise RuntimeError("isin(): Unsupported input type encountered for isin(): Bool")
+
+
 @composite("IsinScalar")
 def isin_scalar(elements, test_element, assume_unique=False, invert=False):
     """``isin`` against one number."""
+    _no_bool_scalar(test_element)
     return _isin(elements, F.scalar_tensor(test_element, device=elements._meta.device), invert)
 
 
 @composite("IsinScalarTensor")
 def isin_scalar_tensor(element, test_elements, assume_unique=False, invert=False):
     """``isin`` of one number: a 0-d bool tensor."""
+    _no_bool_scalar(element)
     return _isin(F.scalar_tensor(element, device=test_elements._meta.device), test_elements, invert)
 
 
@@ -1211,7 +1218,7 @@ def histogramdd(x, bins, range=None, weight=None, density=False):  # noqa: A002 
     if x._meta.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     d = x._meta.shape[-1]
-    points = F.reshape(x, (-1, d))
+    points = F.reshape(x, (math.prod(x._meta.shape[:-1]), d))  # -1 is ambiguous for d = 0
     edges = _histogramdd_edges(points, bins, range, d)
     sizes = [e._meta.shape[0] - 1 for e in edges]
     flat = F.zeros((points._meta.shape[0],), dtype=_int64, device=x._meta.device)
