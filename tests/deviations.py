@@ -220,8 +220,9 @@ KNOWN: list[Deviation] = [
               "PyTorch's lu_unpack, which only copies, takes them",
               names=("lu_unpack",), pattern=r"Low precision dtypes not supported"),
     Deviation("torch-skips-checks-on-empty", ("refusal",),
-              "PyTorch's deprecated cholesky returns an empty input before checking that it is square",
-              names=("cholesky",), pattern=r"must be batches of square matrices",
+              "PyTorch's deprecated cholesky returns an empty input before checking that it is square; its "
+              "cummax / cummin of an empty input before checking dim",
+              names=("cholesky", "cummax", "cummin"), pattern=r"must be batches of square matrices|Dimension out of",
               when=lambda call: any(0 in t.shape for t in _tensors(call))),
     Deviation("negative-padding-modes", ("refusal",),
               "pad with a negative padding (a crop) in reflect / replicate / circular mode refuses here, with "
@@ -275,6 +276,11 @@ KNOWN: list[Deviation] = [
               "histogramdd of points with no coordinate (input (N, 0), bins []): one bin holding all N points "
               "here; PyTorch returns 0 (PyTorch is wrong)",
               names=("histogramdd",), when=lambda call: any(t.shape and t.shape[-1] == 0 for t in _tensors(call))),
+    Deviation("torch-mixes-meta", ("refusal",),
+              "an op given a cpu and a meta tensor refuses here (two devices); PyTorch's cross returns a cpu "
+              "tensor for that mix (PyTorch is wrong)",
+              names=("cross", "linalg_cross"), pattern=r"expected all tensors to be on the same device",
+              when=_on_meta),
     Deviation("torch-vander-backward", ("grad acceptance",),
               "vander with increasing=True differentiates here; PyTorch's backward fails, its forward having "
               "modified a saved tensor in place (PyTorch is wrong)",
@@ -299,10 +305,11 @@ KNOWN: list[Deviation] = [
               names=("take_along_dim",), pattern=r"dtype of indices should be",
               when=lambda call: any(0 in t.shape for t in _tensors(call))),
     Deviation("negative-bounds-of-unsigned", ("refusal",),
-              "clamp / clip of an unsigned tensor with a negative number bound refuses here (the bound is not a "
-              "uint value); PyTorch's conversion check lets negative values down to -2**bits through and wraps "
-              "them (clamp_max_(uint8 8, -129) clamps to 127)",
-              names=("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_"),
+              "clamp / clip / fill_ of an unsigned tensor with a negative number refuses here (it is not a uint "
+              "value); PyTorch's conversion check lets negative values down to -2**bits through and wraps them "
+              "(clamp_max_(uint8 8, -129) clamps to 127, fill_(uint16, -2) writes 65534)",
+              names=("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_",
+                     "fill_"),
               pattern=r"cannot be converted to type uint\w* without overflow"),
     Deviation("unsigned-promotion", ("silent acceptance",),
               "vander of a uint16 / uint32 / uint64 vector computes its powers after a cast to int64 here; "
