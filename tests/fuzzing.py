@@ -71,7 +71,7 @@ RANDOM = {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "fe
           "feature_dropout", "rrelu", "rrelu_", "gumbel_softmax", "rand", "randn", "rand_like", "randn_like",
           "randint", "randint_like", "randperm", "normal", "multinomial", "bernoulli", "poisson", "empty",
           "empty_like", "empty_strided", "fractional_max_pool2d", "fractional_max_pool3d",
-          "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"}
+          "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices", "native_dropout", "binomial"}
 
 # ---- values -------------------------------------------------------------------------------------------------
 

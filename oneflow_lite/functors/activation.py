@@ -190,6 +190,9 @@ class _ShrinkFunctor(_Activation):
     def __call__(self, x, lambd=0.5):
         if self.op_type == "softshrink" and lambd < 0:
             raise RuntimeError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}")
+        if x._meta.dtype.is_floating_point and not dt.holds(x._meta.dtype, lambd):
+            raise RuntimeError(f"{self.op_type}: lambd {lambd} cannot be converted to type {x._meta.dtype.name} "
+                               f"without overflow")
         return self._run(x, cached_attrs(self._attrs, ("lambd",), (lambd,)), False)
 
 

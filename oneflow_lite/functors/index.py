@@ -245,7 +245,7 @@ class CountNonzeroFunctor:
         dims = ()
         if dim:
             ndim = x._meta.ndim
-            dims = tuple(_wrap_dim(d, ndim, "count_nonzero") for d in dim)
+            dims = tuple(_wrap_dim(d, max(ndim, 1), "count_nonzero") for d in dim)  # a 0-d tensor has dim 0
             if len(set(dims)) != len(dims):
                 raise RuntimeError(f"count_nonzero: dim {dims[len(set(dims))]} appears multiple times in the list "
                                    f"of dims")

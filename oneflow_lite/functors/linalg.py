@@ -1330,6 +1330,8 @@ def renorm(x, p, dim, maxnorm, inplace=False):
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     nd = x._meta.ndim
+    if nd < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {nd} dimensions")
     d = _wrap_dim(dim, nd, "renorm")
     others = tuple(i for i in range(nd) if i != d)
     norms = F.linalg_vector_norm(x, p, others, True)

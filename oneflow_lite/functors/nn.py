@@ -330,7 +330,7 @@ class SmoothL1LossFunctor(_ElementwiseLoss):
 
     def __call__(self, x, t, size_average=None, reduce=None, reduction="mean", beta=1.0):
         reduction = _reduction(self.name, reduction, size_average, reduce)
-        if beta < 0:
+        if not beta >= 0:  # NaN too
             raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
         return _reduce(self._loss(x, t, (beta,)), reduction)
 

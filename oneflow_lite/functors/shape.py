@@ -1088,10 +1088,12 @@ def repeat_interleave_int(x, repeats, dim=None, output_size=None):
 
 @composite("RepeatInterleaveIndices")
 def repeat_interleave_indices(repeats, output_size=None):
-    """``repeat_interleave(repeats, *, output_size=None)``: ``i`` repeated ``repeats[i]`` times (int64)."""
+    """``repeat_interleave(repeats, *, output_size=None)``: ``i`` repeated ``repeats[i]`` times, in repeats'
+    dtype (int32 or int64, as PyTorch)."""
     if repeats._meta.ndim != 1:
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-    return _constant(_repeat_index(_repeat_counts(repeats), output_size), repeats._meta.device)
+    index = _constant(_repeat_index(_repeat_counts(repeats), output_size), repeats._meta.device)
+    return cast(index, repeats._meta.dtype) if repeats._meta.dtype is dt.int32 else index
 
 
 @composite("Vander")

@@ -365,6 +365,8 @@ def mvlgamma(x, p, inplace=False):
     """The multivariate log-gamma function ``sum_i lgamma(x - i / 2) + p (p - 1) / 4 log(pi)``, i < p."""
     if p < 1:
         raise RuntimeError("mvlgamma: p has to be greater than or equal to 1")
+    if x._meta.dtype is dt.bool_:
+        raise RuntimeError("mvlgamma: The input tensor may not be a boolean tensor.")
     xf = cast(inplace_source(x, inplace), floating(x._meta.dtype))
     r = F.lgamma(xf)
     for i in range(1, p):

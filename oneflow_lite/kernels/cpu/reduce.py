@@ -585,6 +585,8 @@ def searchsorted_cpu(ctx, seq, values, sorter=None):
         if sorter.size and (sorter.min() < 0 or sorter.max() >= n):
             raise RuntimeError(f"torch.searchsorted(): sorter index out of range, expected values in [0, {n})")
         seq = np.take_along_axis(seq, sorter, axis=-1)
+    if not values.size or not seq.shape[-1]:  # no value, or an empty sequence: every index is 0
+        return np.zeros(values.shape, ctx.out_metas[0].np_dtype)
     if seq.ndim == 1:
         out = np.searchsorted(seq, values, side=side)
     else:
