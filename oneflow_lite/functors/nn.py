@@ -568,7 +568,8 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
     if n * c // num_groups * math.prod(shape[2:]) == 1:  # PyTorch's _verify_batch_size of (N * C / G, G, ...)
         raise ValueError(f"group_norm: Expected more than 1 value per channel when training, got input size "
                          f"{_dims(shape)}")
-    for name, t in (("weight", weight), ("bias", bias)):
+    params = (("weight", weight), ("bias", bias))
+    for name, t in params:
         if t is not None and tuple(t._meta.shape) != (c,):
             raise RuntimeError(f"group_norm: Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {_dims(t.shape)} and input of "

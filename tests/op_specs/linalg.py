@@ -305,8 +305,8 @@ def _cross_ref(dim_default):
 
 def _cross_samples(dtype):
     yield Sample((make((4, 3), dtype), make((4, 3), dtype)), name="rows")
-    yield Sample((make((2, 3, 2), dtype), make((3, 1), dtype)), {"dim": 1}, name="broadcast dim 1")
-    yield Sample((make((3,), dtype), make((2, 3), dtype)), name="broadcast")
+    yield Sample((make((2, 3, 2), dtype), make((1, 3, 1), dtype)), {"dim": 1}, name="broadcast dim 1")
+    yield Sample((make((1, 3), dtype), make((2, 3), dtype)), name="broadcast")
 
 
 def _cov_ref(x, correction=1, fweights=None, aweights=None):

@@ -236,7 +236,8 @@ def _huber(x, t, delta=1.0):
 def _kl_div(x, t, log_target=False):
     if log_target:
         return np.exp(t) * (t - x)
-    return np.where(t > 0, t * (np.log(np.where(t > 0, t, 1)) - x), 0.0)
+    xlogy = np.where((t == 0) & ~np.isnan(t), 0.0, t * np.log(np.where(t == 0, 1, t)))  # PyTorch's xlogy(t, t)
+    return xlogy - t * x
 
 
 def _kl_div_ref(x, t, reduction="mean", log_target=False):
@@ -262,6 +263,9 @@ def _kl_samples(dtype):
 
 def _bce_ref(x, t, weight=None, reduction="mean"):
     x64, t64 = x.astype(np.float64), t.astype(np.float64)
+    for name, v in (("input", x64), ("target", t64)):
+        if not ((v >= 0) & (v <= 1)).all():  # NaN included, as PyTorch
+            raise ValueError(f"binary_cross_entropy: {name} outside [0, 1]")
     with np.errstate(all="ignore"):
         loss = -(t64 * np.maximum(np.log(x64), -100) + (1 - t64) * np.maximum(np.log(1 - x64), -100))
     if weight is not None:
@@ -282,10 +286,12 @@ def _bce_samples(dtype):
 
 def _bce_logits_ref(x, t, weight=None, reduction="mean", pos_weight=None):
     x64, t64 = x.astype(np.float64), t.astype(np.float64)
-    sig = 1 / (1 + np.exp(-x64))
-    pw = 1.0 if pos_weight is None else pos_weight.astype(np.float64)
-    with np.errstate(all="ignore"):
-        loss = -(pw * t64 * np.log(sig) + (1 - t64) * np.log(1 - sig))
+    with np.errstate(all="ignore"):  # PyTorch's stable form: (1 - t) x + (1 + (pw - 1) t) softplus(-x)
+        m = np.maximum(-x64, 0)
+        softplus_neg = np.log(np.exp(-m) + np.exp(-x64 - m)) + m
+        if pos_weight is not None:
+            softplus_neg = (1 + (pos_weight.astype(np.float64) - 1) * t64) * softplus_neg
+        loss = (1 - t64) * x64 + softplus_neg
     if weight is not None:
         loss = loss * weight
     return _out(_reduce(loss, reduction), x)
