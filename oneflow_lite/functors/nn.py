@@ -1150,14 +1150,25 @@ def cosine_embedding_loss(x1, x2, target, margin=0.0, size_average=None, reduce=
     if x1._meta.ndim != want or x2._meta.ndim != want:
         raise RuntimeError(f"cosine_embedding_loss: {tdim}D target tensor expects {want}D input tensors, but found "
                            f"inputs with sizes {_dims(x1.shape)} and {_dims(x2.shape)}.")
-    eps = 1e-12
-    prod = F.sum(F.mul(x1, x2), tdim)
-    mag1 = F.add(F.sum(F.mul(x1, x1), tdim), eps)
-    mag2 = F.add(F.sum(F.mul(x2, x2), tdim), eps)
+    (u1, eps1), (u2, eps2) = _by_largest(x1, tdim, 1e-12), _by_largest(x2, tdim, 1e-12)
+    prod = F.sum(F.mul(u1, u2), tdim)
+    mag1 = F.add(F.sum(F.mul(u1, u1), tdim), eps1)
+    mag2 = F.add(F.sum(F.mul(u2, u2), tdim), eps2)
     cos = F.div(prod, F.sqrt(F.mul(mag1, mag2)))
     pos = F.where(F.eq(target, 1), F.sub(1, cos), 0.0)
     neg = F.where(F.eq(target, -1), F.clamp(F.sub(cos, margin), 0.0), 0.0)
     return _reduce(F.add(pos, neg), reduction)
+
+
+def _by_largest(x, dim, eps):
+    """``(x / m, eps / m**2)``, ``m`` the largest ``|x|`` of a floating ``x`` along ``dim`` (1 where that is 0, Inf
+    or NaN; 1 for other dtypes): the squares of the scaled values stay finite where those of ``x`` overflow
+    (Note [Reduction accumulation])."""
+    if not x._meta.dtype.is_floating_point:
+        return x, eps
+    m = F.amax(F.abs(x), dim)
+    m = F.where(F.logical_and(F.isfinite(m), F.gt(m, 0)), m, 1.0)
+    return F.div(x, F.unsqueeze(m, dim)), F.div(eps, F.mul(m, m))
 
 
 @composite("HingeEmbeddingLoss")
@@ -1283,8 +1294,9 @@ def multilabel_margin_loss(x, target, size_average=None, reduce=None, reduction=
     safe = F.where(valid, t, 0)
     is_target = F.gt(F.scatter_add(F.zeros((nframe, dim), dtype=_int64, device=x.device), 1, safe,
                                    F.cast(valid, _int64)), 0)
-    z = F.relu(F.add(F.sub(F.unsqueeze(x2, 1), F.unsqueeze(F.gather(x2, 1, safe), 2)), 1.0))  # (N, j, i)
+    z = F.add(F.sub(F.unsqueeze(x2, 1), F.unsqueeze(F.gather(x2, 1, safe), 2)), 1.0)  # (N, j, i)
     keep = F.logical_and(F.unsqueeze(valid, 2), F.unsqueeze(F.logical_not(is_target), 1))
+    keep = F.logical_and(keep, F.gt(z, 0))  # PyTorch adds the terms with z > 0: a NaN term is left out
     loss = F.div(F.sum(F.where(keep, z, 0.0), (1, 2)), dim)
     if reduction == "none":
         return loss if x._meta.ndim > 1 else F.reshape(loss, ())

@@ -747,7 +747,8 @@ def _soft_margin_ref(x, target, reduction="mean"):
 
 def _multilabel_soft_margin_ref(x, target, weight=None, reduction="mean"):
     x64, t = x.astype(np.float64), target.astype(np.float64)
-    loss = -(t * -np.log1p(np.exp(-x64)) + (1 - t) * -np.log1p(np.exp(x64)))
+    with np.errstate(all="ignore"):  # log sigmoid(x) = -logaddexp(0, -x): no overflow for large |x|
+        loss = -(t * -np.logaddexp(0, -x64) + (1 - t) * -np.logaddexp(0, x64))
     if weight is not None:
         loss = loss * weight
     loss = loss.sum(-1) / x.shape[-1]
@@ -798,7 +799,8 @@ def _multilabel_margin_ref(x, target, reduction="mean"):
         for j in targets:
             for i in range(x2.shape[1]):
                 if i not in targets:
-                    loss[n] += max(0.0, 1 - (x2[n, j] - x2[n, i]))
+                    z = 1 - (x2[n, j] - x2[n, i])
+                    loss[n] += z if z > 0 else 0.0  # PyTorch's kernel: a NaN term is left out
     loss /= x2.shape[1]
     if reduction == "none":
         return _out(loss if x.ndim > 1 else loss.reshape(()), x)
@@ -833,6 +835,8 @@ def _gaussian_nll_ref(x, target, var, full=False, eps=1e-6, reduction="mean"):
     v = np.asarray(var, dtype=np.float64)
     if v.ndim and v.shape != x.shape and v.shape == x.shape[:-1]:
         v = v[..., None]
+    if (v < 0).any():
+        raise ValueError("gaussian_nll_loss: var has negative entries")
     v = np.maximum(v, eps)
     loss = 0.5 * (np.log(v) + (x64 - t) ** 2 / v)
     if full:
