@@ -165,7 +165,12 @@ def test_gradcheck(name):
 # fixed or its reference corrected, then listed here or not); FLOW_SPECIAL_VALUES=1 runs it.
 SPECIAL_VALUES_IN_CI = os.environ.get("FLOW_SPECIAL_VALUES") == "1"
 SPECIAL_VALUES = np.array([np.nan, 1.0, np.inf, -2.5, -np.inf, 0.5, 0.0, 3.0, -0.0, 1e30, -1e30, 1e-40, -1.5])
-SPECIAL_VALUES_SKIPPED: dict[str, str] = {}
+_CANCELLING_MEAN = ("a group holding +1e30 and -1e30: its mean cancels to a value set by the summation order (0 in "
+                    "PyTorch and here, 1e-41 in NumPy), and an infinite weight turns that 0 or not into NaN or Inf")
+SPECIAL_VALUES_SKIPPED: dict[str, str] = {
+    "group_norm": _CANCELLING_MEAN,
+    "instance_norm": _CANCELLING_MEAN,
+}
 
 
 def _with_special_values(value, offset):

@@ -1076,6 +1076,15 @@ def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None
     return F.reshape(out, shape)
 
 
+def _squares_overflow(x) -> bool:
+    """Whether ``x`` (with data; False for lazy and meta tensors) holds a finite value whose square overflows its
+    dtype."""
+    if not _has_storage(x):
+        return False
+    big = F.logical_and(F.isfinite(x), F.gt(F.abs(x), math.sqrt(dt.finfo(x._meta.dtype).max)))
+    return bool(F.any(big).item())
+
+
 @composite("LocalResponseNorm")
 def local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0):
     """``x / (k + alpha * mean(x**2 over the size channels around c)) ** beta``: the window of channel ``c`` is
@@ -1086,6 +1095,9 @@ def local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0):
         raise ValueError(f"local_response_norm: Expected 3D or higher dimensionality input (got {ndim} dimensions)")
     if x._meta.numel == 0:
         return x
+    d = x._meta.dtype
+    if d in (dt.float16, dt.bfloat16, dt.float32) and _squares_overflow(x):  # then square it in float64
+        return cast(local_response_norm(cast(x, dt.float64), size, alpha, beta, k), d)
     sq = F.mul(x, x)
     lo, hi = size // 2, (size - 1) // 2
     if ndim == 3:
@@ -1118,7 +1130,13 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
         eps = dt.finfo(d).eps
     xc = cast(x, dt.float32) if d is dt.float16 else x
     dims = tuple(range(len(shape) - k, len(shape)))
-    y = F.mul(xc, F.rsqrt(F.add(F.mean(F.mul(xc, xc), dims, True), eps)))
+    # sqrt(mean(x**2) + eps) as hypot(||x|| / sqrt(n), sqrt(eps)) = a sqrt(1 + (b / a)**2), a >= b the two: the
+    # norm scales by the largest |x|, so huge values do not overflow where the result is finite (Note [Reduction
+    # accumulation]); a >= sqrt(eps) > 0
+    rms = F.div(F.norm(xc, 2.0, dims, True), math.sqrt(math.prod(normalized_shape)))
+    a, b = F.clamp(rms, math.sqrt(eps)), F.clamp(rms, None, math.sqrt(eps))
+    ratio = F.div(b, a)
+    y = F.div(xc, F.mul(a, F.sqrt(F.add(F.mul(ratio, ratio), 1.0))))
     if d is dt.float16:
         y = cast(y, d)
     return y if weight is None else F.mul(y, weight)
