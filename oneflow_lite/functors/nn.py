@@ -29,7 +29,7 @@ from oneflow_lite.framework.generator import using_generator
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, Tensor, _wrap_dim
 from oneflow_lite.functors.creation import tensor
-from oneflow_lite.functors.promotion import TORCH_NAMES, cast, tensors_dtype
+from oneflow_lite.functors.promotion import TORCH_NAMES, cast, overflowed_narrow, tensors_dtype
 from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.autocast import fp32_function
@@ -1076,15 +1076,6 @@ def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None
     return F.reshape(out, shape)
 
 
-def _squares_overflow(x) -> bool:
-    """Whether ``x`` (with data; False for lazy and meta tensors) holds a finite value whose square overflows its
-    dtype."""
-    if not _has_storage(x):
-        return False
-    big = F.logical_and(F.isfinite(x), F.gt(F.abs(x), math.sqrt(dt.finfo(x._meta.dtype).max)))
-    return bool(F.any(big).item())
-
-
 @composite("LocalResponseNorm")
 def local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0):
     """``x / (k + alpha * mean(x**2 over the size channels around c)) ** beta``: the window of channel ``c`` is
@@ -1095,10 +1086,9 @@ def local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0):
         raise ValueError(f"local_response_norm: Expected 3D or higher dimensionality input (got {ndim} dimensions)")
     if x._meta.numel == 0:
         return x
-    d = x._meta.dtype
-    if d in (dt.float16, dt.bfloat16, dt.float32) and _squares_overflow(x):  # then square it in float64
-        return cast(local_response_norm(cast(x, dt.float64), size, alpha, beta, k), d)
     sq = F.mul(x, x)
+    if overflowed_narrow(x, sq):
+        return cast(local_response_norm(cast(x, dt.float64), size, alpha, beta, k), x._meta.dtype)
     lo, hi = size // 2, (size - 1) // 2
     if ndim == 3:
         div = F.squeeze(F.avg_pool2d(F.pad(F.unsqueeze(sq, 1), (0, 0, lo, hi)), (size, 1), 1), 1)
