@@ -167,9 +167,14 @@ SPECIAL_VALUES_IN_CI = os.environ.get("FLOW_SPECIAL_VALUES") == "1"
 SPECIAL_VALUES = np.array([np.nan, 1.0, np.inf, -2.5, -np.inf, 0.5, 0.0, 3.0, -0.0, 1e30, -1e30, 1e-40, -1.5])
 _CANCELLING_MEAN = ("a group holding +1e30 and -1e30: its mean cancels to a value set by the summation order (0 in "
                     "PyTorch and here, 1e-41 in NumPy), and an infinite weight turns that 0 or not into NaN or Inf")
-SPECIAL_VALUES_SKIPPED: dict[str, str] = {
+_FLOAT32_PRODUCTS = ("products of +-1e30 overflow a float32 accumulation (PyTorch's too) to Inf - Inf = NaN where the "
+                     "float64 reference's sum is finite before it rounds to Inf")
+SPECIAL_VALUES_SKIPPED: dict[str, str] = {  # a spec's name, or "name-dtype" for one dtype
     "group_norm": _CANCELLING_MEAN,
     "instance_norm": _CANCELLING_MEAN,
+    "conv_transpose2d-float32": _FLOAT32_PRODUCTS,
+    "conv_transpose3d-float32": _FLOAT32_PRODUCTS,
+    "conv_tbc-float32": _FLOAT32_PRODUCTS,
     "adaptive_avg_pool3d": "a window holding +1e30 and -1e30 along two axes: the kernel sums one axis at a time "
                            "(exact in real arithmetic), NumPy and PyTorch the window in order, so 3 survives or not",
 }
@@ -190,7 +195,7 @@ def _special_cases():
         if spec.random or spec.name in SPECIAL_VALUES_SKIPPED:
             continue
         for d in (flow.float32, flow.float64):
-            if d in spec.dtypes:
+            if d in spec.dtypes and f"{spec.name}-{d.name}" not in SPECIAL_VALUES_SKIPPED:
                 yield pytest.param(spec.name, d, id=f"{spec.name}-{d.name}")
 
 

@@ -624,8 +624,15 @@ def conv_tbc(x, weight, bias, pad=0):
         return F.zeros((0, xs[1], ws[2]), dtype=x._meta.dtype, device=x._meta.device)
     if pad < 0:
         x = F.narrow(x, 0, -pad, xs[0] + 2 * pad)
-    y = F.conv1d(F.permute(x, (1, 2, 0)), F.permute(weight, (2, 1, 0)), bias, 1, max(pad, 0))
-    return F.permute(y, (2, 0, 1))
+    if pad <= 0:
+        y = F.conv1d(F.permute(x, (1, 2, 0)), F.permute(weight, (2, 1, 0)), bias, 1, 0)
+        return F.permute(y, (2, 0, 1))
+    # zero padding: each tap's product shifted into place (PyTorch skips the padded steps, so an Inf weight
+    # never meets a padded 0 to give NaN, as it would in a convolution of the padded input)
+    y = bias
+    for j in range(ws[0]):
+        y = F.add(y, F.pad(F.matmul(x, F.select(weight, 0, j)), (0, 0, 0, 0, pad - j, pad - ws[0] + 1 + j)))
+    return y
 
 
 # ---- interpolate ---------------------------------------------------------------------------------
