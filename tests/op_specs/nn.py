@@ -929,7 +929,7 @@ def _ctc_nll(lp, target, blank):
             new[s] = a * p[t, ext[s]]
         alpha = new
     total = alpha[-1] + (alpha[-2] if len(ext) > 1 else 0.0)
-    return -np.log(total) if total > 0 else np.inf
+    return np.inf if total <= 0 else -np.log(total)  # a NaN total stays NaN
 
 
 def _ctc_ref(logits, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):

@@ -660,6 +660,8 @@ def _histc_ref(x, bins=100, lo=0, hi=0):
         lo, hi = float(a.min()), float(a.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"histc: range [{lo}, {hi}] is not finite")  # as PyTorch
     counts = np.zeros(bins)
     for v in a:
         if lo <= v <= hi:
