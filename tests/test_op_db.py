@@ -5,7 +5,6 @@ See tests/opinfo.py for what a spec holds.
 
 from __future__ import annotations
 
-
 import attrs
 import numpy as np
 import pytest

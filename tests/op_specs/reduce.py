@@ -796,6 +796,8 @@ def _trapezoid_ref(y, x=None, dx=None, dim=-1):
         r = np.trapezoid(yy, x.astype(np.float64), axis=dim)
     else:
         r = np.trapezoid(yy, dx=1.0 if dx is None else dx, axis=dim)
+    if y.shape[dim] == 0:  # an empty dim: zeros of y's own dtype, as PyTorch
+        return np.zeros(r.shape, y.dtype)
     return _as(r, _float_of(y, x))
 
 
