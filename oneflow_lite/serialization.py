@@ -520,8 +520,9 @@ def _read_archive(f, name: str) -> dict:
 # A file to load may be hostile: truncated, bit-flipped, a ZIP bomb, or an .npy header declaring a shape
 # far larger than its data (``np.load`` allocates the declared size before reading, so a 16-byte entry
 # declaring 2**40 floats fails deep in NumPy, and one declaring 10 GB allocates it). ``read_npz`` reads
-# an archive without trusting it: each entry's header must declare a plain dtype (no object, no
-# structure) and a size that its uncompressed data holds; the entries together must fit the allocation
+# an archive without trusting it: each entry's header must declare a plain dtype (numbers, bools, raw |V
+# storage as bfloat16's; no object, no structure) and a size that its uncompressed data holds; the entries
+# together must fit the allocation
 # limit (Note [Allocation limit] in interpreters/eager_local.py); nothing is extracted to disk, so names
 # with ``..`` or ``/`` are only keys; a CRC mismatch is an error. Everything else is a RuntimeError naming
 # the file.
@@ -549,8 +550,9 @@ def _read_member(zf, info, name: str, who: str) -> np.ndarray:
         read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
             np.lib.format.read_array_header_2_0
         shape, fortran, dtype = read_header(m)
-        if dtype.hasobject or dtype.fields is not None or dtype.kind not in "biuf":
-            raise ValueError(f"entry '{info.filename}' has dtype {dtype}; only numbers and bools are read")
+        if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None or dtype.kind not in "biufV":
+            raise ValueError(f"entry '{info.filename}' has dtype {dtype}; only numbers and bools are read (and "
+                             f"raw storage: bfloat16 is saved as |V2)")
         nbytes = math.prod(shape) * dtype.itemsize
         if nbytes > info.file_size - m.tell():
             raise ValueError(f"entry '{info.filename}' declares shape {shape} of {dtype} ({nbytes} bytes) but holds "
