@@ -522,10 +522,9 @@ def _read_archive(f, name: str) -> dict:
 # declaring 2**40 floats fails deep in NumPy, and one declaring 10 GB allocates it). ``read_npz`` reads
 # an archive without trusting it: each entry's header must declare a plain dtype (numbers, bools, raw |V
 # storage as bfloat16's; no object, no structure) and a size that its uncompressed data holds; the entries
-# together must fit the allocation
-# limit (Note [Allocation limit] in interpreters/eager_local.py); nothing is extracted to disk, so names
-# with ``..`` or ``/`` are only keys; a CRC mismatch is an error. Everything else is a RuntimeError naming
-# the file.
+# together must fit the allocation limit (Note [Allocation limit] in interpreters/eager_local.py); nothing
+# is extracted to disk, so names with ``..`` or ``/`` are only keys; a CRC mismatch is an error. Everything
+# else is a RuntimeError naming the file.
 def read_npz(f, name: str, who: str) -> dict:
     """The arrays (writable, C or Fortran order as stored) of the .npz archive in the open binary file ``f``,
     read as Note [Reading untrusted archives] says; ``who`` (``flow.load``) starts the error messages."""

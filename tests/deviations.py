@@ -296,12 +296,17 @@ KNOWN: list[Deviation] = [
               "return_inverse=True by keyword gives x's shape there too)",
               names=("unique_consecutive",), pattern=r"output 1"),
     Deviation("squares-overflow-in-torch", ("value", "grad"),
-              "rms_norm / local_response_norm of float32 values whose squares overflow (1e30): oneflow_lite "
-              "takes the norm scaled by the largest |x| (rms_norm) or squares again in float64 (local_response_norm) "
-              "and gets the finite result; PyTorch's float32 kernels overflow to inf and give 0 or NaN (PyTorch is "
-              "wrong)",
-              names=("rms_norm", "local_response_norm"),
+              "rms_norm / local_response_norm / corrcoef of float32 values whose squares overflow (1e30): "
+              "oneflow_lite takes the norm scaled by the largest |x| (rms_norm), squares again in float64 "
+              "(local_response_norm) or divides each row by its largest |x| (corrcoef) and gets the finite result; "
+              "PyTorch's float32 kernels overflow to inf and give 0 or NaN (PyTorch is wrong)",
+              names=("rms_norm", "local_response_norm", "corrcoef"),
               pattern=r"infinity differs|NaN placement differs|differ", when=lambda call: _has_extreme(call)),
+    Deviation("torch-integer-trapezoid-wraps", ("value",),
+              "trapezoid / cumulative_trapezoid at integer points x: the spacings are differences in the float "
+              "dtype here; PyTorch takes them (and multiplies them) in x's integer dtype, so uint8 points 8, 3 give "
+              "a spacing of 251 (PyTorch is wrong)",
+              names=("trapezoid", "cumulative_trapezoid"), pattern=r"differ", when=_not_floating),
 ]
 
 

@@ -182,10 +182,9 @@ SPECIAL_VALUES_SKIPPED: dict[str, str] = {  # a spec's name, or "name-dtype" for
     "linalg.cholesky": _NOT_PD,
     "linalg.solve_triangular": _ZERO_PIVOT,
     "triangular_solve": _ZERO_PIVOT,
-    "corrcoef-float32": "float32 deviations of +-1e30 square past float32 (PyTorch's too: NaN) where the float64 "
-                        "reference's correlation is 1",
-    "scaled_dot_product_attention": "softmax(q k^T) @ v with Inf in v: whether a zero weight meets an Inf value as "
-                                    "0 * Inf = NaN depends on the product's order (PyTorch differs from both)",
+    "scaled_dot_product_attention": "a causal row whose one allowed score is -Inf: PyTorch (and the reference) give "
+                                    "it zero weights, whose dense product with masked keys' Inf values is NaN in "
+                                    "some columns; here its softmax is NaN (docs/deviations.md)",
     "polygamma": "trigamma at -1e30, a negative integer: a pole (the reference's Inf) where PyTorch's reflection, "
                  "which this kernel follows (test_polygamma_special_values_follow_pytorch), gives a finite value",
     "grid_sample": _NOT_A_POSITION,
