@@ -166,8 +166,6 @@ _CANCELLING_MEAN = ("a group holding +1e30 and -1e30: its mean cancels to a valu
                     "PyTorch and here, 1e-41 in NumPy), and an infinite weight turns that 0 or not into NaN or Inf")
 _FLOAT32_PRODUCTS = ("products of +-1e30 overflow a float32 accumulation (PyTorch's too) to Inf - Inf = NaN where the "
                      "float64 reference's sum is finite before it rounds to Inf")
-_NOT_PD = ("NumPy's cholesky refuses any NaN or Inf as not positive-definite; LAPACK's potrf (PyTorch's and this "
-           "one) refuses only where a pivot compares <= 0, so a NaN pivot goes through as NaN")
 _ZERO_PIVOT = ("the NumPy reference solves through LU and refuses a zero on the diagonal; PyTorch's substitution (and "
                "this one) divides by it, giving Inf or NaN")
 _NOT_A_POSITION = ("a float input that is a position (grid coordinates, fractional pooling's random samples in [0, 1)): "
@@ -178,8 +176,6 @@ SPECIAL_VALUES_SKIPPED: dict[str, str] = {  # a spec's name, or "name-dtype" for
     "conv_transpose2d-float32": _FLOAT32_PRODUCTS,
     "conv_transpose3d-float32": _FLOAT32_PRODUCTS,
     "conv_tbc-float32": _FLOAT32_PRODUCTS,
-    "cholesky": _NOT_PD,
-    "linalg.cholesky": _NOT_PD,
     "linalg.solve_triangular": _ZERO_PIVOT,
     "triangular_solve": _ZERO_PIVOT,
     "scaled_dot_product_attention": "a causal row whose one allowed score is -Inf: PyTorch (and the reference) give "

@@ -401,6 +401,8 @@ def _expm_ref(a):
 
 def _cholesky_ref(a, upper=False):
     low = np.linalg.cholesky(a.astype(np.float64)).astype(a.dtype) if a.size else a.copy()
+    if np.isnan(np.diagonal(low, axis1=-2, axis2=-1)).any():  # LAPACK's potrf (PyTorch's) stops at a NaN pivot
+        raise np.linalg.LinAlgError("not positive-definite: a NaN pivot")
     return np.swapaxes(low, -1, -2) if upper else low
 
 
