@@ -691,7 +691,7 @@ def corrcoef(x):
     deviations do not overflow where the coefficients are finite."""
     if x._meta.dtype.is_floating_point and x._meta.numel:
         m = F.amax(F.abs(x), -1, True)
-        x = F.div(x, F.where(F.logical_and(F.isfinite(m), F.gt(m, 0)), m, 1.0))
+        x = F.div(x, F.where(F.logical_and(F.gt(m, 0), F.lt(m, math.inf)), m, 1.0))
     c = F.cov(x)
     if c._meta.ndim == 0:
         return F.div(c, c)
