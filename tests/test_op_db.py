@@ -193,6 +193,11 @@ SPECIAL_VALUES_SKIPPED: dict[str, str] = {  # a spec's name, or "name-dtype" for
 }
 
 
+def test_special_value_skips_name_specs():
+    known = {s.name for s in REGISTRY} | {f"{s.name}-{d.name}" for s in REGISTRY for d in s.dtypes}
+    assert set(SPECIAL_VALUES_SKIPPED) <= known, set(SPECIAL_VALUES_SKIPPED) - known
+
+
 def _with_special_values(value, offset):
     if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
         values = np.roll(SPECIAL_VALUES, -offset)
