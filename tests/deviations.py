@@ -333,6 +333,13 @@ KNOWN: list[Deviation] = [
               "returns an empty inverse when return_inverse is given positionally (PyTorch is wrong: "
               "return_inverse=True by keyword gives x's shape there too)",
               names=("unique_consecutive",), pattern=r"output 1"),
+    Deviation("squares-overflow-in-torch", ("value", "grad"),
+              "rms_norm / local_response_norm / corrcoef of float32 values whose squares overflow (1e30): "
+              "oneflow_lite takes the norm scaled by the largest |x| (rms_norm), squares again in float64 "
+              "(local_response_norm) or divides each row by its largest |x| (corrcoef) and gets the finite result; "
+              "PyTorch's float32 kernels overflow to inf and give 0 or NaN (PyTorch is wrong)",
+              names=("rms_norm", "local_response_norm", "corrcoef"),
+              pattern=r"infinity differs|NaN placement differs|differ", when=lambda call: _has_extreme(call)),
 ]
 
 

@@ -251,3 +251,12 @@ def holds(d: dtype, value) -> bool:
         return not math.isfinite(value) or abs(value) <= float(finfo(d).max)
     info = np.iinfo(d.np_dtype)
     return math.isfinite(value) and info.min <= math.trunc(value) <= info.max
+
+
+def converts(d: dtype, value) -> bool:
+    """PyTorch's check of a Python scalar operand (``where(c, t, s)``, ``alpha=``, ``value=``): :func:`holds`,
+    except that an unsigned type also takes a negative integer down to ``-max`` (it wraps: uint8 -1 is 255)."""
+    if d.is_floating_point or d is bool_ or d.is_signed:
+        return holds(d, value)
+    top = int(np.iinfo(d.np_dtype).max)
+    return math.isfinite(value) and -top <= math.trunc(value) <= top

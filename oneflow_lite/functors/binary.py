@@ -209,7 +209,7 @@ def where_nonzero(condition):
 
 
 def _check_holds(d, value):
-    if not dt.holds(d, value):
+    if not dt.converts(d, value):
         raise RuntimeError(f"where: value {value} cannot be converted to type {d.name} without overflow")
 
 
@@ -291,7 +291,7 @@ class _AddcOp:
             raise RuntimeError(f"{self.name}: For integral input tensors, argument value must not be a floating "
                                f"point number.")
         check_int64(self.name, value)
-        if not dt.holds(d, value):
+        if not dt.converts(d, value):
             raise RuntimeError(f"{self.name}: value {value} cannot be converted to type {d.name} without overflow")
         out = None
         if inplace:

@@ -18,6 +18,7 @@ from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.op_builder import OpBuilder
+from oneflow_lite.functors.promotion import cast, overflowed_narrow
 from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.op_interp_util import dispatch
@@ -430,7 +431,10 @@ def _lp_pool(nd, x, norm_type, kernel_size, stride=None, ceil_mode=False):
     if norm_type == -math.inf:
         return F.neg(max_pool(F.neg(F.abs(x)), kernel_size, stride, 0, 1, ceil_mode))
     avg_pool = (None, F.avg_pool1d, F.avg_pool2d, F.avg_pool3d)[nd]
-    out = avg_pool(F.pow(x, norm_type), kernel_size, stride, 0, ceil_mode)
+    powers = F.pow(x, norm_type)
+    if overflowed_narrow(x, powers):  # |x| ** p past float32 where the norm is finite
+        return cast(_lp_pool(nd, cast(x, dt.float64), norm_type, kernel_size, stride, ceil_mode), x._meta.dtype)
+    out = avg_pool(powers, kernel_size, stride, 0, ceil_mode)
     return F.pow(F.mul(F.mul(F.sign(out), F.relu(F.abs(out))), math.prod(kernel_size)), 1.0 / norm_type)
 
 
@@ -620,8 +624,15 @@ def conv_tbc(x, weight, bias, pad=0):
         return F.zeros((0, xs[1], ws[2]), dtype=x._meta.dtype, device=x._meta.device)
     if pad < 0:
         x = F.narrow(x, 0, -pad, xs[0] + 2 * pad)
-    y = F.conv1d(F.permute(x, (1, 2, 0)), F.permute(weight, (2, 1, 0)), bias, 1, max(pad, 0))
-    return F.permute(y, (2, 0, 1))
+    if pad <= 0:
+        y = F.conv1d(F.permute(x, (1, 2, 0)), F.permute(weight, (2, 1, 0)), bias, 1, 0)
+        return F.permute(y, (2, 0, 1))
+    # zero padding: each tap's product shifted into place (PyTorch skips the padded steps, so an Inf weight
+    # never meets a padded 0 to give NaN, as it would in a convolution of the padded input)
+    y = bias
+    for j in range(ws[0]):
+        y = F.add(y, F.pad(F.matmul(x, F.select(weight, 0, j)), (0, 0, 0, 0, pad - j, pad - ws[0] + 1 + j)))
+    return y
 
 
 # ---- interpolate ---------------------------------------------------------------------------------

@@ -692,7 +692,12 @@ def cov(x, correction=1, fweights=None, aweights=None):
 
 @composite("Corrcoef")
 def corrcoef(x):
-    """``corrcoef(input)``: Pearson's correlation coefficients of the rows of ``input``, clipped to [-1, 1]."""
+    """``corrcoef(input)``: Pearson's correlation coefficients of the rows of ``input``, clipped to [-1, 1]. A
+    floating row is first divided by its largest ``|x|`` (the coefficients do not change), so its squared
+    deviations do not overflow where the coefficients are finite."""
+    if x._meta.dtype.is_floating_point and x._meta.numel:
+        m = F.amax(F.abs(x), -1, True)
+        x = F.div(x, F.where(F.logical_and(F.gt(m, 0), F.lt(m, math.inf)), m, 1.0))
     c = F.cov(x)
     if c._meta.ndim == 0:
         return F.div(c, c)

@@ -68,7 +68,7 @@ def _check_alpha(name, d, alpha):
     t = type(alpha)
     if t is int:
         check_int64(name, alpha)
-        if not dt.holds(d, alpha):
+        if not dt.converts(d, alpha):
             raise RuntimeError(f"{name}: alpha {alpha} cannot be converted to type {d.name} without overflow")
     elif t is bool:
         if d is not _bool:

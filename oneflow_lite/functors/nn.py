@@ -29,7 +29,7 @@ from oneflow_lite.framework.generator import using_generator
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, Tensor, _wrap_dim
 from oneflow_lite.functors.creation import tensor
-from oneflow_lite.functors.promotion import TORCH_NAMES, cast, tensors_dtype
+from oneflow_lite.functors.promotion import TORCH_NAMES, cast, overflowed_narrow, tensors_dtype
 from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.autocast import fp32_function
@@ -1086,6 +1086,8 @@ def local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0):
     if x._meta.numel == 0:
         return x
     sq = F.mul(x, x)
+    if overflowed_narrow(x, sq):
+        return cast(local_response_norm(cast(x, dt.float64), size, alpha, beta, k), x._meta.dtype)
     lo, hi = size // 2, (size - 1) // 2
     if ndim == 3:
         div = F.squeeze(F.avg_pool2d(F.pad(F.unsqueeze(sq, 1), (0, 0, lo, hi)), (size, 1), 1), 1)
@@ -1117,7 +1119,13 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
         eps = dt.finfo(d).eps
     xc = cast(x, dt.float32) if d is dt.float16 else x
     dims = tuple(range(len(shape) - k, len(shape)))
-    y = F.mul(xc, F.rsqrt(F.add(F.mean(F.mul(xc, xc), dims, True), eps)))
+    # sqrt(mean(x**2) + eps) as hypot(||x|| / sqrt(n), sqrt(eps)) = a sqrt(1 + (b / a)**2), a >= b the two: the
+    # norm scales by the largest |x|, so huge values do not overflow where the result is finite (Note [Reduction
+    # accumulation]); a >= sqrt(eps) > 0
+    rms = F.div(F.norm(xc, 2.0, dims, True), math.sqrt(math.prod(normalized_shape)))
+    a, b = F.clamp(rms, math.sqrt(eps)), F.clamp(rms, None, math.sqrt(eps))
+    ratio = F.div(b, a)
+    y = F.div(xc, F.mul(a, F.sqrt(F.add(F.mul(ratio, ratio), 1.0))))
     if d is dt.float16:
         y = cast(y, d)
     return y if weight is None else F.mul(y, weight)
@@ -1149,14 +1157,25 @@ def cosine_embedding_loss(x1, x2, target, margin=0.0, size_average=None, reduce=
     if x1._meta.ndim != want or x2._meta.ndim != want:
         raise RuntimeError(f"cosine_embedding_loss: {tdim}D target tensor expects {want}D input tensors, but found "
                            f"inputs with sizes {_dims(x1.shape)} and {_dims(x2.shape)}.")
-    eps = 1e-12
-    prod = F.sum(F.mul(x1, x2), tdim)
-    mag1 = F.add(F.sum(F.mul(x1, x1), tdim), eps)
-    mag2 = F.add(F.sum(F.mul(x2, x2), tdim), eps)
+    (u1, eps1), (u2, eps2) = _by_largest(x1, tdim, 1e-12), _by_largest(x2, tdim, 1e-12)
+    prod = F.sum(F.mul(u1, u2), tdim)
+    mag1 = F.add(F.sum(F.mul(u1, u1), tdim), eps1)
+    mag2 = F.add(F.sum(F.mul(u2, u2), tdim), eps2)
     cos = F.div(prod, F.sqrt(F.mul(mag1, mag2)))
     pos = F.where(F.eq(target, 1), F.sub(1, cos), 0.0)
     neg = F.where(F.eq(target, -1), F.clamp(F.sub(cos, margin), 0.0), 0.0)
     return _reduce(F.add(pos, neg), reduction)
+
+
+def _by_largest(x, dim, eps):
+    """``(x / m, eps / m**2)``, ``m`` the largest ``|x|`` of a floating ``x`` along ``dim`` (1 where that is 0, Inf
+    or NaN; 1 for other dtypes): the squares of the scaled values stay finite where those of ``x`` overflow
+    (Note [Reduction accumulation])."""
+    if not x._meta.dtype.is_floating_point:
+        return x, eps
+    m = F.amax(F.abs(x), dim)
+    m = F.where(F.logical_and(F.gt(m, 0), F.lt(m, math.inf)), m, 1.0)  # comparisons, not isfinite: ONNX has them
+    return F.div(x, F.unsqueeze(m, dim)), F.div(eps, F.mul(m, m))
 
 
 @composite("HingeEmbeddingLoss")
@@ -1282,8 +1301,9 @@ def multilabel_margin_loss(x, target, size_average=None, reduce=None, reduction=
     safe = F.where(valid, t, 0)
     is_target = F.gt(F.scatter_add(F.zeros((nframe, dim), dtype=_int64, device=x.device), 1, safe,
                                    F.cast(valid, _int64)), 0)
-    z = F.relu(F.add(F.sub(F.unsqueeze(x2, 1), F.unsqueeze(F.gather(x2, 1, safe), 2)), 1.0))  # (N, j, i)
+    z = F.add(F.sub(F.unsqueeze(x2, 1), F.unsqueeze(F.gather(x2, 1, safe), 2)), 1.0)  # (N, j, i)
     keep = F.logical_and(F.unsqueeze(valid, 2), F.unsqueeze(F.logical_not(is_target), 1))
+    keep = F.logical_and(keep, F.gt(z, 0))  # PyTorch adds the terms with z > 0: a NaN term is left out
     loss = F.div(F.sum(F.where(keep, z, 0.0), (1, 2)), dim)
     if reduction == "none":
         return loss if x._meta.ndim > 1 else F.reshape(loss, ())

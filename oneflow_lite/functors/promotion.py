@@ -15,6 +15,7 @@ import threading
 import numpy as np
 
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.functors.registry import get_functor
 from oneflow_lite.interpreters.op_interp_util import dispatch
@@ -111,6 +112,18 @@ def cast(x, d: dt.dtype):
     if x._meta.dtype is d:
         return x
     return dispatch(_cast_ops.get(d) or _cast_expr(d), (x,))[0]
+
+
+_NARROW_FLOATS = (dt.float16, dt.bfloat16, dt.float32)
+
+
+def overflowed_narrow(x, y) -> bool:
+    """Whether ``y``, computed elementwise from a float16 / bfloat16 / float32 ``x``, is Inf or NaN where ``x`` is
+    finite: an intermediate (``x ** 2``, ``x ** p``) overflowed, and the caller computes again in float64, where
+    the result is finite. False for other dtypes and for tensors without values (meta, lazy)."""
+    if x._meta.dtype not in _NARROW_FLOATS or not x._meta.device.device_type.has_storage or x.is_lazy:
+        return False
+    return bool(F.any(F.logical_and(F.isfinite(x), F.logical_not(F.isfinite(y)))).item())
 
 
 def integer_mask(mask):

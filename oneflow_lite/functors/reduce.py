@@ -966,15 +966,19 @@ def _trapezoid_parts(name, y, x, dx, dim):
         return F.mul(mids, 1.0 if dx is None else dx), d
     if x._meta.ndim == 0:
         raise RuntimeError(f"{name}: diff expects input to be at least one-dimensional (x is 0-d)")
+    if not x._meta.dtype.is_floating_point:  # spacings of integer points: differences that do not wrap
+        x = cast(x, mids._meta.dtype)
     if x._meta.ndim == 1:
         if x._meta.shape[0] != n:
             raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
         spacing = F.sub(F.narrow(x, 0, 1, n - 1), F.narrow(x, 0, 0, n - 1))
         spacing = F.reshape(spacing, (n - 1,) + (1,) * (ndim - 1 - d))
-    else:
-        xd = _wrap_dim(dim, x._meta.ndim, name)  # x's own differences, broadcast against y's (PyTorch)
+    else:  # PyTorch: x padded with leading 1s to y's dims, differenced along its own length there; broadcast
+        if x._meta.ndim < ndim:
+            x = F.reshape(x, (1,) * (ndim - x._meta.ndim) + tuple(x._meta.shape))
+        xd = d + x._meta.ndim - ndim  # dims aligned from the right
         m = x._meta.shape[xd]
-        spacing = F.sub(F.narrow(x, xd, 1, m - 1), F.narrow(x, xd, 0, m - 1)) if m else x
+        spacing = F.sub(F.narrow(x, xd, 1, max(m - 1, 0)), F.narrow(x, xd, 0, max(m - 1, 0)))
     return F.mul(mids, spacing), d
 
 

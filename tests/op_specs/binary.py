@@ -73,6 +73,14 @@ def _ieee_div(a, b):
     return a / b
 
 
+def _ldexp(a, b):
+    """a * 2 ** b as PyTorch (a multiply, not C's ldexp): a power past the float range is Inf."""
+    try:
+        return float(a) * 2.0 ** float(b)
+    except OverflowError:
+        return float(a) * math.inf
+
+
 def _floordiv(a, b):
     if isinstance(a, float):
         return a // b if b != 0 else _ieee_div(a, b)
@@ -182,7 +190,8 @@ def _where(c, x, y):
 def _lerp(start, end, weight):
     w = weight.astype(np.float64) if isinstance(weight, np.ndarray) else weight
     s, e = start.astype(np.float64), end.astype(np.float64)
-    return (s + w * (e - s)).astype(start.dtype)
+    d = e - s  # PyTorch's two-sided formula: exact at both ends, so Inf - Inf never appears at w = 0 or 1
+    return np.where(np.abs(w) < 0.5, s + w * d, e - d * (1 - w)).astype(start.dtype)
 
 
 def _addcmul(x, t1, t2, value=1):
@@ -581,7 +590,7 @@ _register_s1(
     OpSpec("copysign", _elementwise(lambda a, b: math.copysign(float(a), float(b)), floating=True),
            _copysign_samples, dtypes=ALL, method="copysign", check_dtype=False,
            grad_samples=lambda: _positive_pairs(flow.float64, -3, 3)[:3]),
-    OpSpec("ldexp", _elementwise(lambda a, b: float(a) * 2.0 ** float(b), floating=True),
+    OpSpec("ldexp", _elementwise(_ldexp, floating=True),
            _binary_samples(specials=False, low=-5, high=5), dtypes=ALL, method="ldexp"),
     OpSpec("float_power", _elementwise(lambda a, b: _pow(float(a), float(b)), out=np.dtype(np.float64)),
            _pow_samples, dtypes=ALL, method="float_power", grad_samples=_pow_grad_samples),

@@ -305,8 +305,8 @@ def _cross_ref(dim_default):
 
 def _cross_samples(dtype):
     yield Sample((make((4, 3), dtype), make((4, 3), dtype)), name="rows")
-    yield Sample((make((2, 3, 2), dtype), make((3, 1), dtype)), {"dim": 1}, name="broadcast dim 1")
-    yield Sample((make((3,), dtype), make((2, 3), dtype)), name="broadcast")
+    yield Sample((make((2, 3, 2), dtype), make((1, 3, 1), dtype)), {"dim": 1}, name="broadcast dim 1")
+    yield Sample((make((1, 3), dtype), make((2, 3), dtype)), name="broadcast")
 
 
 def _cov_ref(x, correction=1, fweights=None, aweights=None):
@@ -365,9 +365,12 @@ def _np(fn, *, index=None):
 def _matrix_power_ref(a, n):
     if n < 0:
         a, n = np.linalg.inv(a.astype(np.float64)).astype(a.dtype), -n
-    out = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
-    for _ in range(n):
-        out = (_wide(out) @ _wide(a)).astype(a.dtype)
+    if n == 0:
+        return np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
+    out = a.copy()  # not eye @ a: its zeros times an Inf of a would be NaN
+    for _ in range(n - 1):  # each product term by term, so a NaN or Inf reaches only the entries it is in
+        with np.errstate(all="ignore"):
+            out = (_wide(out)[..., :, :, None] * _wide(a)[..., None, :, :]).sum(-2).astype(a.dtype)
     return out
 
 
@@ -380,6 +383,10 @@ def _matrix_power_samples(dtype):
 def _expm_ref(a):
     """The Taylor series to convergence after scaling by 2^-s, then squaring (float64)."""
     x = a.astype(np.float64)
+    if x.shape[-1] == 1:  # exp of the one entry (also of Inf or NaN, where the scaling below has no meaning)
+        return np.exp(x).astype(a.dtype)
+    bad = ~np.isfinite(x).all((-2, -1), keepdims=True)  # a matrix with Inf or NaN: NaN throughout, as PyTorch
+    x = np.where(bad, 0.0, x)
     s = int(max(0, np.ceil(np.log2(max(np.abs(x).sum(-2).max(initial=0), 1e-300))) + 1)) if x.size else 0
     b = x / 2 ** s
     term = np.broadcast_to(np.eye(x.shape[-1]), x.shape).copy()
@@ -389,11 +396,13 @@ def _expm_ref(a):
         out = out + term
     for _ in range(s):
         out = out @ out
-    return out.astype(a.dtype)
+    return np.where(bad, np.nan, out).astype(a.dtype)
 
 
 def _cholesky_ref(a, upper=False):
     low = np.linalg.cholesky(a.astype(np.float64)).astype(a.dtype) if a.size else a.copy()
+    if np.isnan(np.diagonal(low, axis1=-2, axis2=-1)).any():  # LAPACK's potrf (PyTorch's) stops at a NaN pivot
+        raise np.linalg.LinAlgError("not positive-definite: a NaN pivot")
     return np.swapaxes(low, -1, -2) if upper else low
 
 

@@ -25,8 +25,11 @@ def _sgd_update_ref(model, model_diff, learning_rate=None, learning_rate_val=0.0
                     weight_decay=0.0):
     m, d = model.astype(np.float64), model_diff.astype(np.float64)
     lr = learning_rate_val if learning_rate is None else float(np.asarray(learning_rate, model.dtype).reshape(()))
-    diff = scale * d + l1 * np.sign(m) + l2 * m
-    return (m - lr * (diff + weight_decay * m)).astype(model.dtype)
+    diff = scale * d
+    for coef, term in ((l1, np.sign(m)), (l2, m), (weight_decay, m)):
+        if coef:  # a term that is off is left out, not added as 0 * m (NaN for an Inf weight)
+            diff = diff + coef * term
+    return (m - lr * diff).astype(model.dtype)
 
 
 def _sgd_update_samples(dtype):

@@ -236,7 +236,8 @@ def _huber(x, t, delta=1.0):
 def _kl_div(x, t, log_target=False):
     if log_target:
         return np.exp(t) * (t - x)
-    return np.where(t > 0, t * (np.log(np.where(t > 0, t, 1)) - x), 0.0)
+    xlogy = np.where((t == 0) & ~np.isnan(t), 0.0, t * np.log(np.where(t == 0, 1, t)))  # PyTorch's xlogy(t, t)
+    return xlogy - t * x
 
 
 def _kl_div_ref(x, t, reduction="mean", log_target=False):
@@ -262,6 +263,9 @@ def _kl_samples(dtype):
 
 def _bce_ref(x, t, weight=None, reduction="mean"):
     x64, t64 = x.astype(np.float64), t.astype(np.float64)
+    for name, v in (("input", x64), ("target", t64)):
+        if not ((v >= 0) & (v <= 1)).all():  # NaN included, as PyTorch
+            raise ValueError(f"binary_cross_entropy: {name} outside [0, 1]")
     with np.errstate(all="ignore"):
         loss = -(t64 * np.maximum(np.log(x64), -100) + (1 - t64) * np.maximum(np.log(1 - x64), -100))
     if weight is not None:
@@ -282,10 +286,12 @@ def _bce_samples(dtype):
 
 def _bce_logits_ref(x, t, weight=None, reduction="mean", pos_weight=None):
     x64, t64 = x.astype(np.float64), t.astype(np.float64)
-    sig = 1 / (1 + np.exp(-x64))
-    pw = 1.0 if pos_weight is None else pos_weight.astype(np.float64)
-    with np.errstate(all="ignore"):
-        loss = -(pw * t64 * np.log(sig) + (1 - t64) * np.log(1 - sig))
+    with np.errstate(all="ignore"):  # PyTorch's stable form: (1 - t) x + (1 + (pw - 1) t) softplus(-x)
+        m = np.maximum(-x64, 0)
+        softplus_neg = np.log(np.exp(-m) + np.exp(-x64 - m)) + m
+        if pos_weight is not None:
+            softplus_neg = (1 + (pos_weight.astype(np.float64) - 1) * t64) * softplus_neg
+        loss = (1 - t64) * x64 + softplus_neg
     if weight is not None:
         loss = loss * weight
     return _out(_reduce(loss, reduction), x)
@@ -741,7 +747,8 @@ def _soft_margin_ref(x, target, reduction="mean"):
 
 def _multilabel_soft_margin_ref(x, target, weight=None, reduction="mean"):
     x64, t = x.astype(np.float64), target.astype(np.float64)
-    loss = -(t * -np.log1p(np.exp(-x64)) + (1 - t) * -np.log1p(np.exp(x64)))
+    with np.errstate(all="ignore"):  # log sigmoid(x) = -logaddexp(0, -x): no overflow for large |x|
+        loss = -(t * -np.logaddexp(0, -x64) + (1 - t) * -np.logaddexp(0, x64))
     if weight is not None:
         loss = loss * weight
     loss = loss.sum(-1) / x.shape[-1]
@@ -792,7 +799,8 @@ def _multilabel_margin_ref(x, target, reduction="mean"):
         for j in targets:
             for i in range(x2.shape[1]):
                 if i not in targets:
-                    loss[n] += max(0.0, 1 - (x2[n, j] - x2[n, i]))
+                    z = 1 - (x2[n, j] - x2[n, i])
+                    loss[n] += z if z > 0 else 0.0  # PyTorch's kernel: a NaN term is left out
     loss /= x2.shape[1]
     if reduction == "none":
         return _out(loss if x.ndim > 1 else loss.reshape(()), x)
@@ -827,6 +835,8 @@ def _gaussian_nll_ref(x, target, var, full=False, eps=1e-6, reduction="mean"):
     v = np.asarray(var, dtype=np.float64)
     if v.ndim and v.shape != x.shape and v.shape == x.shape[:-1]:
         v = v[..., None]
+    if (v < 0).any():
+        raise ValueError("gaussian_nll_loss: var has negative entries")
     v = np.maximum(v, eps)
     loss = 0.5 * (np.log(v) + (x64 - t) ** 2 / v)
     if full:
@@ -919,7 +929,7 @@ def _ctc_nll(lp, target, blank):
             new[s] = a * p[t, ext[s]]
         alpha = new
     total = alpha[-1] + (alpha[-2] if len(ext) > 1 else 0.0)
-    return -np.log(total) if total > 0 else np.inf
+    return np.inf if total <= 0 else -np.log(total)  # a NaN total stays NaN
 
 
 def _ctc_ref(logits, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):

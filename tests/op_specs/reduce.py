@@ -246,8 +246,9 @@ def _norm_grad_samples():
 
 
 def _all_any_ref(fn):
-    def ref(x, dim=None, keepdim=False):
-        r = np.asarray(fn(x, axis=_axes(x.shape, dim), keepdims=keepdim))
+    def ref(x, dim=None, keepdim=False):  # dim=() reduces no dim (PyTorch 2.x): each element's truth
+        axes = () if dim == () else _axes(x.shape, dim)
+        r = np.asarray(fn(x, axis=axes, keepdims=keepdim))
         return r.astype(np.uint8) if x.dtype == np.uint8 else r
     return ref
 
@@ -660,6 +661,8 @@ def _histc_ref(x, bins=100, lo=0, hi=0):
         lo, hi = float(a.min()), float(a.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"histc: range [{lo}, {hi}] is not finite")  # as PyTorch
     counts = np.zeros(bins)
     for v in a:
         if lo <= v <= hi:
@@ -794,6 +797,8 @@ def _trapezoid_ref(y, x=None, dx=None, dim=-1):
         r = np.trapezoid(yy, x.astype(np.float64), axis=dim)
     else:
         r = np.trapezoid(yy, dx=1.0 if dx is None else dx, axis=dim)
+    if y.shape[dim] == 0:  # an empty dim: zeros of y's own dtype, as PyTorch
+        return np.zeros(r.shape, y.dtype)
     return _as(r, _float_of(y, x))
 
 

@@ -282,8 +282,8 @@ def _ref_diff(x, n=1, dim=-1, prepend=None, append=None):
 
 
 def _ref_repeat_interleave(x, repeats=None, dim=None, output_size=None):
-    if repeats is None:  # repeat_interleave(repeats)
-        return np.repeat(np.arange(x.size, dtype=np.int64), x)
+    if repeats is None:  # repeat_interleave(repeats): int32 repeats give int32 indices, others int64
+        return np.repeat(np.arange(x.size, dtype=np.int32 if x.dtype == np.int32 else np.int64), x)
     return np.repeat(x, repeats, axis=dim)
 
 

@@ -268,8 +268,10 @@ def _cholesky_info(a):
     for i, m in enumerate(flat):
         for k in range(1, m.shape[-1] + 1):
             try:
-                _lin.cholesky(m[:k, :k])
+                nan_pivot = np.isnan(_lin.cholesky(m[:k, :k])[k - 1, k - 1])
             except _lin.LinAlgError:
+                nan_pivot = True
+            if nan_pivot:
                 info[i] = k
                 break
     return info.reshape(a.shape[:-2])
@@ -281,17 +283,25 @@ def linalg_cholesky_cpu(ctx, a):
     upper = ctx.attrs["upper"]
     sym = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2) if not upper else \
         np.triu(a) + np.swapaxes(np.triu(a, 1), -1, -2)
-    info = np.zeros(a.shape[:-2], np.int32)
     try:
         low = _lin.cholesky(sym)
+        info = _nan_pivots(low)
     except _lin.LinAlgError:
-        info = _cholesky_info(sym)
+        low, info = None, _cholesky_info(sym)
+    if info.any():
         if ctx.attrs["check_errors"]:
             raise LinAlgError(_batch_message("linalg.cholesky", info, "The factorization could not be completed "
                                              "because the input is not positive-definite (the leading minor of "
-                                             "order {} is not positive-definite).")) from None
+                                             "order {} is not positive-definite)."))
         low = _apply_per_matrix(_lin.cholesky, sym, info == 0, np.nan)
     return (np.swapaxes(low, -1, -2).copy() if upper else low), info
+
+
+def _nan_pivots(low):
+    """Per matrix, the order of the first NaN pivot of a computed factor (0 when none): LAPACK's potrf stops
+    there as at a pivot <= 0 (``AJJ.LE.ZERO .OR. DISNAN(AJJ)``), which NumPy's copy does not check."""
+    bad = np.isnan(np.diagonal(low, axis1=-2, axis2=-1))
+    return np.where(bad.any(-1), bad.argmax(-1) + 1, 0).astype(np.int32)
 
 
 def _eye_batch(batch, rows, cols, dtype):

@@ -421,6 +421,8 @@ def _kl_div_target_grad(a, dy, x, t):
 def _bce(a, x, t):
     if not ((x >= 0) & (x <= 1)).all():
         raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    if not ((t >= 0) & (t <= 1)).all():
+        raise RuntimeError("binary_cross_entropy: all elements of target should be between 0 and 1")
     return -(t * _log_clamped(x) + (1 - t) * _log_clamped(1 - x))
 
 
