@@ -1109,10 +1109,12 @@ def vander(x, N=None, increasing=False):
         x = cast(x, dt.int64)
     if n == 0:
         return F.zeros((x._meta.shape[0], 0), dtype=x._meta.dtype, device=x._meta.device)
-    columns = [F.ones_like(x)]
-    for _ in range(n - 1):
-        columns.append(F.mul(columns[-1], x))
-    out = F.stack(columns, 1)
+    ones = F.ones_like(F.unsqueeze(x, 1))
+    if n == 1:
+        out = ones
+    else:  # the running product of x along n - 1 columns, as PyTorch (one op, however large n is)
+        powers = F.cumprod(F.expand(F.unsqueeze(x, 1), (x._meta.shape[0], n - 1)), 1)
+        out = F.cat([ones, powers], 1)
     return out if increasing else F.flip(out, (1,))
 
 

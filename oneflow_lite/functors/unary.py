@@ -368,9 +368,10 @@ def mvlgamma(x, p, inplace=False):
     if x._meta.dtype is dt.bool_:
         raise RuntimeError("mvlgamma: The input tensor may not be a boolean tensor.")
     xf = cast(inplace_source(x, inplace), floating(x._meta.dtype))
-    r = F.lgamma(xf)
-    for i in range(1, p):
-        r = F.add(r, F.lgamma(F.add(xf, -0.5 * i)))
+    # one lgamma over x[..., None] - [0, 1/2, ..., (p-1)/2], as PyTorch: p terms per element in one op (a huge
+    # p is a huge allocation, refused at once by the size check, not a loop of p ops)
+    halves = F.mul(F.arange(0, p, dtype=xf._meta.dtype, device=xf._meta.device), -0.5)
+    r = F.sum(F.lgamma(F.add(F.unsqueeze(xf, -1), halves)), -1)
     r = F.add(r, p * (p - 1) / 4.0 * math.log(math.pi))
     return write_result("mvlgamma", r, x) if inplace else r
 
