@@ -282,6 +282,15 @@ KNOWN: list[Deviation] = [
               "an op given a cpu and a meta tensor refuses here (two devices); PyTorch lets a 0-d cpu tensor "
               "join tensors of another device (as a number), and its cross returns a cpu tensor for that mix",
               pattern=r"expected all tensors to be on the same device", when=_on_meta),
+    Deviation("torch-unique-consecutive-expanded", ("value",),
+              "unique_consecutive(return_inverse=True, dim=d) of an expanded tensor: PyTorch's inverse indices "
+              "are off (1 for the only slice of a size-1 dim); here they count the runs (PyTorch is wrong)",
+              names=("unique_consecutive",),
+              when=lambda call: any(t.layout == "expanded" for t in _tensors(call))),
+    Deviation("torch-0d-full-overflow", ("refusal",),
+              "full / scalar_tensor of a 0-d float16 with a value beyond its range: refused here as full of any "
+              "other shape is in both; PyTorch's 0-d path gives inf (PyTorch is inconsistent)",
+              names=("full", "scalar_tensor"), pattern=r"cannot be converted to type float"),
     Deviation("unsorted-topk-order", ("value",),
               "topk(sorted=False): the k values are the same set; their order is unspecified in both and differs",
               names=("topk",), when=lambda call: call.kwargs.get("sorted", call.args[4] if len(call.args) > 4

@@ -36,13 +36,6 @@ try:
 except ImportError:  # pragma: no cover - the parity test is optional
     torch = None
 
-# Note [Pending fuzz failures]
-# Functions that still fail test_fuzz / test_parity, with the reason (issues #17, #20). They are skipped by
-# test_fuzz / test_parity, and test_pending_{fuzz,parity}_entries_still_fail assert each one still fails: the lists
-# can only shrink (a function fixed must be removed from its list). Never add a function that passes today.
-FUZZ_PENDING: dict[str, str] = {}
-PARITY_PENDING: dict[str, str] = {}
-
 RANDOM_RUN = "FLOW_FUZZ_EXAMPLES" in os.environ
 FUZZ = settings(max_examples=examples(10), derandomize=not RANDOM_RUN, **FUZZ_SETTINGS)
 PARITY = settings(max_examples=examples(6), derandomize=not RANDOM_RUN, **FUZZ_SETTINGS)
@@ -59,8 +52,6 @@ def _allocation_limit():
 @FUZZ
 @given(data=st.data())
 def test_fuzz(name, data):
-    if name in FUZZ_PENDING and name not in _RUNNING_PENDING:
-        pytest.skip(f"pending: {FUZZ_PENDING[name]}")
     call = draw_call(data.draw, name)
     outcome = check_call(call)
     assert outcome.kind != "failure", f"{call!r}\n{outcome.group}\n{outcome.detail}"
@@ -74,8 +65,6 @@ def test_parity(name, data):
     from deviations import known
     from parity import DISAGREEMENTS, check_parity
 
-    if name in PARITY_PENDING and name not in _RUNNING_PENDING:
-        pytest.skip(f"pending: {PARITY_PENDING[name]}")
     call = draw_call(data.draw, name)
     outcome = check_parity(call)
     if outcome.kind in DISAGREEMENTS:
@@ -112,30 +101,3 @@ def test_the_fuzzer_finds_what_it_is_for(monkeypatch):
     assert check_call(Call("relu", [x], {})).group.startswith("cpu: undocumented exception KeyError")
     monkeypatch.setattr(flow, "relu", raises(ValueError("operands could not be broadcast together")))
     assert re.search("message names no op", check_call(Call("relu", [x], {})).group)
-
-
-_RUNNING_PENDING = []  # set while test_pending_* run test_fuzz / test_parity on a pending entry
-
-
-def _fails(test, name) -> bool:
-    """Whether ``test`` (test_fuzz or test_parity, with their own derandomized draws) fails for ``name``."""
-    _RUNNING_PENDING.append(name)
-    try:
-        test(name=name)
-    except AssertionError:
-        return True
-    finally:
-        _RUNNING_PENDING.pop()
-    return False
-
-
-@pytest.mark.parametrize("name", sorted(FUZZ_PENDING))
-def test_pending_fuzz_entries_still_fail(name):
-    """Note [Pending fuzz failures]: a pending function that passes must leave FUZZ_PENDING."""
-    assert _fails(test_fuzz, name), f"{name} passes test_fuzz now: remove it from FUZZ_PENDING"
-
-
-@pytest.mark.skipif(torch is None, reason="the parity test needs torch")
-@pytest.mark.parametrize("name", sorted(PARITY_PENDING))
-def test_pending_parity_entries_still_fail(name):
-    assert _fails(test_parity, name), f"{name} passes test_parity now: remove it from PARITY_PENDING"

@@ -243,14 +243,16 @@ class iinfo:
 
 def holds(d: dtype, value) -> bool:
     """Whether a ``d`` holds the number ``value`` without overflow (PyTorch's scalar-conversion check): bool
-    takes anything, a float type any value within its range or not finite, an integer type a finite value
-    whose integer part is in range."""
+    takes anything, a float type any value within its range or not finite, an integer type an int in range
+    or a finite float in range (compared before truncation)."""
     if d is bool_:
         return True
     if d.is_floating_point:
         return not math.isfinite(value) or abs(value) <= float(finfo(d).max)
     info = np.iinfo(d.np_dtype)
-    return math.isfinite(value) and info.min <= math.trunc(value) <= info.max
+    if isinstance(value, float):  # PyTorch compares a float before truncating it: -0.5 does not fit uint8
+        return math.isfinite(value) and info.min <= value <= info.max
+    return info.min <= value <= info.max
 
 
 def converts(d: dtype, value) -> bool:
@@ -258,5 +260,7 @@ def converts(d: dtype, value) -> bool:
     except that an unsigned type also takes a negative integer down to ``-max`` (it wraps: uint8 -1 is 255)."""
     if d.is_floating_point or d is bool_ or d.is_signed:
         return holds(d, value)
+    if isinstance(value, float):
+        return holds(d, value)
     top = int(np.iinfo(d.np_dtype).max)
-    return math.isfinite(value) and -top <= math.trunc(value) <= top
+    return -top <= value <= top

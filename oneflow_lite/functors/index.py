@@ -402,6 +402,9 @@ def index_copy(x, dim, index, source, inplace=False):
         raise IndexError(f"{name}: Number of indices ({n}) should be equal to source.size(dim) "
                          f"({source._meta.shape[d]})")
     if x._meta.ndim == 0:
+        if source._meta.ndim > 1:  # a 0-d destination's slices are 0-d: source is 0-d or one value per index
+            raise RuntimeError(f"{name}: Source/destination tensor must have same slice shapes. Destination "
+                               f"slice shape: [] and source slice shape: {list(source._meta.shape[1:])}")
         _check_bounds(name, index, 1, 0)
         value = F.reshape(source, (-1,))[-1] if n else x
         return write(x, (), (), (), (), value, False, "index_copy", inplace)

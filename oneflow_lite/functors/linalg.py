@@ -1384,8 +1384,6 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     if not atol >= 0:
         raise RuntimeError(f"isclose: atol must be greater than or equal to zero, but got {atol:g}")
     close = F.eq(a, b)
-    if da is dt.bool_:
-        return close
     if equal_nan and da.is_floating_point:
         close = F.logical_or(close, F.logical_and(F.isnan(a), F.isnan(b)))
     if not da.is_floating_point:

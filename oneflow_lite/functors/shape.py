@@ -580,6 +580,9 @@ class PadFunctor:
         return AttrMap(zip(_PAD_ATTRS, (mode, tuple(before), tuple(after), 0.0 if value is None else value)))
 
     def __call__(self, x, pad, mode="constant", value=None):
+        if value is not None and not dt.converts(x._meta.dtype, value):
+            raise RuntimeError(f"pad: value {value} cannot be converted to type {x._meta.dtype.name} without "
+                               f"overflow")
         ndim = x._meta.ndim
         key = (ndim, pad, mode, value, value is not None and copysign(1.0, value) < 0)  # -0.0 == 0.0 as a key
         return dispatch(self.op, (x,), cached(self._attrs, key, lambda: self._make(ndim, pad, mode, value)))[0]
