@@ -398,8 +398,11 @@ def polygamma(n: int, x: np.ndarray) -> np.ndarray:
         return digamma(x)
     if n == 1:
         return trigamma(x)
+    # n! overflows float64 past n = 170 (and math.factorial of a huge n would run for hours): inf, as PyTorch's
+    # exp(lgamma(n + 1))
+    factorial = float(math.factorial(n)) if n <= 170 else math.inf
     with _errstate(all="ignore"):
-        return (1.0 if n % 2 else -1.0) * float(math.factorial(n)) * zeta(n + 1.0, x)
+        return (1.0 if n % 2 else -1.0) * factorial * zeta(n + 1.0, x)
 
 
 # ---- i1 -------------------------------------------------------------------------------------------
