@@ -125,7 +125,8 @@ def accumulate_grad(t: Tensor, g: Tensor, create_graph: bool, owned: bool = Fals
             return  # stored at the end of the run (Note [Bucketed all-reduce of partial gradients])
         m = t._meta
         g = g.to_global(placement=m.placement, sbp=m.nd_sbp)
-    _store_grad(t, g, _take(g) if owned and not create_graph else None, create_graph)
+    taken = _take(g) if owned and not create_graph else None  # before the call: its arguments would count
+    _store_grad(t, g, taken, create_graph)
 
 
 def _store_grad(t: Tensor, g: Tensor, taken, create_graph: bool) -> None:
