@@ -211,6 +211,34 @@ def partial_gradients_are_all_reduced_in_buckets_at_the_end_of_backward():
 
 
 @case
+def a_bucket_buffer_is_reused_only_when_no_gradient_refers_to_it():
+    """Note [Reused bucket buffers]: the next run's bucket takes the buffer of gradients set to None, never one a
+    gradient still in use views."""
+    p = flow.placement.all("cpu")
+    x, y = _batches()[0]
+    model = _mlp().to_global(p, B)
+    xi, yi = _data_parallel_feed(p)(x, y)
+    w = model[0].weight
+
+    def base():  # the id of the buffer the gradient views (an id: a reference would keep the buffer in use)
+        return id(w.grad.to_local().numpy().base)
+    F.cross_entropy(model(xi), yi).backward()
+    kept = w.grad.to_local().numpy()  # an array of the first run's gradient: its buffer stays in use
+    first, before = base(), kept.copy()
+    model.zero_grad()
+    F.cross_entropy(model(xi * 2), yi).backward()
+    second = base()
+    assert second != first
+    np.testing.assert_array_equal(kept, before)  # the new run did not write into the kept gradient
+    del kept
+    model.zero_grad()
+    F.cross_entropy(model(xi), yi).backward()
+    if flow.env.get_world_size() > 1:
+        assert base() == first  # free again: reused
+    np.testing.assert_array_equal(w.grad.to_local().numpy(), before)
+
+
+@case
 def a_failing_backward_drops_its_deferred_gradients_and_the_next_one_works():
     p = flow.placement.all("cpu")
     x, y = _batches()[0]

@@ -23,6 +23,8 @@ gradients are dropped.
 
 from __future__ import annotations
 
+import math
+import sys
 import threading
 
 import numpy as np
@@ -36,6 +38,32 @@ _REDUCIBLE = (np.dtype(np.float32), np.dtype(np.float64))
 _state = threading.local()  # .reducer: the Reducer of this thread's innermost backward run, or None
 
 
+# Note [Reused bucket buffers]
+# The gradients a run stores are views of its buckets' buffers, so a buffer lives as long as any of them. Once
+# they are all gone (``zero_grad()`` set them to None), the buffer is kept for the next run's bucket of the same
+# size and dtype instead of a fresh one: a step of data-parallel training then touches no new memory for its
+# buckets (as DistributedDataParallel's persistent buckets), which page faults on every step would cost. A
+# buffer is reused only when nothing but this cache refers to it (its reference count).
+_spare: dict = {}  # (size, dtype) -> buffers of ended runs
+_spare_lock = threading.Lock()
+_CACHE_REFS = 3  # the list holding it, the loop variable, getrefcount's argument
+
+
+def _buffer(size: int, dtype) -> np.ndarray:
+    """A flat buffer of ``size`` elements: a spare one no gradient refers to any more, else a new one kept as spare
+    (Note [Reused bucket buffers])."""
+    key = (size, dtype)
+    with _spare_lock:
+        spares = _spare.setdefault(key, [])
+        for a in spares:
+            if sys.getrefcount(a) <= _CACHE_REFS:
+                return a
+        a = np.empty(size, dtype)
+        if len(spares) < 2:
+            spares.append(a)
+        return a
+
+
 class _Bucket:
     __slots__ = ("flat", "group", "pieces", "request", "size")
 
@@ -47,19 +75,22 @@ class _Bucket:
         self.request = None
 
     def start(self):
-        """Pack the pieces into one buffer and start its all-reduce in place."""
-        if len(self.pieces) == 1:  # a lone piece is reduced in a contiguous copy of itself
-            self.flat = np.array(self.pieces[0][1], order="C", copy=True).reshape(-1)
-        else:
-            self.flat = np.concatenate([a.reshape(-1) for _, a in self.pieces])
-        self.request = self.group.iallreduce(self.flat)
+        """Pack the pieces into one buffer (letting them go) and start its all-reduce in place."""
+        flat = self.flat = _buffer(sum(a.size for _, a in self.pieces), self.pieces[0][1].dtype)
+        off, pieces = 0, self.pieces
+        for i, (leaf, a) in enumerate(pieces):
+            flat[off:off + a.size].reshape(a.shape)[...] = a
+            pieces[i] = (leaf, a.shape)
+            off += a.size
+        self.request = self.group.iallreduce(flat)
 
     def results(self):
         """(leaf, summed piece) for each piece, views of the reduced buffer."""
         off = 0
-        for leaf, a in self.pieces:
-            yield leaf, self.flat[off:off + a.size].reshape(a.shape)
-            off += a.size
+        for leaf, shape in self.pieces:
+            size = math.prod(shape)
+            yield leaf, self.flat[off:off + size].reshape(shape)
+            off += size
 
 
 class Reducer:
