@@ -5,8 +5,9 @@ Three kinds of option, each changed by a method of OneFlow's name:
 - the compiler's own passes (``enable_cse``, ``enable_constant_folding``, ``enable_dce``, ``enable_fusion``,
   ``enable_memory_plan``; all on by default): changing one drops the compiled plans and the next call
   compiles the captured jobs again;
-- OneFlow's fusion switches (``allow_fuse_add_to_output``, ``allow_fuse_model_update_ops``,
-  ``allow_fuse_cast_scale``; off by default, as in OneFlow): job passes (graph/fusions.py), also applied
+- fusion switches (OneFlow's ``allow_fuse_add_to_output``, ``allow_fuse_model_update_ops``,
+  ``allow_fuse_cast_scale``, and ``allow_fuse_elementwise_kernels``, ``allow_fuse_softmax_cross_entropy``; off by
+  default, as in OneFlow): job passes (graph/fusions.py, graph/kernel_fusion.py, graph/xent_fusion.py), also applied
   at the next compilation;
 - capture options (``set_gradient_accumulation_steps``, ``enable_amp``): they change what ``build()`` is
   captured into, so changing one drops the captured jobs and the next call captures again.
@@ -28,7 +29,8 @@ class GraphConfig:
     """The options of one graph (see the module docstring). ``repr`` lists them all."""
 
     PASSES = ("cse", "constant_folding", "dce", "fusion", "memory_plan")
-    FUSIONS = ("fuse_add_to_output", "fuse_model_update_ops", "fuse_cast_scale")
+    FUSIONS = ("fuse_add_to_output", "fuse_model_update_ops", "fuse_cast_scale", "fuse_elementwise_kernels",
+               "fuse_softmax_cross_entropy")
 
     def __init__(self, on_change=None, on_recapture=None):
         self._flags = dict.fromkeys(self.PASSES, True)
@@ -90,6 +92,20 @@ class GraphConfig:
         """Fuse a ``cast`` followed by a multiplication by a one-element tensor (or a constant) into one
         ``fused_cast_scale`` op (the gradient unscaling of mixed precision). Off by default."""
         self._set("fuse_cast_scale", mode, "allow_fuse_cast_scale")
+
+    def allow_fuse_elementwise_kernels(self, mode: bool = True) -> None:
+        """Compile each region of elementwise ops (arithmetic, relu, tanh and their grads, float32 / float64) into
+        one generated kernel (numba, an optional dependency: ``pip install oneflow-lite[jit]``; without it the
+        graph runs unfused), cached on disk (Note [Fused elementwise kernels] in graph/kernel_fusion.py). Off by
+        default."""
+        self._set("fuse_elementwise_kernels", mode, "allow_fuse_elementwise_kernels")
+
+    def allow_fuse_softmax_cross_entropy(self, mode: bool = True) -> None:
+        """Run ``cross_entropy``'s ``log_softmax`` + ``nll`` (mean or sum, no class weight) as one kernel, and their
+        grads as one, compiled by numba (the jit extra; without it the graph runs unfused); equal to the unfused
+        graph within a few float32 ulp (Note [Fused softmax cross-entropy] in graph/xent_fusion.py). Off by
+        default."""
+        self._set("fuse_softmax_cross_entropy", mode, "allow_fuse_softmax_cross_entropy")
 
     # ---- capture options (Note [Capture options]) -----------------------------------------------
     def set_gradient_accumulation_steps(self, value: int) -> None:
