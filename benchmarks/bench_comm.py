@@ -7,7 +7,7 @@ Rows:
   small message pays the shape check's round trip; also shown without the check);
 - data-parallel speedup: one training step (forward, backward, SGD update) of a matmul-bound MLP on a global
   batch split(0) over 2 ranks vs the same global batch on 1 rank, with global tensors and with
-  DistributedDataParallel; goal: >= 1.6x;
+  DistributedDataParallel (both all-reduce the gradients in buckets overlapping backward); goal: >= 1.7x;
 - the global interpreter's overhead per op on tiny (4-element) tensors: ``x + x`` and ``relu(x)`` on global
   tensors (split, on 1 and 2 ranks) vs the same calls on local tensors.
 
@@ -35,6 +35,7 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 RESULT = "BENCH_RESULT "
+DP_GOAL = 1.7  # data-parallel speedup, 2 ranks vs 1
 
 
 def _median_time(fn, n):
@@ -184,7 +185,7 @@ def _report(allreduce, dp1, dp2, over1, over2):
     for mode in ("global", "ddp"):
         s = dp1[mode] / dp2[mode]
         print(f"  {mode:>6}: 1 rank {dp1[mode] * 1e3:8.1f} ms, 2 ranks {dp2[mode] * 1e3:8.1f} ms, speedup "
-              f"{s:.2f}x  goal >= 1.60: {'holds' if s >= 1.6 else 'NO'}")
+              f"{s:.2f}x  goal >= {DP_GOAL:.2f}: {'holds' if s >= DP_GOAL else 'NO'}")
     print("\nglobal interpreter overhead per op on 4-element tensors (split(0))")
     for n, over in ((1, over1), (2, over2)):
         for op, v in over.items():

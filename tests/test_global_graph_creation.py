@@ -110,8 +110,8 @@ def random_creation_in_build_draws_as_eager_at_every_run():
 
 @case
 def like_creation_of_a_lazy_global_tensor_in_build_has_the_eager_value():
-    """``zeros_like`` / ``randn_like`` of a tensor of the build: the logical value of the eager call (a lazy
-    tensor holds its logical meta only, so the result is laid out as broadcast on the graph's placement)."""
+    """``zeros_like`` / ``randn_like`` of a tensor of the build: the logical value of the eager call (and its
+    layout: like_creation_in_build_keeps_the_placement_and_sbp_of_its_input)."""
     n = flow.env.get_world_size()
     p = _all()
     for make in (lambda: flow.zeros_like(flow.ones(n, placement=p, sbp=S(0))) + 1,
@@ -124,6 +124,75 @@ def like_creation_of_a_lazy_global_tensor_in_build_has_the_eager_value():
             np.testing.assert_array_equal(graph().numpy(), e)
     np.testing.assert_array_equal(_Call(lambda: flow.zeros_like(flow.ones(n, placement=p, sbp=S(0))))().numpy(),
                                   np.zeros(n, np.float32))
+
+
+def _like_calls():
+    return {"zeros_like": lambda t: flow.zeros_like(t), "ones_like": lambda t: flow.ones_like(t),
+            "full_like": lambda t: flow.full_like(t, 2.5), "empty_like": lambda t: flow.empty_like(t),
+            "randn_like": lambda t: flow.randn_like(t), "rand_like": lambda t: flow.rand_like(t),
+            "randint_like": lambda t: flow.randint_like(t, 10)}
+
+
+@case
+def like_creation_in_build_keeps_the_placement_and_sbp_of_its_input():
+    """Note [The layout of a *_like tensor in a graph]: a *_like of a tensor of the build is laid out as the plan
+    lays that tensor (split, broadcast or partial), as the eager call on the global tensor is; its pieces, its
+    logical value and (for random ones) the draws at every run are the eager ones."""
+    n = flow.env.get_world_size()
+    p = _all()
+    constant = {"zeros_like": 0.0, "ones_like": 1.0, "full_like": 2.5, "empty_like": 0.0}
+    for name, like in _like_calls().items():
+        for sbp in (S(0), S(1), B, P):
+            def make(sbp=sbp, like=like):
+                return like(flow.ones(2 * n, 3 * n, placement=p, sbp=sbp) * 2)
+            flow.manual_seed(3)
+            eager = [make() for _ in range(2)]
+            graph = _Call(make)
+            flow.manual_seed(3)
+            for e in eager:
+                got = graph()
+                assert got.placement == p and got.sbp == (sbp,) == e.sbp, (name, sbp, got.sbp)
+                np.testing.assert_array_equal(got.to_local().numpy(), e.to_local().numpy(), err_msg=name)
+                value = got.numpy()
+                if name in constant:
+                    np.testing.assert_array_equal(value, np.full((2 * n, 3 * n), constant[name], np.float32))
+    x = np.arange(2.0 * n * 3).reshape(2 * n, 3).astype(np.float32)
+    graph = _Call(lambda t: flow.ones_like(t * 2) + t)  # a tensor computed from a global input
+    got = graph(flow.tensor(x, placement=p, sbp=S(0)))
+    assert got.sbp == (S(0),)
+    np.testing.assert_array_equal(got.numpy(), x + 1)
+    sbps = list(graph.job.job_parallel_view_conf.op_name2nd_sbp_signature_conf.items())
+    (ones,) = [v for k, v in sbps if "constant" in k]  # the source op is recorded split, as its input
+    assert all(nd.sbp_parallel[0].split_parallel.axis == 0 and nd.sbp_parallel[0].HasField("split_parallel")
+               for nd in ones.bn_in_op2nd_sbp.values())
+
+
+@case
+def a_generator_passed_in_build_is_drawn_from_at_every_run():
+    """Note [Generators in a graph]: ``generator=g`` on a global random creation call in build: after
+    ``g.manual_seed(s)`` the k-th run gives the k-th eager call's value (its shared seed drawn from ``g``), the
+    default generator untouched."""
+    n = flow.env.get_world_size()
+    p = _all()
+    g = flow.Generator()
+    for sbp in (S(1), B):
+        def make(sbp=sbp):
+            return flow.randn(3, 2 * n, placement=p, sbp=sbp, generator=g) + flow.rand(
+                2 * n, placement=p, sbp=B, generator=g)
+        g.manual_seed(9)
+        eager = [make() for _ in range(3)]
+        flow.manual_seed(4)
+        default_next = flow.randn(2).numpy()
+        graph = _Call(make)
+        g.manual_seed(9)
+        flow.manual_seed(4)
+        for e in eager:
+            got = graph()
+            assert got.sbp == e.sbp == (sbp,)
+            np.testing.assert_array_equal(got.to_local().numpy(), e.to_local().numpy())
+            np.testing.assert_array_equal(got.numpy(), e.numpy())
+        np.testing.assert_array_equal(flow.randn(2).numpy(), default_next)
+        assert not np.array_equal(eager[0].numpy(), eager[1].numpy())
 
 
 @case

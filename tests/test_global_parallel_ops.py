@@ -1,7 +1,7 @@
 """Ops whose global form is more than running the local op on pieces, each on 2 and 4 ranks against NumPy:
 the vocab-parallel embedding (weight split(0) by rows, indices broadcast: a masked lookup giving a partial
 sum), partial_max and partial_min (a max / min over the split dim; their boxing rows), max(dim) / min(dim)
-with indices over a split dim (reduced piece by piece, no gathering), and dropout on split tensors (each rank draws
+with indices and argmax / argmin over a split dim (reduced piece by piece, no gathering), and dropout on split tensors (each rank draws
 its own piece's mask from the stream of Note [Random ops on global tensors], with no gathering)."""
 
 from functools import partial
@@ -245,6 +245,81 @@ def max_with_indices_on_a_2d_placement_splitting_one_dim_twice():
         want_v, want_i = _first_extreme(x, 0, True, False)
         np.testing.assert_array_equal(v.numpy(), want_v)
         np.testing.assert_array_equal(i.numpy(), want_i)
+
+
+def _np_arg(x, dim, is_max, keepdim):
+    """NumPy's argmax / argmin: the first occurrence, NaN counting as the extreme (PyTorch's rule)."""
+    return (np.argmax if is_max else np.argmin)(x, axis=dim, keepdims=keepdim)
+
+
+@case
+def argmax_and_argmin_over_a_split_dim_reduce_each_piece():
+    n = flow.env.get_world_size()
+    p = flow.placement.all("cpu")
+    x = rng.integers(0, 3, (9, 7)).astype(np.float32)  # many ties across pieces: the first index wins
+    x[7, 1] = x[2, 1] = np.nan  # NaN wins, its first occurrence
+    x[4, 6] = np.nan  # and in the flattened tensor: the first NaN in row-major order
+    for d in (0, 1):
+        g = flow.tensor(x, placement=p, sbp=S(d))
+        for name, is_max in (("argmax", True), ("argmin", False)):
+            for dim, keepdim in ((d, False), (d, True), (None, False), (None, True)):
+                got = getattr(g, name)(dim, keepdim)
+                assert got.sbp == (B,), (name, dim, got.sbp)
+                np.testing.assert_array_equal(got.to_local().numpy(), _np_arg(x, dim, is_max, keepdim))
+            other = getattr(g, name)(1 - d)  # along the other dim: the split stays, each rank its rows
+            assert other.sbp == (S(0),)
+            np.testing.assert_array_equal(other.numpy(), _np_arg(x, 1 - d, is_max, False))
+        for functor in ("ArgMax", "ArgMin"):
+            plans = [repr(v) for v in get_functor(functor).op.global_infer_cache.values()]
+            assert any(f"(S({d})) -> (B)" in v for v in plans), plans  # the input was not gathered
+    ints = rng.integers(-5, 5, (3 * n, 4))
+    got = flow.tensor(ints, placement=p, sbp=S(0)).argmin(0)
+    np.testing.assert_array_equal(got.numpy(), ints.argmin(0))
+    big = np.array([[-np.inf, 2.0], [np.inf, np.inf], [1.0, np.inf]] * n, np.float64)  # ties of inf
+    np.testing.assert_array_equal(flow.tensor(big, placement=p, sbp=S(0)).argmax(0).numpy(), big.argmax(0))
+    np.testing.assert_array_equal(flow.tensor(big, placement=p, sbp=S(0)).argmax().numpy(), big.argmax())
+    short = rng.standard_normal((n - 1 or 1, 3)).astype(np.float32)  # fewer rows than ranks: gathered instead
+    np.testing.assert_array_equal(flow.tensor(short, placement=p, sbp=S(0)).argmax(0).numpy(), short.argmax(0))
+    np.testing.assert_array_equal(flow.tensor(short, placement=p, sbp=S(0)).argmax().numpy(), short.argmax())
+
+
+@case
+def argmax_moves_only_the_candidates():
+    """Each rank all-gathers its (value, index) candidates, never its piece: the bytes moved per rank are the
+    size of the result, not of the input."""
+    from oneflow_lite.framework import world as world_module
+    p = flow.placement.all("cpu")
+    x = rng.standard_normal((64, 5)).astype(np.float32)
+    g = flow.tensor(x, placement=p, sbp=S(0))
+    sent = []
+    original = world_module.Group.allgather
+
+    def recording(self, a, counts):
+        sent.append(a.nbytes)
+        return original(self, a, counts)
+    world_module.Group.allgather = recording
+    try:
+        i, flat = g.argmax(0), g.argmin()
+    finally:
+        world_module.Group.allgather = original
+    assert len(sent) == (4 if flow.env.get_world_size() > 1 else 0) and max(sent, default=0) <= 5 * 8, sent
+    np.testing.assert_array_equal(i.numpy(), x.argmax(0))
+    np.testing.assert_array_equal(flat.numpy(), x.argmin())
+
+
+@case
+def argmax_on_a_2d_placement_splitting_dims_on_both_axes():
+    if flow.env.get_world_size() != 4:
+        return
+    p = flow.placement("cpu", ranks=[[0, 1], [2, 3]])
+    x = rng.integers(0, 4, (10, 6)).astype(np.float32)
+    x[9, 5] = np.nan
+    for nd in ((S(0), S(0)), (S(0), B), (B, S(0)), (S(0), S(1)), (S(1), S(0))):
+        g = flow.tensor(x, placement=p, sbp=nd)
+        np.testing.assert_array_equal(g.argmax(0).numpy(), x.argmax(0))
+        np.testing.assert_array_equal(g.argmin(1, True).numpy(), x.argmin(1, keepdims=True))
+        np.testing.assert_array_equal(g.argmax().numpy(), x.argmax())
+        np.testing.assert_array_equal(g.argmin().numpy(), x.argmin())
 
 
 # ---- dropout on split tensors ---------------------------------------------------------------------------

@@ -144,6 +144,140 @@ def ddp_unused_parameters():
         raise AssertionError("no error")
 
 
+def _numpy_mlp_grads(params, x, y):
+    """The gradients of the mean cross entropy of the 64-32-10 ReLU MLP, by hand in NumPy (float64)."""
+    w1, b1, w2, b2 = (q.astype(np.float64) for q in params)
+    h = x @ w1.T + b1
+    a = np.maximum(h, 0)
+    z = a @ w2.T + b2
+    e = np.exp(z - z.max(1, keepdims=True))
+    dz = e / e.sum(1, keepdims=True)
+    dz[np.arange(len(y)), y] -= 1
+    dz /= len(y)
+    dh = (dz @ w2) * (h > 0)
+    return [dh.T @ x, dh.sum(0), dz.T @ a, dz.sum(0)]
+
+
+def _recording_collectives():
+    """Patch the group collectives to record ('allreduce' | 'iallreduce', elements) calls; returns (calls, undo)."""
+    from oneflow_lite.framework.world import Group
+    calls, saved = [], {k: getattr(Group, k) for k in ("allreduce", "iallreduce")}
+
+    def wrap(kind):
+        def call(self, a, *args, **kwargs):
+            calls.append((kind, a.size))
+            return saved[kind](self, a, *args, **kwargs)
+        return call
+    for k in saved:
+        setattr(Group, k, wrap(k))
+    return calls, lambda: [setattr(Group, k, v) for k, v in saved.items()]
+
+
+@case
+def partial_gradients_are_all_reduced_in_buckets_at_the_end_of_backward():
+    """Note [Bucketed all-reduce of partial gradients]: the weights' partial-sum gradients are not all-reduced
+    one by one (no blocking all-reduce the size of a weight) but packed into non-blocking all-reduces, bucket
+    by bucket (a small cap: several buckets), and ``.grad`` is broadcast and right when backward returns; a
+    post-accumulate hook sees it; a second backward adds to it."""
+    from oneflow_lite.autograd import grad_reduce
+    p = flow.placement.all("cpu")
+    n = flow.env.get_world_size()
+    x, y = _batches()[0]
+    model = _mlp().to_global(p, B)
+    params = [q.to_local().numpy().copy() for q in model.parameters()]
+    seen = {}
+    for i, q in enumerate(model.parameters()):
+        q.register_post_accumulate_grad_hook(lambda t, i=i: seen.setdefault(i, t.grad.to_local().numpy().copy()))
+    xi, yi = _data_parallel_feed(p)(x, y)
+    cap, grad_reduce.BUCKET_BYTES = grad_reduce.BUCKET_BYTES, 1000  # the second layer's, then the first's
+    calls, undo = _recording_collectives()
+    try:
+        F.cross_entropy(model(xi), yi).backward()
+    finally:
+        undo()
+        grad_reduce.BUCKET_BYTES = cap
+    want = _numpy_mlp_grads(params, x, y)
+    for q, w, i in zip(model.parameters(), want, range(4)):
+        assert q.grad.sbp == (B,)
+        np.testing.assert_allclose(q.grad.to_local().numpy(), w, rtol=1e-4, atol=1e-6)
+        np.testing.assert_array_equal(seen[i], q.grad.to_local().numpy())
+    if n > 1:
+        sizes = sorted(size for kind, size in calls if kind == "iallreduce")
+        assert sizes == [10 * 32 + 10, 32 * 64 + 32], calls  # a bucket per layer (backward's order)
+        assert all(size <= 1 for kind, size in calls if kind == "allreduce"), calls  # only nll's total weight
+    F.cross_entropy(model(xi), yi).backward()
+    for q, w in zip(model.parameters(), want):
+        np.testing.assert_allclose(q.grad.to_local().numpy(), 2 * w, rtol=1e-4, atol=1e-6)
+
+
+@case
+def a_bucket_buffer_is_reused_only_when_no_gradient_refers_to_it():
+    """Note [Reused bucket buffers]: the next run's bucket takes the buffer of gradients set to None, never one a
+    gradient still in use views."""
+    p = flow.placement.all("cpu")
+    x, y = _batches()[0]
+    model = _mlp().to_global(p, B)
+    xi, yi = _data_parallel_feed(p)(x, y)
+    w = model[0].weight
+
+    def base():  # the id of the buffer the gradient views (an id: a reference would keep the buffer in use)
+        return id(w.grad.to_local().numpy().base)
+    F.cross_entropy(model(xi), yi).backward()
+    kept = w.grad.to_local().numpy()  # an array of the first run's gradient: its buffer stays in use
+    first, before = base(), kept.copy()
+    model.zero_grad()
+    F.cross_entropy(model(xi * 2), yi).backward()
+    second = base()
+    assert second != first
+    np.testing.assert_array_equal(kept, before)  # the new run did not write into the kept gradient
+    del kept
+    model.zero_grad()
+    F.cross_entropy(model(xi), yi).backward()
+    if flow.env.get_world_size() > 1:
+        assert base() == first  # free again: reused
+    np.testing.assert_array_equal(w.grad.to_local().numpy(), before)
+
+
+@case
+def a_failing_backward_drops_its_deferred_gradients_and_the_next_one_works():
+    p = flow.placement.all("cpu")
+    x, y = _batches()[0]
+    model = _mlp().to_global(p, B)
+    params = [q.to_local().numpy().copy() for q in model.parameters()]
+    xi, yi = _data_parallel_feed(p)(x, y)
+    hidden = model[0](xi)
+
+    def fail(g):
+        raise ValueError("stop here")
+    hidden.register_hook(fail)  # raises on every rank after the second layer's gradients were deferred
+    try:
+        F.cross_entropy(model[2](model[1](hidden)), yi).backward()
+    except ValueError as e:
+        assert "stop here" in str(e)
+    else:
+        raise AssertionError("no error")
+    assert all(q.grad is None for q in model.parameters())
+    F.cross_entropy(model(xi), yi).backward()
+    for q, w in zip(model.parameters(), _numpy_mlp_grads(params, x, y)):
+        np.testing.assert_allclose(q.grad.to_local().numpy(), w, rtol=1e-4, atol=1e-6)
+
+
+@case
+def gradients_of_global_tensors_under_create_graph_and_grad_are_not_deferred():
+    p = flow.placement.all("cpu")
+    w = flow.tensor(np.array([1.0, 2.0, 3.0], np.float32), placement=p, sbp=B).requires_grad_()
+    n = flow.env.get_world_size()
+    x = flow.tensor(np.arange(6 * n, dtype=np.float32).reshape(2 * n, 3), placement=p, sbp=S(0))
+    loss = (x * w * w).sum()
+    (g,) = flow.autograd.grad(loss, w, create_graph=True)
+    want = 2 * np.arange(6 * n, dtype=np.float32).reshape(2 * n, 3).sum(0) * np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-6)
+    g.sum().backward()  # double backward: grad of sum(2 w colsum(x)) = 2 colsum(x)
+    np.testing.assert_allclose(w.grad.numpy(), 2 * np.arange(6 * n, dtype=np.float32).reshape(2 * n, 3).sum(0),
+                               rtol=1e-6)
+    assert w.grad.sbp == (B,)
+
+
 def _tensor_parallel_sbp(t, axis_sbp=lambda s: (s,)):
     """Megatron: the first Linear's weight and bias split(0) (output features), the second's weight split(1)
     (input features) and its bias broadcast; expressed only through SBP."""

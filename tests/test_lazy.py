@@ -249,15 +249,50 @@ def test_an_unsupported_op_expr_is_a_clear_error():
         lazy_interpreter(FeedInputOpExpr("x"), 0, (f64([1.0]),), None, None)
 
 
-def test_explicit_generators_are_rejected_inside_a_graph():
+def test_explicit_generators_are_recorded_inside_a_graph():
+    """Note [Generators in a graph]: the op drawing from ``generator=`` is recorded with it; the others are not."""
     ctx = JobBuildAndInferCtx("G_0")
+    gen = flow.Generator()
     with lazy_mode(ctx):
-        with pytest.raises(NotImplementedError, match=r"op 'uniform-0' \(uniform\): an explicit generator= is not "
-                                                      r"supported inside a graph"):
-            flow.rand(2, generator=flow.Generator())
+        q = flow.rand(2, generator=gen)
         r = flow.rand(2)
-    assert r.is_lazy
-    assert [op.name for op in ctx.job.net.op] == ["uniform-1"]
+    assert q.is_lazy and r.is_lazy
+    assert [op.name for op in ctx.job.net.op] == ["uniform-0", "uniform-1"]
+    assert ctx.op_generators == {"uniform-0": gen}
+
+
+class _Call(flow.nn.Graph):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def build(self, *args):
+        return self.fn(*args)
+
+
+def test_a_graph_draws_from_the_generators_its_build_passed():
+    """Each run draws from ``generator=`` as the eager call does (the k-th run gives the k-th eager value after
+    the same seed), leaving the default generator alone; ops without one draw from the default generator."""
+    gen = flow.Generator()
+    x = flow.ones(6, 5)
+
+    def make():
+        return flow.randn(3, 4, generator=gen) * 2 + flow.rand(4, generator=gen), flow.nn.functional.dropout(x, 0.5)
+    gen.manual_seed(5)
+    flow.manual_seed(1)
+    eager = [[t.numpy() for t in make()] for _ in range(3)]
+    after_eager = flow.randn(3).numpy()
+    graph = _Call(make)
+    gen.manual_seed(5)
+    flow.manual_seed(1)
+    for want in eager:
+        got = graph()
+        np.testing.assert_array_equal(got[0].numpy(), want[0])
+        np.testing.assert_array_equal(got[1].numpy(), want[1])
+    np.testing.assert_array_equal(flow.randn(3).numpy(), after_eager)  # the default one advanced by dropout only
+    gen.manual_seed(5)
+    np.testing.assert_array_equal(graph()[0].numpy(), eager[0][0])  # reseeding restarts the graph's draws
+    assert not np.array_equal(eager[0][0], eager[1][0])
 
 
 def test_nested_capture_is_rejected():

@@ -26,6 +26,7 @@ from contextlib import ExitStack
 
 import numpy as np
 
+from oneflow_lite.autograd import grad_reduce
 from oneflow_lite.autograd.grad_mode import _set_enabled, is_grad_enabled
 from oneflow_lite.autograd.graph import AccumulateGrad, OpNode, gradient_edge, register_accumulate_grad
 from oneflow_lite.framework.config import is_anomaly_check_nan_enabled, is_anomaly_enabled
@@ -117,14 +118,23 @@ def accumulate_grad(t: Tensor, g: Tensor, create_graph: bool, owned: bool = Fals
     """Into ``t.grad``: a copy of ``g`` the first time (or ``g`` itself when ``owned`` and nothing else can
     see it, Note [Stealing the gradient]), then ``g`` added in place (out of place under create_graph, so
     the result stays differentiable); then ``t``'s post-accumulate hooks. A global gradient is first boxed
-    to the leaf's placement and SBP (a partial-sum gradient of a broadcast parameter is all-reduced)."""
-    ag = t._ag
+    to the leaf's placement and SBP (a partial-sum gradient of a broadcast parameter is all-reduced: within a
+    backward run, bucketed with the others, Note [Bucketed all-reduce of partial gradients])."""
     if g._meta is not t._meta and g._key_set & GLOBAL_KEY_SET:
+        if owned and not create_graph and grad_reduce.defer(t, g):
+            return  # stored at the end of the run (Note [Bucketed all-reduce of partial gradients])
         m = t._meta
         g = g.to_global(placement=m.placement, sbp=m.nd_sbp)
+    taken = _take(g) if owned and not create_graph else None  # before the call: its arguments would count
+    _store_grad(t, g, taken, create_graph)
+
+
+def _store_grad(t: Tensor, g: Tensor, taken, create_graph: bool) -> None:
+    """``g`` into ``t.grad`` (``taken``: ``g`` or a tensor sharing its data, which ``.grad`` may become when it
+    is None), then ``t``'s post-accumulate hooks."""
+    ag = t._ag
     old = ag.grad
     if old is None:
-        taken = _take(g) if owned and not create_graph else None
         ag.grad = copy_tensor(g) if taken is None else taken
     elif create_graph:
         ag.grad = add_tensors(old, g)
@@ -360,6 +370,8 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool, targ
     anomaly = is_anomaly_enabled() and is_anomaly_check_nan_enabled()
     prev_mode = is_grad_enabled()
     _set_enabled(create_graph)
+    outer = grad_reduce.begin_run()
+    store = None
     try:
         if _backward_observers:  # Note [Backward observers]: one test per run, none per node
             with ExitStack() as observed:
@@ -370,9 +382,18 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool, targ
         else:
             _run_ready_nodes(ready, buffers, deps, target_of, execute, captured, retain_graph, create_graph,
                              accumulate, anomaly)
+        store = _store_reduced
     finally:
-        _set_enabled(prev_mode)
+        try:
+            grad_reduce.end_run(outer, store)  # Note [Bucketed all-reduce of partial gradients]
+        finally:
+            _set_enabled(prev_mode)
     return captured
+
+
+def _store_reduced(t: Tensor, g: Tensor) -> None:
+    """A gradient all-reduced at the end of the run: nothing else sees ``g``, so ``.grad`` may become it."""
+    _store_grad(t, g, g, False)
 
 
 # Note [Backward observers]

@@ -34,6 +34,7 @@ from oneflow_lite.framework.tensor_meta import Size, make_meta
 from oneflow_lite.functors.conversion import convert
 from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
+from oneflow_lite.interpreters.lazy import capturing_ctx
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
 _CPU = Device("cpu")
@@ -322,6 +323,22 @@ def _like_layout(name, x, device, placement, sbp):
     return (placement or m.placement, m.nd_sbp if sbp is None else sbp)
 
 
+# Note [The layout of a *_like tensor in a graph]
+# Inside an nn.Graph's build a tensor of the build is lazy: it holds its logical meta only, its placement and SBP
+# are decided when the graph's plan is made. A *_like call of such a tensor (with no device / placement / sbp
+# given) captures its local source op and records it as laid out like that tensor (``place_like``): when the job
+# runs on global tensors, the plan gives the source op the placement and nd-SBP it gave the tensor, so the result
+# is what the eager call on the global tensor gives (Note [Global source ops in a graph]); in a local job it is
+# the local source op it always was.
+def _lazy_like(out: Tensor, name, x, device, placement, sbp) -> Tensor:
+    """``out``, the local result of ``<name>_like(x)``, recorded as laid out like lazy ``x`` (Note above)."""
+    if x._key_set & LAZY_KEY_SET and device is None and placement is None and sbp is None:
+        ctx = capturing_ctx()
+        if ctx is not None:
+            ctx.place_like(out, x, name)
+    return out
+
+
 @composite("FullLike")
 def full_like(x, fill_value, dtype, device, placement=None, sbp=None, requires_grad=False):
     """``full_like(input, fill_value)``: ``full`` of ``input``'s shape, and its dtype (not the fill value's)
@@ -334,8 +351,8 @@ def _full_like(name, x, fill_value, dtype, device, placement, sbp, requires_grad
     layout = _like_layout(name, x, device, placement, sbp)
     if layout is not None:
         return get_functor("GlobalFull")(m.shape, fill_value, dtype or m.dtype, *layout, requires_grad)
-    return F.full(m.shape, fill_value, dtype=dtype or m.dtype, device=device or m.device,
-                  requires_grad=requires_grad)
+    return _lazy_like(F.full(m.shape, fill_value, dtype=dtype or m.dtype, device=device or m.device,
+                             requires_grad=requires_grad), name, x, device, placement, sbp)
 
 
 @composite("ZerosLike")
@@ -521,7 +538,8 @@ def rand_like(x, dtype, device, placement=None, sbp=None, requires_grad=False):
     if layout is not None:
         return F.rand(m.shape, dtype=dtype or m.dtype, placement=layout[0], sbp=layout[1],
                        requires_grad=requires_grad)
-    return F.rand(m.shape, dtype=dtype or m.dtype, device=device or m.device, requires_grad=requires_grad)
+    return _lazy_like(F.rand(m.shape, dtype=dtype or m.dtype, device=device or m.device, requires_grad=requires_grad),
+                      "rand_like", x, device, placement, sbp)
 
 
 @composite("RandnLike")
@@ -532,7 +550,8 @@ def randn_like(x, dtype, device, placement=None, sbp=None, requires_grad=False):
     if layout is not None:
         return F.randn(m.shape, dtype=dtype or m.dtype, placement=layout[0], sbp=layout[1],
                        requires_grad=requires_grad)
-    return F.randn(m.shape, dtype=dtype or m.dtype, device=device or m.device, requires_grad=requires_grad)
+    return _lazy_like(F.randn(m.shape, dtype=dtype or m.dtype, device=device or m.device, requires_grad=requires_grad),
+                      "randn_like", x, device, placement, sbp)
 
 
 # ---- in-place initialisers --------------------------------------------------------------------------
@@ -898,8 +917,8 @@ def randint_like_low(x, low, high, dtype, device, placement=None, sbp=None, requ
     if layout is not None:
         return F.randint(low, high, m.shape, dtype=dtype or m.dtype, placement=layout[0], sbp=layout[1],
                          requires_grad=requires_grad)
-    return F.randint(low, high, m.shape, dtype=dtype or m.dtype, device=device or m.device,
-                     requires_grad=requires_grad)
+    return _lazy_like(F.randint(low, high, m.shape, dtype=dtype or m.dtype, device=device or m.device,
+                                requires_grad=requires_grad), "randint_like", x, device, placement, sbp)
 
 
 # ---- windows, triangle indices, scalar_tensor, empty_strided, range ----------------------------------------

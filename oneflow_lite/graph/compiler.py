@@ -46,10 +46,12 @@ without the plan).
 from __future__ import annotations
 
 import threading
+from functools import partial
 
 import numpy as np
 
 from oneflow_lite.dispatch.dispatcher import DISPATCHER
+from oneflow_lite.framework.generator import using_generator
 from oneflow_lite.framework.tensor import VersionCounter
 from oneflow_lite.graph.ir import JobIR
 
@@ -70,6 +72,12 @@ def register_out_variant(op_type: str, factory, device_type: str = "cpu") -> Non
     adding a writer to kernels registered elsewhere; a kernel of its own passes ``cpu_kernel(...,
     out_variant=factory)``."""
     DISPATCHER.register_out_variant(op_type, factory, device_type=device_type)
+
+
+def _with_generator(gen, kernel, *args):
+    """Run ``kernel(*args)`` drawing from ``gen`` (Note [Generators in a graph])."""
+    with using_generator(gen):
+        return kernel(*args)
 
 
 class StalePlan(Exception):
@@ -136,8 +144,10 @@ class _Source:
 class Plan:
     """A compiled graph for one input signature (Note [Plans]); ``run(inputs)`` returns the output arrays."""
 
-    def __init__(self, ir: JobIR, variables: dict, fuse: bool, memory_plan: bool):
+    def __init__(self, ir: JobIR, variables: dict, fuse: bool, memory_plan: bool, generators=None):
+        """``generators``: random op name -> the generator it draws from (Note [Generators in a graph])."""
         self.graph_name = ir.name
+        self._generators = generators or {}
         self.ir = ir
         self.variables = variables
         self.input_names = [n.name for n in ir.nodes if n.kind == "input"]
@@ -200,7 +210,10 @@ class Plan:
             reg = DISPATCHER.select_registration(n.expr, DISPATCHER.entry(n.op_type), n.res.device, in_dtypes,
                                                  tuple([m.dtype for m in n.res.out_metas]))
             n.kernel = reg.fn
-            if out_variants and reg.out_variant is not None and len(n.outputs) == 1:
+            gen = self._generators.get(n.name)
+            if gen is not None:  # Note [Generators in a graph]: drawn from its own generator, no writer
+                n.kernel = partial(_with_generator, gen, reg.fn)
+            elif out_variants and reg.out_variant is not None and len(n.outputs) == 1:
                 w = reg.out_variant(n.res, in_dtypes)
                 if w is not None:
                     writers[n.name] = w

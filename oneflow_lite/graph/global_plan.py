@@ -48,15 +48,17 @@ from oneflow_lite.functors.global_cast import from_logical
 from oneflow_lite.framework.tensor import Tensor, version_counter
 from oneflow_lite.interpreters.boxing import box_same_placement
 from oneflow_lite.interpreters.eager_global import plan_call, plan_source, shared_generator
+from oneflow_lite.interpreters.lazy import SameLayout
 from oneflow_lite.interpreters.op_interp_util import redispatch
 
 _make = Tensor._make
 
 
 def is_global_job(variables: dict, in_metas, source_layouts=None) -> bool:
-    """Whether a job runs on global tensors: a global input, variable or source op."""
-    return bool(source_layouts) or any(m.key_set & GLOBAL_KEY_SET for m in in_metas) or any(
-        t._key_set & GLOBAL_KEY_SET for t in variables.values())
+    """Whether a job runs on global tensors: a global input, variable or source op (one laid out like another
+    blob, Note [The layout of a *_like tensor in a graph], does not make it global)."""
+    return any(type(v) is not SameLayout for v in (source_layouts or {}).values()) or any(
+        m.key_set & GLOBAL_KEY_SET for m in in_metas) or any(t._key_set & GLOBAL_KEY_SET for t in variables.values())
 
 
 def _blob_names(conf, side: str = "input") -> list:
@@ -181,13 +183,16 @@ class GlobalJobPlan:
     """The plan of one input signature of a graph on global tensors (Note [Graphs on global tensors]);
     ``run(inputs)`` returns this rank's pieces of the outputs, ``out_metas`` their global metas."""
 
-    def __init__(self, ir, variables: dict, in_metas, module_notes=lambda op_name: [], source_layouts=None):
+    def __init__(self, ir, variables: dict, in_metas, module_notes=lambda op_name: [], source_layouts=None,
+                 generators=None):
         """``module_notes(op name)``: the notes naming the module that added the op (a planning error names it
         as a capture error does); ``source_layouts``: source op name -> (placement, nd-SBP) of the global
-        creation calls of the build (Note [Global source ops in a graph])."""
+        creation calls of the build (Note [Global source ops in a graph]), or a SameLayout; ``generators``:
+        random op name -> its generator (Note [Generators in a graph])."""
         self.graph_name = ir.name
         self.variables = variables
         self.source_layouts = source_layouts or {}
+        self.generators = generators or {}
         self.reports = []
         self.signatures = {}  # op name -> its SBP signature (the job's parallel view)
         self.parallel = {}  # op name -> (placement, {blob name in the op: nd-SBP}) (Note [The parallel view of a job])
@@ -245,7 +250,11 @@ class GlobalJobPlan:
 
     def _add_user(self, node) -> None:
         if not node.inputs:  # a source op: as its creation call laid it out, else broadcast on the graph's placement
-            placement, nd = self.source_layouts.get(node.name) or (self._placement(node), None)
+            layout = self.source_layouts.get(node.name)
+            if type(layout) is SameLayout:  # Note [The layout of a *_like tensor in a graph]
+                like = self._metas[layout.lbn]
+                layout = (like.placement, like.nd_sbp) if like.key_set & GLOBAL_KEY_SET else None
+            placement, nd = layout or (self._placement(node), None)
             plan = plan_source(node.expr, placement, None, nd)
             self.signatures[node.name] = repr(plan)
             self.parallel[node.name] = (plan.placement, dict(zip(_blob_names(node.conf, "output"),
@@ -389,8 +398,7 @@ class GlobalJobPlan:
                 outs.append(arrays[step[1]])
         return tuple(outs)
 
-    @staticmethod
-    def _run_op(step, arrays) -> None:
+    def _run_op(self, step, arrays) -> None:
         _, node, plan, ins = step
         if plan.in_local_metas and plan.in_local_metas[0] is None:  # this rank is outside the op's placement
             arrays.update(dict.fromkeys(node.outputs))
@@ -399,7 +407,8 @@ class GlobalJobPlan:
         ks = plan.placement.device.key_set
         kernel_in = local if plan.prepare is None else plan.prepare(plan, local)
         if plan.random:
-            with using_generator(shared_generator(None, plan.placement, plan.stream)):
+            gen = self.generators.get(node.name)  # Note [Generators in a graph]
+            with using_generator(shared_generator(gen, plan.placement, plan.stream)):
                 res = redispatch(node.expr, ks, kernel_in, plan.attrs)
         else:
             res = redispatch(node.expr, ks, kernel_in, plan.attrs)

@@ -101,6 +101,7 @@ class _Entry:
         "capture_seconds",
         "compile_seconds",
         "config",
+        "generators",
         "graph_modules",
         "in_metas",
         "in_spec",
@@ -134,6 +135,7 @@ class _Entry:
         self.locations = {}  # op name -> Python location (Note [Op locations] in graph/debug.py)
         self.metas = {}  # blob name -> meta, of every blob of the capture
         self.source_layouts = {}  # source op name -> (placement, nd-SBP) (Note [Global source ops in a graph])
+        self.generators = {}  # random op name -> its generator= (Note [Generators in a graph])
 
     def compile(self) -> None:
         config = self.config
@@ -142,12 +144,12 @@ class _Entry:
         layouts = self.source_layouts
         if is_global_job(self.variables, self.in_metas, layouts):  # Note [Graphs on global tensors]
             self.ir, self.pass_reports = ir, []
-            self.plan = GlobalJobPlan(ir, self.variables, self.in_metas, self.notes, layouts)
+            self.plan = GlobalJobPlan(ir, self.variables, self.in_metas, self.notes, layouts, self.generators)
             self.compile_seconds = time.perf_counter() - start
             return
         reports = run_job_passes(ir, self.variables, config,
                                  checkpoint_segments(self.job, self.calls, self.graph_modules))
-        plan = Plan(ir, self.variables, config.is_enabled("fusion"), config.is_enabled("memory_plan"))
+        plan = Plan(ir, self.variables, config.is_enabled("fusion"), config.is_enabled("memory_plan"), self.generators)
         self.ir, self.plan, self.pass_reports = ir, plan, reports
         self.compile_seconds = time.perf_counter() - start
 
@@ -433,7 +435,7 @@ class Graph:
             ctx.restore_eager_state()
         entry = _Entry(ctx.job, (a_spec, k_spec), in_metas, out_spec, ctx.variables(), self.config)
         entry.calls, entry.locations, entry.metas = ctx.calls, ctx.locations, ctx.metas
-        entry.source_layouts = ctx.source_layouts
+        entry.source_layouts, entry.generators = ctx.source_layouts, ctx.op_generators
         entry.graph_modules = self._graph_modules
         entry.capture_seconds = time.perf_counter() - start
         emit(self._debug, 0, lambda: f"{self._shallow_repr()} building graph Done! Cost time: "

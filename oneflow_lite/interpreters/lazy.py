@@ -47,6 +47,15 @@ tensor (and every parameter the graph knows, see ``hide_grads``) has no
 ``.grad``, so a ``backward()`` in the build starts from zero at every run. An
 eager ``.grad`` left by earlier eager steps is neither added into the graph's
 updates nor written by them; it is back, unchanged, when the build ends.
+
+Note [Generators in a graph]
+A random op called in a build with ``generator=g`` (``flow.randn(..., generator=g)``,
+global or local) is recorded with ``g`` (``op_generators``): at every run of the
+graph that op draws from ``g``, as the eager call would, so after ``g.manual_seed(s)``
+the k-th run gives the k-th eager call's value (a global op draws its shared seed from
+``g``, Note [Random ops on global tensors]); the other random ops draw from the
+device's default generator. The generator is an object of this process: a graph
+saved and loaded again draws from the default generator.
 """
 
 from __future__ import annotations
@@ -171,7 +180,8 @@ class JobBuildAndInferCtx:
         self._hidden_grads = []  # (autograd meta, eager .grad) hidden for the build by hide_grads()
         self.inputs = {}  # input op name -> lazy tensor given to build()
         self.output_names = []
-        self.source_layouts = {}  # source op name -> (placement, nd-SBP) (Note [Global source ops in a graph])
+        self.source_layouts = {}  # source op name -> (placement, nd-SBP) or SameLayout (Note [Global source ops ...])
+        self.op_generators = {}  # random op name -> the generator= it was called with (Note [Generators in a graph])
 
     # ---- names and scopes ---------------------------------------------------------------------
     def new_op_name(self, op_type: str) -> str:
@@ -266,6 +276,18 @@ class JobBuildAndInferCtx:
         self.source_layouts[t._array.lbn.partition("/")[0]] = (placement, nd_sbp)
         return t
 
+    def place_like(self, t: Tensor, like: Tensor, what: str) -> Tensor:
+        """Lay the output of the source op just captured (``t``, lazy) as the graph's plan lays ``like`` (a lazy
+        tensor of this job), when the job is on global tensors (Note [The layout of a *_like tensor in a graph]);
+        returns ``t``. ``what``: the call, for errors."""
+        src, like_lbn = t._array.lbn.partition("/")[0], self._lbn_of(like, "input", what)
+        last = self.job.net.op[-1] if len(self.job.net.op) else None
+        if last is None or last.name != src or not last.HasField("user_conf") or last.user_conf.input_order:
+            raise RuntimeError(f"nn.Graph '{self.graph_name}': {what}: expected its result to be the output of the "
+                               f"source op just captured, got blob '{t._array.lbn}'")
+        self.source_layouts[src] = SameLayout(like_lbn)
+        return t
+
     def variables(self) -> dict:
         """Variable op name -> the eager tensor bound to it."""
         return {b.op_name: b.tensor for b in self._bindings.values()}
@@ -280,10 +302,6 @@ class JobBuildAndInferCtx:
         lbns = [self._lbn_of(t, f"input {ibns[i]}", name) for i, t in enumerate(inputs)]
         metas = tuple([t._meta for t in inputs])
         self._check_one_device(name, op_type, ibns, inputs, lbns, metas)
-        if getattr(_generator._local, "gen", None) is not None:
-            raise NotImplementedError(f"{self._where(name, op_type)}: an explicit generator= is not supported "
-                                      f"inside a graph; random ops in a graph draw from the device's default "
-                                      f"generator at every run")
         try:
             res = op_expr.infer(metas, attrs)
         except Exception as e:
@@ -300,6 +318,9 @@ class JobBuildAndInferCtx:
         conf.name = name
         _connect_blobs(conf.user_conf, op_expr, name, lbns)
         self.add_op(conf)
+        gen = getattr(_generator._local, "gen", None)
+        if gen is not None:  # Note [Generators in a graph]
+            self.op_generators[name] = gen
         new_lbns = [f"{name}/{obn}" for obn in op_expr.indexed_obns]
         if outputs is None:
             return tuple([self.lazy_tensor(lbn, m) for lbn, m in zip(new_lbns, out_metas)])
@@ -413,6 +434,19 @@ _state = _LazyState()
 def current_build_ctx() -> JobBuildAndInferCtx | None:
     """The job this thread is capturing, or None."""
     return _state.ctx
+
+
+class SameLayout:
+    """The layout of a source op of a build: the planned placement and nd-SBP of blob ``lbn`` (Note [The layout
+    of a *_like tensor in a graph])."""
+
+    __slots__ = ("lbn",)
+
+    def __init__(self, lbn: str):
+        self.lbn = lbn
+
+    def __repr__(self):
+        return f"SameLayout({self.lbn!r})"
 
 
 def capturing_ctx() -> JobBuildAndInferCtx | None:

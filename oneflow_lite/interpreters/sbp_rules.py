@@ -206,8 +206,8 @@ register_sbp_rule(("reduce_sum",), SbpRule(partial(reduce_signatures, partial=P)
 register_sbp_rule(("reduce_mean",), SbpRule(partial(reduce_signatures, partial=P), localize=_mean_factor))
 register_sbp_rule("reduce_max", SbpRule(partial(reduce_signatures, partial=S.partial_max)))
 register_sbp_rule("reduce_min", SbpRule(partial(reduce_signatures, partial=S.partial_min)))
-register_sbp_rule(("reduce_prod", "reduce_all", "reduce_any", "reduce_logsumexp", "argmax", "argmin",
-                   "count_nonzero"), SbpRule(reduce_signatures))
+register_sbp_rule(("reduce_prod", "reduce_all", "reduce_any", "reduce_logsumexp", "count_nonzero"),
+                  SbpRule(reduce_signatures))
 
 
 # Note [Max and min along a split dim]
@@ -236,29 +236,80 @@ def _dim_extreme_localize(ctx, plan):
 
 
 def _nan(a):
-    return np.isnan(a) if a.dtype.kind in "fc" else np.zeros(a.shape, bool)
+    return np.isnan(a) if a.dtype.kind in "fcV" else np.zeros(a.shape, bool)  # V: bfloat16
+
+
+def _pick_extremes(values, indices, groups, is_max):
+    """Each rank's (value, global index) candidates in ``values`` / ``indices`` (same shape) all-gathered over
+    each group in turn; the winners, as on every rank: NaN first, then the larger (smaller) value, ties to
+    the lower index (Note [Max and min along a split dim])."""
+    for g in groups:
+        vals = g.allgather(values, [values.size] * g.size).reshape((g.size, *values.shape))
+        idx = g.allgather(indices, [indices.size] * g.size).reshape((g.size, *indices.shape))
+        values, indices = vals[0], idx[0]
+        for v, i in zip(vals[1:], idx[1:]):
+            v_nan, best_nan = _nan(v), _nan(values)
+            wins = (v > values) if is_max else (v < values)
+            ties = (v == values) | (v_nan & best_nan)
+            take = ((wins | v_nan) & ~best_nan) | (ties & (i < indices))
+            values, indices = np.where(take, v, values), np.where(take, i, indices)
+    return values, indices
 
 
 def _dim_extreme_finish(plan, inputs, outputs):
     start, groups, is_max = plan.data
     values, indices = outputs[0]._array, outputs[1]._array
     indices += start
-    for g in groups:
-        vals = g.allgather(values, [values.size] * g.size).reshape((g.size, *values.shape))
-        idx = g.allgather(indices, [indices.size] * g.size).reshape((g.size, *indices.shape))
-        best_v, best_i = vals[0], idx[0]
-        for v, i in zip(vals[1:], idx[1:]):
-            v_nan, best_nan = _nan(v), _nan(best_v)
-            wins = (v > best_v) if is_max else (v < best_v)
-            ties = (v == best_v) | (v_nan & best_nan)
-            take = ((wins | v_nan) & ~best_nan) | (ties & (i < best_i))
-            best_v, best_i = np.where(take, v, best_v), np.where(take, i, best_i)
-        values[...] = best_v
-        indices[...] = best_i
+    values[...], indices[...] = _pick_extremes(values, indices, groups, is_max)
 
 
 register_sbp_rule(("reduce_max_dim", "reduce_min_dim"), SbpRule(dim_extreme_signatures,
                                                               localize=_dim_extreme_localize))
+
+
+# Note [argmax along a split dim]
+# ``argmax`` / ``argmin`` over a split dim (or over the whole tensor, ``dim=None``, split on any dim) do not
+# gather the input either: each rank takes its piece's local winner (the kernel's index), reads its value from
+# the piece, makes the index global (shifted by the piece's start; with ``dim=None`` the flat index of the
+# winner's position in the logical tensor), and the ranks of each placement dimension that splits it pick the
+# global winner among the gathered (value, index) pairs by the rules of Note [Max and min along a split dim]
+# (the kernel's NaN rule; ties to the lower index, the first occurrence). The index comes out broadcast.
+def arg_extreme_signatures(ctx) -> list:
+    shape = ctx.inputs[0].shape
+    if ctx.attrs["flatten"]:
+        return [((split(d),), (B,)) for d in range(len(shape)) if shape[d] >= ctx.size] + [((B,), (B,))]
+    axes, _ = _reduced_axes(ctx)
+    return reduce_signatures(ctx) + [((split(a),), (B,)) for a in axes if shape[a] >= ctx.size]
+
+
+def _arg_extreme_localize(ctx, plan):
+    in_nd, m = plan.in_nd_sbps[0], plan.in_metas[0]
+    flatten = ctx.attrs["flatten"]
+    dim = None if flatten else _reduced_axes(ctx)[0]
+    axes = [h for h, s in enumerate(in_nd) if s.kind == "S" and (flatten or (s.dim,) == dim)]
+    if axes:
+        starts = tuple(sl.start for sl in S.local_slices(m.shape, in_nd, plan.placement.hierarchy, m.coord))
+        groups = [world().group(plan.placement.axis_ranks(world().rank, h)) for h in axes]
+        plan.data = (starts, groups, ctx.op_type == "argmax", None if flatten else dim[0], ctx.attrs["keepdim"],
+                     tuple(m.shape))
+        plan.finish = _arg_extreme_finish
+
+
+def _arg_extreme_finish(plan, inputs, outputs):
+    starts, groups, is_max, d, keepdim, shape = plan.data
+    x, out = inputs[0]._array, outputs[0]._array
+    if d is None:  # the whole tensor: one winner, its flat index in the logical tensor
+        at = np.unravel_index(int(out.reshape(-1)[0]), x.shape)
+        values = x[at].reshape(1)
+        indices = np.array([np.ravel_multi_index(tuple(i + s for i, s in zip(at, starts)), shape)], np.int64)
+    else:
+        idx = out if keepdim else np.expand_dims(out, d)
+        values = np.take_along_axis(x, idx, axis=d)
+        indices = idx + starts[d]
+    out[...] = _pick_extremes(values, indices, groups, is_max)[1].reshape(out.shape)
+
+
+register_sbp_rule(("argmax", "argmin"), SbpRule(arg_extreme_signatures, localize=_arg_extreme_localize))
 
 
 # ---- views: reshape, flatten, squeeze, expand_dims -----------------------------------------------------
