@@ -196,10 +196,19 @@ def test_a_huge_request_names_the_op_the_shape_and_the_bytes():
     (lambda: flow.randint(-2 ** 40, 5, (2,), dtype=flow.float16), RuntimeError),
     (lambda: flow.cross(flow.ones(3), flow.ones(2, 3)), RuntimeError),
     (lambda: flow.masked_select(flow.ones(2), flow.tensor([1.0, 0.0])), RuntimeError),
+    (lambda: flow.cov(flow.ones(3), fweights=flow.tensor([1.0, 2.0, 1.0])), RuntimeError),
+    (lambda: flow.cov(flow.ones(3), fweights=flow.tensor([1, -2, 1])), RuntimeError),
+    (lambda: flow.nanmean(flow.tensor([8]), dtype=flow.float64), RuntimeError),
+    (lambda: flow.sum(flow.tensor(2.0), [-1, 0]), RuntimeError),
+    (lambda: flow.index_copy(flow.tensor(4), 0, flow.tensor(0), flow.ones(1, 3, dtype=flow.int64)), RuntimeError),
+    (lambda: F.pad(flow.tensor([4], dtype=flow.uint8), [1, 1], "constant", -0.5), RuntimeError),
+    (lambda: flow.addcmul(flow.ones(1, dtype=flow.uint8), flow.ones(1, dtype=flow.uint8),
+                          flow.ones(1, dtype=flow.uint8), value=300), RuntimeError),
+    (lambda: flow.isclose(flow.ones(2), flow.ones(2), nan), RuntimeError),
 ])
 def test_checks_pytorch_makes(call, error):
     with pytest.raises(error, match=r"^(size|unflatten|pad|max_pool1d|arange|masked_fill|group_norm|pow|where|"
-                                    r"randint|cross|masked_select)"):
+                                    r"randint|cross|masked_select|cov|nanmean|sum|index_copy|addcmul|isclose)"):
         call()
 
 
@@ -245,3 +254,16 @@ def test_a_shared_helper_error_names_the_op_it_was_called_from():
         flow.hstack([a, b])
     with pytest.raises(RuntimeError, match=r"^Promotion for uint16"):
         flow.promote_types(flow.uint16, flow.int8)  # not a functional function: PyTorch's message as it is
+
+
+def test_pytorch_scalar_operand_rule_for_unsigned_and_float_values():
+    """framework/dtype.py converts(): an int down to -max wraps into an unsigned dtype (PyTorch), a float is
+    compared before truncation, and isclose compares bools as numbers."""
+    u8 = flow.tensor([1, 2], dtype=flow.uint8)
+    assert flow.where(flow.tensor([True, False]), u8, -1).numpy().tolist() == [1, 255]
+    with pytest.raises(RuntimeError, match="where: value -256 cannot be converted to type uint8"):
+        flow.where(flow.tensor([True, False]), u8, -256)
+    assert flow.where(flow.tensor([True, False]), u8, -0.5).numpy().tolist() == [1.0, -0.5]  # a float result
+    got = flow.isclose(flow.tensor([True, False]), flow.tensor([False, False]), atol=1.5)
+    assert got.numpy().tolist() == [True, True]
+    assert flow.xlogy(2 ** 31, flow.tensor([0], dtype=flow.int32)).item() == -inf  # 2**31 * log(0), no wrap

@@ -22,7 +22,7 @@ from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.op_builder import OpBuilder
-from oneflow_lite.framework.tensor import Tensor, _wrap_dim
+from oneflow_lite.framework.tensor import BATCHED_KEY_SET, LAZY_KEY_SET, Tensor, _wrap_dim
 from oneflow_lite.interpreters.autocast import fp32_function, lower_precision_function, without_autocast
 from oneflow_lite.functors.creation import tensor
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast, cast_into, check_inplace_shape, get_default_dtype
@@ -650,6 +650,19 @@ composite("LinalgCross")(lambda a, b, dim=-1: _cross("linalg.cross", a, b, dim))
 
 
 # ---- cov, corrcoef --------------------------------------------------------------------------------------
+def _check_cov_weights(fweights, aweights):
+    """PyTorch's dtype checks of cov's weights, and their sign where the values are at hand."""
+    if fweights is not None and (fweights._meta.dtype.is_floating_point or fweights._meta.dtype is dt.bool_):
+        raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with "
+                           f"{TORCH_NAMES[fweights._meta.dtype]} dtype")
+    if aweights is not None and not aweights._meta.dtype.is_floating_point:
+        raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with "
+                           f"{TORCH_NAMES[aweights._meta.dtype]} dtype")
+    for arg, t in (("fweights", fweights), ("aweights", aweights)):
+        if t is not None and t._meta.numel and not _all_true(F.ge(t, 0)):
+            raise RuntimeError(f"cov(): {arg} cannot be negative")
+
+
 @composite("Cov")
 def cov(x, correction=1, fweights=None, aweights=None):
     """``cov(input, *, correction=1, fweights=None, aweights=None)``: the covariance matrix of the variables
@@ -665,6 +678,7 @@ def cov(x, correction=1, fweights=None, aweights=None):
         if t is not None and t._meta.ndim > 1:
             raise RuntimeError(f"cov(): expected {arg} to have one or fewer dimensions but got {arg} with "
                                f"{t._meta.ndim} dimensions")
+    _check_cov_weights(fweights, aweights)
     x = F.reshape(x, (1, -1)) if x._meta.ndim < 2 else x
     n = x._meta.shape[1]
     w = fweights
@@ -1129,8 +1143,8 @@ _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
 def _all_true(t) -> bool:
-    """Whether every element of ``t`` holds (True for a tensor without data, e.g. on meta)."""
-    if not t._meta.device.device_type.has_storage:
+    """Whether every element of ``t`` holds (True for a tensor without data: on meta, or captured in a graph)."""
+    if not t._meta.device.device_type.has_storage or t._key_set & (LAZY_KEY_SET | BATCHED_KEY_SET):
         return True
     return bool(F.all(t).item())
 

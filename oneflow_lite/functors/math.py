@@ -523,7 +523,7 @@ class ReduceSumFunctor:
             ndim = m.ndim
             axes = []
             for d in dim:
-                a = _wrap_dim(d, ndim, "sum")
+                a = _wrap_dim(d, max(ndim, 1), "sum")  # a 0-d tensor has dim 0 (and -1)
                 if a in axes:
                     raise RuntimeError(f"sum: dim {a} appears multiple times in the list of dims")
                 axes.append(a)

@@ -551,9 +551,10 @@ def nansum(x, dim=None, keepdim=False, dtype=None):
 def nanmean(x, dim=None, keepdim=False, dtype=None):
     """``nanmean(input, dim=None, keepdim=False, *, dtype=None)``: the mean of the non-NaN elements."""
     d = x._meta.dtype if dtype is None else dtype
-    if not d.is_floating_point:
-        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
-                           f"{TORCH_NAMES[d]}")
+    for t in (x._meta.dtype, d):
+        if not t.is_floating_point:
+            raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                               f"{TORCH_NAMES[t]}")
     x = cast(x, d)
     count = F.sum(F.logical_not(F.isnan(x)), dim, keepdim, dtype=d)
     return F.div(F.sum(_without_nan(x), dim, keepdim), count)
