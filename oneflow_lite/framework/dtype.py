@@ -258,9 +258,7 @@ def holds(d: dtype, value) -> bool:
 def converts(d: dtype, value) -> bool:
     """PyTorch's check of a Python scalar operand (``where(c, t, s)``, ``alpha=``, ``value=``): :func:`holds`,
     except that an unsigned type also takes a negative integer down to ``-max`` (it wraps: uint8 -1 is 255)."""
-    if d.is_floating_point or d is bool_ or d.is_signed:
-        return holds(d, value)
-    if isinstance(value, float):
+    if d.is_floating_point or d is bool_ or d.is_signed or isinstance(value, float):
         return holds(d, value)
     top = int(np.iinfo(d.np_dtype).max)
     return -top <= value <= top
