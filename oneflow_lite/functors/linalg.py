@@ -1376,7 +1376,7 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
             raise RuntimeError(f"cdist only supports floating-point dtypes, X{1 if t is x1 else 2} got: "
                                f"{TORCH_NAMES[t._meta.dtype]}")
     if x1._meta.shape[-1] != x2._meta.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._meta.shape[-1]} X2: "
+        raise RuntimeError(f"cdist: X1 and X2 must have the same number of columns. X1: {x1._meta.shape[-1]} X2: "
                            f"{x2._meta.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
@@ -1477,6 +1477,8 @@ def ormqr(A, tau, other, left=True, transpose=False):
     ``transpose``."""
     check_matrix("ormqr", A, square=False)
     check_float("ormqr", A, tau, other)
+    if tau._meta.ndim == 0:
+        raise RuntimeError("ormqr: tau must have at least one dimension (one reflector scale per column)")
     q = _reflectors(A, tau, A._meta.shape[-2])
     if transpose:
         q = mT(q)

@@ -39,6 +39,7 @@ from oneflow_lite.framework.tensor_meta import Size, make_meta
 from oneflow_lite.functors.conversion import convert
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast
 from oneflow_lite.functors.registry import composite, functor, get_functor
+from oneflow_lite.interpreters.eager_local import get_allocation_limit
 from oneflow_lite.interpreters.op_interp_util import dispatch
 from oneflow_lite.ops.shape import check_geometry, dtype_torch_name, view_dtype_shape
 
@@ -848,6 +849,9 @@ def _tensor_split_axis(x, dim):
     return _wrap(dim, x._meta.ndim, "tensor_split")
 
 
+_MAX_PIECES = 2 ** 24  # a split into more tensors than this is refused before building the list of sizes
+
+
 @composite("TensorSplitSections")
 def tensor_split_sections(x, sections, dim=0):
     """``tensor_split(input, sections, dim=0)``: ``sections`` pieces, the first ``size % sections`` one
@@ -855,6 +859,8 @@ def tensor_split_sections(x, sections, dim=0):
     axis = _tensor_split_axis(x, dim)
     if sections <= 0:
         raise RuntimeError(f"tensor_split: number of sections must be larger than 0, got {sections}")
+    if sections > _MAX_PIECES:
+        raise MemoryError(f"tensor_split: {sections} sections would be {sections} tensors (at most {_MAX_PIECES})")
     size = x._meta.shape[axis]
     small, big = divmod(size, sections)
     return F.split(x, [small + 1] * big + [small] * (sections - big), axis)
@@ -1046,6 +1052,9 @@ def _repeat_index(counts: np.ndarray, output_size) -> np.ndarray:
     total = int(counts.sum())
     if output_size is not None and output_size != total:
         raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {total} but got {output_size}")
+    if total * 8 > get_allocation_limit():  # the int64 index built here, before any op checks its output
+        raise MemoryError(f"repeat_interleave: {total} repeated elements need an index of {total * 8} bytes, more "
+                          f"than the allocation limit of {get_allocation_limit()} bytes")
     return np.repeat(np.arange(counts.size, dtype=np.int64), counts)
 
 
@@ -1085,7 +1094,7 @@ def repeat_interleave_int(x, repeats, dim=None, output_size=None):
     """``repeat_interleave(input, repeats: int, dim=None, *, output_size=None)``: each element repeated
     ``repeats`` times."""
     if repeats < 0:
-        raise RuntimeError("Repeats must be non-negative")
+        raise RuntimeError("repeat_interleave: Repeats must be non-negative")
     return _repeat_along(x, np.array([repeats], np.int64), dim, output_size)
 
 

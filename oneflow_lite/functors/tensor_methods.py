@@ -161,11 +161,11 @@ _attach()
 # the view op's result (so backward goes through the view op, as PyTorch's TBackward after ``t_()``) and its
 # version is bumped, so a saved copy of its old self is caught at backward. As in PyTorch, a leaf that
 # requires grad refuses them while grad mode is on.
-def _in_place_view(self, view):
+def _in_place_view(name, self, view):
     ag = self._ag
     if self._key_set & AUTOGRAD_KEY_SET and (ag is None or ag.grad_fn is None) \
             and not _tls.excluded & AUTOGRAD_KEY_SET:  # grad mode on
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an in-place operation.")
     _take_buffer(self, view._array, view._meta)
     view_ag = view._ag
     if view_ag is not None and view_ag.grad_fn is not None:
@@ -198,40 +198,40 @@ def _int_args(name, args, what="size"):
 
 def squeeze_(self, dim=None):
     """In-place ``squeeze`` (Note [In-place view ops])."""
-    return _in_place_view(self, F.squeeze(self) if dim is None else F.squeeze(self, dim))
+    return _in_place_view("squeeze_", self, F.squeeze(self) if dim is None else F.squeeze(self, dim))
 
 
 def unsqueeze_(self, dim):
     """In-place ``unsqueeze`` (Note [In-place view ops])."""
-    return _in_place_view(self, F.unsqueeze(self, dim))
+    return _in_place_view("unsqueeze_", self, F.unsqueeze(self, dim))
 
 
 def t_(self):
     """In-place ``t`` (Note [In-place view ops])."""
     if self._meta.ndim > 2:
         raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self._meta.ndim}D")
-    return _in_place_view(self, F.t(self))
+    return _in_place_view("t_", self, F.t(self))
 
 
 def transpose_(self, dim0, dim1):
     """In-place ``transpose`` (Note [In-place view ops])."""
-    return _in_place_view(self, F.transpose(self, dim0, dim1))
+    return _in_place_view("transpose_", self, F.transpose(self, dim0, dim1))
 
 
 def swapaxes_(self, axis0, axis1):
     """In-place ``swapaxes`` (Note [In-place view ops])."""
-    return _in_place_view(self, F.transpose(self, axis0, axis1))
+    return _in_place_view("swapaxes_", self, F.transpose(self, axis0, axis1))
 
 
 def swapdims_(self, dim0, dim1):
     """In-place ``swapdims`` (Note [In-place view ops])."""
-    return _in_place_view(self, F.transpose(self, dim0, dim1))
+    return _in_place_view("swapdims_", self, F.transpose(self, dim0, dim1))
 
 
 def as_strided_(self, size, stride, storage_offset=None):
     """In-place ``as_strided``: this tensor becomes the view ``size`` / ``stride`` / ``storage_offset`` of its
     storage (Note [In-place view ops])."""
-    return _in_place_view(self, F.as_strided(self, size, stride, storage_offset))
+    return _in_place_view("as_strided_", self, F.as_strided(self, size, stride, storage_offset))
 
 
 def resize_(self, *sizes, memory_format=None):

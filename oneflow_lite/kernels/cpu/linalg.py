@@ -7,6 +7,8 @@ kernels accumulate half products in float. Integer results wrap on overflow.
 PyTorch has no bool matmul on cpu, so bool inputs find no kernel.
 """
 
+import math
+
 import numpy as np
 
 from oneflow_lite.dispatch.kernel_predicate import dtype_in
@@ -149,7 +151,7 @@ def lu_factor(a):
     zero pivot's 1-based position (0 when there is none)."""
     *batch, m, n = a.shape
     k = min(m, n)
-    lu = np.array(a, dtype=np.result_type(a.dtype, np.float32)).reshape(-1, m, n)
+    lu = np.array(a, dtype=np.result_type(a.dtype, np.float32)).reshape(math.prod(batch), m, n)
     rows = np.arange(lu.shape[0])
     piv = np.zeros((lu.shape[0], k), np.int32)
     info = np.zeros(lu.shape[0], np.int32)
