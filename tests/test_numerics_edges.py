@@ -205,10 +205,13 @@ def test_a_huge_request_names_the_op_the_shape_and_the_bytes():
     (lambda: flow.addcmul(flow.ones(1, dtype=flow.uint8), flow.ones(1, dtype=flow.uint8),
                           flow.ones(1, dtype=flow.uint8), value=300), RuntimeError),
     (lambda: flow.isclose(flow.ones(2), flow.ones(2), nan), RuntimeError),
+    (lambda: flow.linspace(-2.0, 0, 3, dtype=flow.uint8), RuntimeError),
+    (lambda: flow.linalg.vector_norm(flow.ones(3, dtype=flow.float64), dtype=flow.float32), RuntimeError),
 ])
 def test_checks_pytorch_makes(call, error):
     with pytest.raises(error, match=r"^(size|unflatten|pad|max_pool1d|arange|masked_fill|group_norm|pow|where|"
-                                    r"randint|cross|masked_select|cov|nanmean|sum|index_copy|addcmul|isclose)"):
+                                    r"randint|cross|masked_select|cov|nanmean|sum|index_copy|addcmul|isclose|linspace|"
+                                    r"linalg.vector_norm)"):
         call()
 
 
@@ -267,3 +270,10 @@ def test_pytorch_scalar_operand_rule_for_unsigned_and_float_values():
     got = flow.isclose(flow.tensor([True, False]), flow.tensor([False, False]), atol=1.5)
     assert got.numpy().tolist() == [True, True]
     assert flow.xlogy(2 ** 31, flow.tensor([0], dtype=flow.int32)).item() == -inf  # 2**31 * log(0), no wrap
+
+
+def test_diff_of_order_0_is_the_input_without_prepend_or_append():
+    x = flow.tensor([[1.0, 4.0, 9.0]])
+    got = flow.diff(x, 0, prepend=flow.zeros(1, 2))
+    assert got.numpy().tolist() == [[1.0, 4.0, 9.0]]
+    assert flow.diff(x, 1, prepend=flow.zeros(1, 1)).numpy().tolist() == [[1.0, 3.0, 5.0]]

@@ -417,6 +417,11 @@ class LinspaceFunctor:
 
     def __call__(self, start, end, steps, dtype, device, requires_grad=False):
         values = self._values(start, end, steps, dtype, device)
+        d = values[3]
+        if not d.is_floating_point:  # the bounds are values of the dtype (PyTorch's check)
+            for arg, v in (("start", start), ("end", end)):
+                if isinstance(v, (int, float)) and not dt.converts(d, v):
+                    raise RuntimeError(f"linspace: {arg}={v} cannot be converted to type {d.name} without overflow")
         out = dispatch(self.op, (), cached_attrs(self._attrs, self.names, values))[0]
         return _requires_grad(out, requires_grad, "linspace")
 

@@ -373,6 +373,9 @@ class NormFunctor:
             if not dtype.is_floating_point:
                 raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex. Got "
                                    f"{TORCH_NAMES[dtype]}")
+            if dt.promote_types(d, dtype) is not dtype:
+                raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({TORCH_NAMES[d]}) should be "
+                                   f"convertible without narrowing to the specified dtype ({TORCH_NAMES[dtype]})")
             x = cast(x, dtype)
         extra = (("ord", float(p)),)
         return dispatch(self.op, (x,), _reduce_attrs(self._attrs, "norm", x._meta.ndim, dim, keepdim, extra))[0]
