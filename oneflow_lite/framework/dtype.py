@@ -241,6 +241,9 @@ class iinfo:
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
 
+_FLOAT_MAX: dict = {}  # dtype -> its largest finite value (finfo is built once per dtype, not per call)
+
+
 def holds(d: dtype, value) -> bool:
     """Whether a ``d`` holds the number ``value`` without overflow (PyTorch's scalar-conversion check): bool
     takes anything, a float type any value within its range or not finite, an integer type an int in range
@@ -248,7 +251,8 @@ def holds(d: dtype, value) -> bool:
     if d is bool_:
         return True
     if d.is_floating_point:
-        return not math.isfinite(value) or abs(value) <= float(finfo(d).max)
+        top = _FLOAT_MAX.get(d) or _FLOAT_MAX.setdefault(d, finfo(d).max)
+        return not math.isfinite(value) or abs(value) <= top
     info = np.iinfo(d.np_dtype)
     if isinstance(value, float):  # PyTorch compares a float before truncating it: -0.5 does not fit uint8
         return math.isfinite(value) and info.min <= value <= info.max

@@ -19,7 +19,7 @@ from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import _wrap_dim
 from oneflow_lite.functors.nn import warn_at_caller
-from oneflow_lite.functors.promotion import TORCH_NAMES, floating
+from oneflow_lite.functors.promotion import TORCH_NAMES, check_converts, floating
 from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.functors.unary import Unary, unary_op
@@ -190,9 +190,8 @@ class _ShrinkFunctor(_Activation):
     def __call__(self, x, lambd=0.5):
         if self.op_type == "softshrink" and lambd < 0:
             raise RuntimeError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}")
-        if x._meta.dtype.is_floating_point and not dt.holds(x._meta.dtype, lambd):
-            raise RuntimeError(f"{self.op_type}: lambd {lambd} cannot be converted to type {x._meta.dtype.name} "
-                               f"without overflow")
+        if x._meta.dtype.is_floating_point:
+            check_converts(self.op_type, "lambd", lambd, x._meta.dtype)
         return self._run(x, cached_attrs(self._attrs, ("lambd",), (lambd,)), False)
 
 

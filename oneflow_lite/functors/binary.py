@@ -22,6 +22,7 @@ from oneflow_lite.functors.math import Binary, ScalarBinary, ScalarOp, binary_op
 from oneflow_lite.functors.promotion import (
     TORCH_NAMES,
     cast,
+    check_converts,
     check_inplace_dtype,
     common_dtype,
     floating,
@@ -208,11 +209,6 @@ def where_nonzero(condition):
     return F.nonzero(condition, as_tuple=True)
 
 
-def _check_holds(d, value):
-    if not dt.converts(d, value):
-        raise RuntimeError(f"where: value {value} cannot be converted to type {d.name} without overflow")
-
-
 @functor("WhereScalarX")
 class WhereScalarXFunctor:
     def __init__(self):
@@ -221,7 +217,7 @@ class WhereScalarXFunctor:
     def __call__(self, condition, value, y):
         check_int64("where", value)
         d = scalar_dtype(y._meta.dtype, value)
-        _check_holds(d, value)
+        check_converts("where", "value", value, d)
         return self.where(condition, wrap_scalar(value, d, y._meta.device), cast(y, d))
 
 
@@ -233,7 +229,7 @@ class WhereScalarYFunctor:
     def __call__(self, condition, x, value):
         check_int64("where", value)
         d = scalar_dtype(x._meta.dtype, value)
-        _check_holds(d, value)
+        check_converts("where", "value", value, d)
         return self.where(condition, cast(x, d), wrap_scalar(value, d, x._meta.device))
 
 
@@ -291,8 +287,7 @@ class _AddcOp:
             raise RuntimeError(f"{self.name}: For integral input tensors, argument value must not be a floating "
                                f"point number.")
         check_int64(self.name, value)
-        if not dt.converts(d, value):
-            raise RuntimeError(f"{self.name}: value {value} cannot be converted to type {d.name} without overflow")
+        check_converts(self.name, "value", value, d)
         out = None
         if inplace:
             check_inplace_dtype(self.name, d, x._meta.dtype)

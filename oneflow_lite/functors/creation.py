@@ -32,6 +32,7 @@ from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import LAZY_KEY_SET, Tensor, register_legacy_constructor
 from oneflow_lite.framework.tensor_meta import Size, make_meta
 from oneflow_lite.functors.conversion import convert
+from oneflow_lite.functors.promotion import check_converts
 from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.lazy import capturing_ctx
@@ -420,8 +421,8 @@ class LinspaceFunctor:
         d = values[3]
         if not d.is_floating_point:  # the bounds are values of the dtype (PyTorch's check)
             for arg, v in (("start", start), ("end", end)):
-                if isinstance(v, (int, float)) and not dt.converts(d, v):
-                    raise RuntimeError(f"linspace: {arg}={v} cannot be converted to type {d.name} without overflow")
+                if isinstance(v, (int, float)):
+                    check_converts("linspace", arg, v, d)
         out = dispatch(self.op, (), cached_attrs(self._attrs, self.names, values))[0]
         return _requires_grad(out, requires_grad, "linspace")
 

@@ -19,6 +19,7 @@ from oneflow_lite.framework.tensor import _wrap_dim
 from oneflow_lite.functors.promotion import (
     cast,
     cast_into,
+    check_converts,
     check_inplace_dtype,
     check_inplace_shape,
     floating,
@@ -68,8 +69,7 @@ def _check_alpha(name, d, alpha):
     t = type(alpha)
     if t is int:
         check_int64(name, alpha)
-        if not dt.converts(d, alpha):
-            raise RuntimeError(f"{name}: alpha {alpha} cannot be converted to type {d.name} without overflow")
+        check_converts(name, "alpha", alpha, d)
     elif t is bool:
         if d is not _bool:
             raise RuntimeError(f"{name}: Boolean alpha only supported for Boolean results.")

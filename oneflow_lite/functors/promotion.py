@@ -59,6 +59,13 @@ def common_dtype(*tensors) -> dt.dtype:
     return _result_type(dims, () if zero is None else (zero,))
 
 
+def check_converts(op: str, arg: str, value, d: dt.dtype) -> None:
+    """PyTorch's error for a Python number ``value`` (argument ``arg`` of ``op``) that ``d`` cannot take
+    (``dt.converts``: the rule of scalar operands)."""
+    if not dt.converts(d, value):
+        raise RuntimeError(f"{op}: {arg} {value} cannot be converted to type {d.name} without overflow")
+
+
 def scalar_dtype(d: dt.dtype, value) -> dt.dtype:
     """The common dtype of a ``d`` tensor and a Python scalar: the scalar raises only the category."""
     t = type(value)

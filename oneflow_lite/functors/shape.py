@@ -37,7 +37,7 @@ from oneflow_lite.framework.storage import tensor_geometry
 from oneflow_lite.framework.tensor import Tensor, _wrap_dim
 from oneflow_lite.framework.tensor_meta import Size, make_meta
 from oneflow_lite.functors.conversion import convert
-from oneflow_lite.functors.promotion import TORCH_NAMES, cast
+from oneflow_lite.functors.promotion import TORCH_NAMES, cast, check_converts
 from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.interpreters.eager_local import get_allocation_limit
 from oneflow_lite.interpreters.op_interp_util import dispatch
@@ -581,9 +581,8 @@ class PadFunctor:
         return AttrMap(zip(_PAD_ATTRS, (mode, tuple(before), tuple(after), 0.0 if value is None else value)))
 
     def __call__(self, x, pad, mode="constant", value=None):
-        if value is not None and not dt.converts(x._meta.dtype, value):
-            raise RuntimeError(f"pad: value {value} cannot be converted to type {x._meta.dtype.name} without "
-                               f"overflow")
+        if value is not None:
+            check_converts("pad", "value", value, x._meta.dtype)
         ndim = x._meta.ndim
         key = (ndim, pad, mode, value, value is not None and copysign(1.0, value) < 0)  # -0.0 == 0.0 as a key
         return dispatch(self.op, (x,), cached(self._attrs, key, lambda: self._make(ndim, pad, mode, value)))[0]
