@@ -56,11 +56,29 @@ def _has_nan(call: Call) -> bool:
 
 
 def _has_extreme(call: Call) -> bool:
-    """A finite value whose square (or p-th power) leaves float32's range: above 1e15 or below 1e-15 in size."""
+    """A finite value whose square (or p-th power) leaves float32's range: above 1e15 or below 1e-15 in size
+    (integers included: an int64 or uint64 near its limit)."""
     def extreme(a):
         m = np.abs(a[np.isfinite(a)])
         return bool(((m > 1e15) | ((m > 0) & (m < 1e-15))).any())
-    return any(extreme(a) for a in _floats(call))
+    numbers = (np.asarray(t.source, np.float64) for t in _tensors(call)
+               if t.source is not None and t.dtype is not flow.bool)
+    return any(extreme(a) for a in numbers)
+
+
+def _has_non_finite(call: Call) -> bool:
+    return any(not np.isfinite(a).all() for a in _floats(call))
+
+
+def _has_duplicate_indices(call: Call) -> bool:
+    """An integer tensor after the first (the indices) holding a value twice."""
+    later = [t for t in _tensors(call)][1:]
+    return any(t.dtype in (flow.int32, flow.int64) and t.source is not None
+               and np.unique(np.asarray(t.source)).size < np.asarray(t.source).size for t in later)
+
+
+def _has_layout(layout) -> Callable:
+    return lambda call: any(t.layout == layout for t in _tensors(call))
 
 
 @dataclass(frozen=True)
@@ -203,9 +221,11 @@ KNOWN: list[Deviation] = [
                      "poisson", "multinomial", "rrelu", "rrelu_", "alpha_dropout", "alpha_dropout_",
                      "feature_alpha_dropout", "feature_alpha_dropout_", "binomial", "native_dropout")),
     Deviation("meta-checks", ("refusal",),
-              "value checks (a fill value that overflows the dtype, bucketize's 1-d boundaries) run on meta "
+              "value checks (a fill value that overflows the dtype, bucketize's 1-d boundaries, select_scatter's "
+              "index) run on meta "
               "tensors too; PyTorch's meta functions skip them",
-              pattern=r"without overflow|to have non-zero size|boundaries tensor must be", when=_on_meta),
+              pattern=r"without overflow|to have non-zero size|boundaries tensor must be|index \w+ out of range",
+              when=_on_meta),
     Deviation("integer-masks", ("silent acceptance",),
               "OneFlow's masked_select / masked_fill / where take an integer mask or condition (nonzero is "
               "True, Note [Integer masks]); PyTorch wants a bool one",
@@ -280,8 +300,10 @@ KNOWN: list[Deviation] = [
               names=("histogramdd",), when=lambda call: any(t.shape and t.shape[-1] == 0 for t in _tensors(call))),
     Deviation("torch-mixes-meta", ("refusal",),
               "an op given a cpu and a meta tensor refuses here (two devices); PyTorch lets a 0-d cpu tensor "
-              "join tensors of another device (as a number), and its cross returns a cpu tensor for that mix",
-              pattern=r"expected all tensors to be on the same device", when=_on_meta),
+              "join tensors of another device (as a number), its cross returns a cpu tensor for that mix, and an "
+              "in-place add of a meta uint32 to a cpu uint64 skips the promotion check it makes between cpu tensors",
+              pattern=r"expected all tensors to be on the same device|Promotion for uint\w*, uint\w*, uint\w* types",
+              when=_on_meta),
     Deviation("torch-unique-consecutive-expanded", ("value",),
               "unique_consecutive(return_inverse=True, dim=d) of an expanded tensor: PyTorch's inverse indices "
               "are off (1 for the only slice of a size-1 dim); here they count the runs (PyTorch is wrong)",
@@ -306,9 +328,9 @@ KNOWN: list[Deviation] = [
     Deviation("torch-less-precise", ("value", "grad"),
               "float16 arithmetic here runs in float32 and rounds once (Note [Scalar operands]); PyTorch rounds "
               "some intermediates to float16 (pow's exponent - 1 in its gradient, a Python scalar base of pow, "
-              "layer_norm's mean with a tiny eps), so its results are further from the exact ones (PyTorch is "
-              "less precise)",
-              names=("pow", "layer_norm", "float_power"), when=_has_dtype(flow.float16)),
+              "layer_norm's mean with a tiny eps, soft_margin_loss's exp), so its results are further from the "
+              "exact ones (PyTorch is less precise)",
+              names=("pow", "layer_norm", "float_power", "soft_margin_loss"), when=_has_dtype(flow.float16)),
     Deviation("float-to-unsigned", ("value",),
               "negative floats converted to an unsigned dtype (linspace / logspace / arange with dtype=uint8) "
               "wrap here; in C++ the conversion is undefined and PyTorch's result depends on the platform",
@@ -323,23 +345,24 @@ KNOWN: list[Deviation] = [
               names=("take_along_dim",), pattern=r"dtype of indices should be",
               when=lambda call: any(0 in t.shape for t in _tensors(call))),
     Deviation("negative-bounds-of-unsigned", ("refusal",),
-              "clamp / clip / fill_ of an unsigned tensor with a negative number refuses here (it is not a uint "
+              "clamp / clip / fill_ / full of an unsigned tensor with a negative number refuses here (it is not a uint "
               "value); PyTorch's conversion check lets negative values down to -2**bits through and wraps them "
               "(clamp_max_(uint8 8, -129) clamps to 127, fill_(uint16, -2) writes 65534)",
               names=("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_",
-                     "fill_", "scalar_tensor"),
+                     "fill_", "scalar_tensor", "full", "full_like", "new_full"),
               pattern=r"cannot be converted to type uint\w* without overflow"),
     Deviation("unsigned-promotion", ("silent acceptance",),
-              "vander of a uint16 / uint32 / uint64 vector computes its powers after a cast to int64 here; "
-              "PyTorch promotes the vector with int64 and refuses (no promotion rules for these dtypes)",
-              names=("vander",), pattern=r"Promotion for uint\w*, uint\w*, uint\w* types is not supported"),
+              "vander of a uint16 / uint32 / uint64 vector computes its powers after a cast to int64 here, isin "
+              "compares a Python int with a uint32 tensor by value; PyTorch promotes with int64 and refuses (no "
+              "promotion rules for these dtypes)",
+              names=("vander", "isin"), pattern=r"Promotion for uint\w*, uint\w*, uint\w* types is not supported"),
     Deviation("detach-of-views", ("silent acceptance",),
               "detach_() of a view detaches it here (tensors record no view / base relation, only a shared "
               "version counter); PyTorch refuses to detach a view in place",
               names=("detach_",), pattern=r"Can't detach views in-place"),
-    Deviation("torch-positional-return-inverse", ("shape",),
+    Deviation("torch-positional-return-inverse", ("shape", "value"),
               "unique_consecutive(x, True): the inverse indices have x's shape here; PyTorch's Python wrapper "
-              "returns an empty inverse when return_inverse is given positionally (PyTorch is wrong: "
+              "returns an empty (or wrong) inverse when return_inverse is given positionally (PyTorch is wrong: "
               "return_inverse=True by keyword gives x's shape there too)",
               names=("unique_consecutive",), pattern=r"output 1"),
     Deviation("squares-overflow-in-torch", ("value", "grad"),
@@ -349,6 +372,44 @@ KNOWN: list[Deviation] = [
               "PyTorch's float32 kernels overflow to inf and give 0 or NaN (PyTorch is wrong)",
               names=("rms_norm", "local_response_norm", "corrcoef"),
               pattern=r"infinity differs|NaN placement differs|differ", when=lambda call: _has_extreme(call)),
+    Deviation("svd-of-non-finite", ("refusal",),
+              "SVD-based functions refuse a matrix holding Inf or NaN with a LinAlgError saying so "
+              "(OpenBLAS's gesdd loops forever on them); PyTorch's CPU kernels return NaN",
+              pattern=r"contained non-finite values"),
+    Deviation("zero-kernel-unpool", ("refusal",),
+              "max_unpool with kernel_size 0 refuses here (a window of no element); PyTorch returns an empty output",
+              names=("max_unpool1d", "max_unpool2d", "max_unpool3d"),
+              pattern=r"kernel_size and stride must be greater than zero"),
+    Deviation("det-gradient-at-infinity", ("grad",),
+              "det's gradient of a matrix holding ±Inf or values near float64's limits: the adjugate holds inf - inf "
+              "or inf * 0, NaN or ±inf in positions that depend on the pivoting (here NumPy's, there LAPACK's)",
+              names=("det", "linalg_det", "logdet", "slogdet", "linalg_slogdet"),
+              when=lambda call: _has_non_finite(call) or _has_extreme(call)),
+    Deviation("torch-median-of-expanded", ("value",),
+              "median / nanmedian along a dim of an expanded tensor (stride 0): PyTorch's values are wrong (it "
+              "reads memory past the expanded row: 3.7e-42 for a row of 9.0); here they are the medians (PyTorch "
+              "is wrong)",
+              names=("median", "nanmedian"), when=_has_layout("expanded")),
+    Deviation("torch-gcd-of-minimum", ("value",),
+              "gcd with the most negative integer of the dtype (-32768 in int16): gcd(-32768, 7) is 1 here; "
+              "PyTorch negates a value that does not fit and returns -1 (PyTorch is wrong)",
+              names=("gcd", "gcd_"), when=_not_floating),
+    Deviation("torch-mode-of-nan", ("value",),
+              "mode of a row holding NaN: here NaNs count as equal values (as sort orders them together), so "
+              "mode([nan, 1, nan, 1, 2]) is 1 at index 3 (the smallest of the most frequent); PyTorch's result "
+              "depends on where its sort leaves the NaNs (nan at index 0 there) (PyTorch is wrong)",
+              names=("mode",), when=_has_nan),
+    Deviation("torch-integer-statistics", ("value",),
+              "cov / corrcoef of integers near their dtype's limits: PyTorch sums int64 in int64 (the mean of "
+              "[-4, -3, -2**63] wraps) and squares float32; here deviations are taken in float64 (cov 2.84e37, "
+              "PyTorch 8.51e37) (PyTorch is wrong)",
+              names=("cov", "corrcoef"), when=lambda call: _not_floating(call) and _has_extreme(call)),
+    Deviation("duplicate-indices", ("value",),
+              "put / index_put / index_copy / scatter without accumulation writing one position twice: here "
+              "the last write wins, in index order; PyTorch leaves the winner undefined (its order follows its "
+              "iterator over the index's layout: the first of three writes for an expanded index)",
+              names=("put", "put_", "index_put", "index_put_", "index_copy", "index_copy_", "scatter", "scatter_"),
+              when=_has_duplicate_indices),
 ]
 
 
