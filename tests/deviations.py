@@ -410,6 +410,11 @@ KNOWN: list[Deviation] = [
               "iterator over the index's layout: the first of three writes for an expanded index)",
               names=("put", "put_", "index_put", "index_put_", "index_copy", "index_copy_", "scatter", "scatter_"),
               when=_has_duplicate_indices),
+    Deviation("torch-lu-unpack-pivots", ("refusal",),
+              "lu_unpack with pivots whose shape is not LU's batch shape + [min(m, n)] refuses here; PyTorch "
+              "reads what it finds (a longer vector's first entries, a batch of pivots for one matrix, or memory "
+              "past the tensor: 'index 140379611405536 is out of bounds') (PyTorch is wrong)",
+              names=("lu_unpack",), pattern=r"LU_pivots must have shape"),
 ]
 
 
