@@ -43,9 +43,9 @@ every rank. ``nn.Module.load_state_dict`` then boxes each value to its parameter
 
 Note [Weights-only loading]
 ``flow.load`` unpickles with a restricted unpickler unless ``weights_only=False``: the only globals it
-resolves are the containers pickle needs (``collections.OrderedDict``, ``set``, ``frozenset``, ``complex``,
-``slice``), oneflow_lite's ``dtype``, ``device`` and ``Size``, and what ``add_safe_globals`` /
-``safe_globals`` allowed. Any other global (a class, a function) is refused before it is looked up, with
+resolves are the containers pickle needs (``collections.OrderedDict``, ``collections.Counter`` (MultiStepLR's
+state), ``set``, ``frozenset``, ``bytearray``, ``complex``, ``slice``), oneflow_lite's ``dtype``, ``device`` and
+``Size``, and what ``add_safe_globals`` / ``safe_globals`` allowed. Any other global (a class, a function) is refused before it is looked up, with
 PyTorch's message naming it and the call that would allow it, so a file from an untrusted source cannot run
 code. ``weights_only=False`` is the plain unpickler (PyTorch's ``torch.load`` before 2.6).
 
@@ -67,7 +67,7 @@ import math
 import os
 import pickle
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 
@@ -243,7 +243,8 @@ def save(obj, f, *, global_dst_rank=None, save_as_external_data=False) -> None:
 
 # ---- safe globals (Note [Weights-only loading]) --------------------------------------------------------
 _DEFAULT_SAFE = {
-    ("collections", "OrderedDict"): OrderedDict, ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
+    ("collections", "OrderedDict"): OrderedDict, ("collections", "Counter"): Counter,  # MultiStepLR's milestones
+    ("builtins", "set"): set, ("builtins", "frozenset"): frozenset, ("builtins", "bytearray"): bytearray,
     ("builtins", "complex"): complex, ("builtins", "slice"): slice,
     (__name__, "_dtype_from_name"): _dtype_from_name, (__name__, "_device_from_name"): _device_from_name,
     (__name__, "_rebuild_tensor"): _rebuild_tensor,

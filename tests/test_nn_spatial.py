@@ -5,6 +5,7 @@ the functions themselves are checked by their OpSpec rows (tests/op_specs/spatia
 compares with PyTorch when it is installed."""
 
 import math
+import os
 import warnings
 
 import numpy as np
@@ -390,6 +391,25 @@ def test_grid_sample_warnings_and_errors():
         F.affine_grid(t(rand(2, 2, 3)), (2, 3, 0, 5), align_corners=False)
     with pytest.raises(ValueError, match="Expected theta to have floating point type"):
         F.affine_grid(flow.zeros(2, 2, 3, dtype=flow.int64), (2, 3, 4, 5), align_corners=False)
+
+
+def test_grid_sample_warnings_point_at_the_callers_line_on_the_first_call_too():
+    """The first call of a functional function resolves its overload (more frames than later calls) and
+    grid_sample goes through the fp32 autocast wrapper: its warning still names the caller's line (as PyTorch's)."""
+    import subprocess
+    import sys
+
+    code = ("import warnings, oneflow_lite as flow\n"
+            "import oneflow_lite.nn.functional as F\n"
+            "warnings.simplefilter('always')\n"
+            "theta, x = flow.tensor([[[1.0, 0, 0], [0, 1, 0]]]), flow.ones(1, 1, 3, 3)\n"
+            "for _ in range(2):\n"
+            "    grid = F.affine_grid(theta, x.size())\n"
+            "    y = F.grid_sample(x, grid)\n")
+    out = subprocess.run([sys.executable, "-W", "always", "-c", code], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), check=True).stderr
+    lines = [line.split(": UserWarning")[0] for line in out.splitlines() if "UserWarning: Default grid_sample" in line]
+    assert lines == ["<string>:6", "<string>:7", "<string>:6", "<string>:7"], out
 
 
 def test_torch_names_under_mock_torch():

@@ -59,6 +59,13 @@ COMPARABLE = {
     "mnist_rnn": dict(epochs=1, n_train=64, batch_size=32, n_test=32, deterministic=True),
     "forward_forward": dict(epochs=6, train_size=64, test_size=32, deterministic=True),
     "super_resolution": dict(nEpochs=2, n_train=16, n_test=10, batchSize=16, threads=0, deterministic=True),
+    "resnet_checkpoint": dict(epochs=4, shuffle=False, deterministic=True),
+    # identity-initialised affine_grid samples pixel centres, where grid_sample's gradient has kinks: a few steps only
+    "spatial_transformer": dict(epochs=3, n_train=32, n_test=32, dropout=0.0, deterministic=True),
+    "seq2seq_attention": dict(n_epochs=3, dropout_p=0.0, deterministic=True),
+    "vit": dict(epochs=3, dropout=0.0, deterministic=True),
+    "simclr_distill": dict(steps=6, probe_steps=10, distill_steps=10, deterministic=True),
+    "fgsm_unet": dict(epochs=2, adversarial_epochs=1, unet_epochs=3, deterministic=True),
 }
 
 
@@ -170,13 +177,73 @@ def test_mnist_rnn_with_adadelta_and_steplr():
     assert out["lr"] == pytest.approx(1.0 * 0.7 ** 2)
 
 
+def test_resnet_checkpoint_resumes_model_optimizer_and_multisteplr():
+    """A ResNet of BasicBlocks (BatchNorm2d, downsample shortcut, kaiming_normal_ through model.apply), SGD with
+    nesterov momentum and MultiStepLR; the checkpoint (its milestones are a collections.Counter) loads with the
+    default weights_only=True and training resumes where it stopped."""
+    out = run_program("resnet_checkpoint", epochs=4)
+    _falls(out["losses"], 0.9)
+    assert out["resumed_same"] and out["lrs"] == pytest.approx([0.1, 0.1, 0.01, 0.01])
+    assert out["num_batches_tracked"] == 16 and math.isfinite(out["momentum_norm"])
+
+
+def test_spatial_transformer_tutorial_warps_and_trains():
+    """The STN tutorial: fc_loc starts at the identity (bias copy_), affine_grid / grid_sample with their default
+    align_corners (PyTorch's warning, at the tutorial's line), Dropout2d, nll_loss(size_average=False)."""
+    with pytest.warns(UserWarning) as record:
+        out = run_program("spatial_transformer", epochs=4, n_train=128, n_test=32, dropout=0.0, lr=0.05, momentum=0.9)
+    _falls(out["losses"], 0.9)
+    where = {(pathlib.Path(w.filename).name, w.lineno) for w in record if "align_corners=False" in str(w.message)}
+    assert {name for name, _ in where} == {"spatial_transformer.py"}, where
+    assert out["theta"].shape == (4, 2, 3) and out["grid_shapes"] == ((28, 28, 1), (28, 28, 1))
+
+
+def test_seq2seq_translation_with_bahdanau_attention():
+    """The "NLP from scratch" translation tutorial: GRU encoder, additive attention with bmm, teacher forcing by
+    random.random(), NLLLoss, greedy decoding with topk until EOS."""
+    out = run_program("seq2seq_attention", n_epochs=12)
+    _falls(out["losses"], 0.3)
+    assert out["accuracy"] >= 0.75 and out["attention_shape"] == (1, 6, 5)
+    np.testing.assert_allclose(out["attention_row_sums"], 1.0, rtol=1e-5)
+
+
+@pytest.mark.parametrize("schedule", ["lambda", "sequential"])
+def test_vision_transformer_with_param_groups_and_warmup_cosine(schedule):
+    out = run_program("vit", epochs=6, lr=1e-2, schedule=schedule)
+    _falls(out["losses"], 0.95)
+    assert out["weight_decays"] == [0.05, 0.0] and len(out["lrs"]) == 24
+    assert max(out["lrs"]) == pytest.approx(1e-2, rel=0.05) and out["lrs"][-1] < 1e-3
+
+
+def test_simclr_nt_xent_three_ways_and_distillation():
+    out = run_program("simclr_distill", steps=8, probe_steps=20, distill_steps=20)
+    _falls(out["losses"], 0.95)
+    for a, b, c in out["agreement"]:  # the three NT-Xent formulations give one loss
+        assert a == pytest.approx(b, rel=1e-5) and a == pytest.approx(c, rel=1e-5)
+    _falls(out["probe_losses"], 0.7)
+    _falls(out["kd_losses"], 0.7)
+    assert out["student_agreement"] > 0.6
+
+
+def test_fgsm_attack_and_unet_segmentation():
+    out = run_program("fgsm_unet", epochs=3, adversarial_epochs=1, unet_epochs=4)
+    accuracies = out["accuracies"]
+    assert accuracies[0] > 0.8 and accuracies[-1] <= accuracies[0]  # a larger epsilon never helps here
+    assert out["example_shape"] == (8, 8)
+    _falls(out["unet_losses"], 0.7)
+    assert out["dice_scores"][-1] > out["dice_scores"][0]
+
+
 def _numbers(out):
     if "history" in out:
         return np.array(out["history"], dtype=np.float64).ravel()
     if "rewards" in out:
         return np.concatenate([out["rewards"], [out["running_reward"]], out["weight"].ravel()])
     values = list(out["losses"]) + list(out.get("psnr", []))
-    values += [out[k] for k in ("test_loss", "accuracy", "train_error", "test_error") if k in out]
+    for key in ("lrs", "grad_norms", "running_mean", "probe_losses", "kd_losses", "accuracies", "unet_losses",
+                "dice_scores"):
+        values += list(out.get(key, []))
+    values += [out[k] for k in ("test_loss", "accuracy", "train_error", "test_error", "momentum_norm") if k in out]
     return np.array(values, dtype=np.float64)
 
 

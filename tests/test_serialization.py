@@ -332,6 +332,25 @@ def test_weights_only_is_the_default_and_refuses_other_globals_naming_them(tmp_p
         flow.serialization.clear_safe_globals()
 
 
+def test_weights_only_loads_counters_and_bytearrays_as_pytorch_allows_them(tmp_path):
+    """MultiStepLR keeps its milestones in a collections.Counter: a checkpoint holding scheduler.state_dict() loads
+    with the default weights_only=True (PyTorch's allowed globals include Counter and bytearray)."""
+    import collections
+
+    path = tmp_path / "sched.pt"
+    flow.save({"milestones": collections.Counter([2, 4, 4]), "raw": bytearray(b"ab")}, path)
+    back = flow.load(path)
+    assert type(back["milestones"]) is collections.Counter and back["milestones"] == {2: 1, 4: 2}
+    assert type(back["raw"]) is bytearray and back["raw"] == b"ab"
+    model = flow.nn.Linear(2, 2)
+    opt = flow.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = flow.optim.lr_scheduler.MultiStepLR(opt, milestones=[2, 4], gamma=0.1)
+    flow.save(scheduler.state_dict(), path)
+    fresh = flow.optim.lr_scheduler.MultiStepLR(flow.optim.SGD(model.parameters(), lr=0.1), milestones=[9])
+    fresh.load_state_dict(flow.load(path))
+    assert fresh.milestones == collections.Counter([2, 4])
+
+
 class _Evil:
     def __reduce__(self):
         return (os.system, ("echo pwned > " + _Evil.target,))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from functools import partial
 
 from oneflow_lite.framework import dtype as dt
@@ -20,7 +19,7 @@ from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.functors.promotion import cast, overflowed_narrow
 from oneflow_lite.functors.registry import composite, functor, get_functor
-from oneflow_lite.functors.shape import cached_attrs
+from oneflow_lite.functors.shape import cached_attrs, warn_at_caller
 from oneflow_lite.interpreters.op_interp_util import dispatch
 from oneflow_lite.interpreters.autocast import fp32_function
 
@@ -880,7 +879,7 @@ def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=No
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, UserWarning, stacklevel=4)
+        warn_at_caller(_ALIGN_WARNING)
         align_corners = False
     _check_grid_sample(x, grid, mode)
     in_size, gs = x._meta.shape[2:], grid._meta.shape
@@ -916,7 +915,7 @@ def affine_grid(theta, size, align_corners=None):
     of the affine maps ``theta`` ``(N, 2, 3)`` (``(N, 3, 4)``) for an output of ``size`` ``(N, C, H, W)``
     (``(N, C, D, H, W)``): each output pixel's normalised coordinates ``(x, y[, z], 1)`` times ``theta^T``."""
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, UserWarning, stacklevel=4)
+        warn_at_caller(_ALIGN_WARNING)
         align_corners = False
     meta = theta._meta
     if not meta.dtype.is_floating_point:
@@ -930,9 +929,9 @@ def affine_grid(theta, size, align_corners=None):
                          f"{tuple(size)}. Got {list(meta.shape)}.")
     spatial = tuple(size[2:])
     if align_corners and min(spatial) == 1:
-        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
-                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
-                      "of affine_grid for details.", UserWarning, stacklevel=4)
+        warn_at_caller("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                       "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
+                       "of affine_grid for details.")
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {tuple(size)}")
     if meta.shape[0] != size[0]:

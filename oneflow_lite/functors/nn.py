@@ -12,8 +12,6 @@ statistics are updated in place by a no-grad op.
 from __future__ import annotations
 
 import math
-import os
-import sys
 import warnings
 
 import numpy as np
@@ -31,7 +29,7 @@ from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, Tensor, _wrap_dim
 from oneflow_lite.functors.creation import tensor
 from oneflow_lite.functors.promotion import TORCH_NAMES, cast, overflowed_narrow, tensors_dtype
 from oneflow_lite.functors.registry import composite, functor, get_functor
-from oneflow_lite.functors.shape import cached_attrs
+from oneflow_lite.functors.shape import cached_attrs, warn_at_caller
 from oneflow_lite.interpreters.autocast import fp32_function
 from oneflow_lite.interpreters.op_interp_util import dispatch
 
@@ -114,19 +112,6 @@ def _warn_broadcast(x, t):
     warnings.warn(f"Using a target size ({t._meta.shape}) that is different to the input size ({x._meta.shape}). "
                   f"This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
                   f"same size.", UserWarning, stacklevel=4)
-
-
-_FUNCTORS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def warn_at_caller(message, category=UserWarning, extra_levels=0):
-    """Warn at the first frame outside the functors (the functional API's caller: a user line, or a layer's
-    forward), whichever path the call took (a first call resolves its overload, later ones do not);
-    ``extra_levels`` goes further up (PyTorch's ``_stacklevel`` beyond its default)."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_FUNCTORS_DIR):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level + 1 + extra_levels)
 
 
 # ---- softmax / log_softmax ------------------------------------------------------------------------

@@ -621,7 +621,9 @@ def _is_contiguous(self) -> bool:
 
 # ---- [compat s3] PyTorch's further shape functions (composites of the ops above) ---------------------------
 _CPU = Device("cpu")
-_FUNCTORS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# the functors and the interpreters' wrappers (fp32_function, ...) a functional call passes through
+_INTERNAL_DIRS = (os.path.dirname(os.path.abspath(__file__)) + os.sep,
+                  os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "interpreters") + os.sep)
 
 
 def _constant(array: np.ndarray, device) -> Tensor:
@@ -630,12 +632,14 @@ def _constant(array: np.ndarray, device) -> Tensor:
     return t if device is _CPU else convert(t, device)
 
 
-def _warn_at_caller(message):
-    """A UserWarning at the first frame outside the functors (the functional API's caller)."""
+def warn_at_caller(message, category=UserWarning, extra_levels=0):
+    """Warn at the first frame outside the functors (the functional API's caller: a user line, or a layer's
+    forward), whichever path the call took (a first call resolves its overload, later ones do not);
+    ``extra_levels`` goes further up (PyTorch's ``_stacklevel`` beyond its default)."""
     frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_FUNCTORS_DIR):
+    while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL_DIRS):
         frame, level = frame.f_back, level + 1
-    warnings.warn(message, UserWarning, stacklevel=level + 1)
+    warnings.warn(message, category, stacklevel=level + 1 + extra_levels)
 
 
 def _values(t: Tensor, name: str, what: str) -> np.ndarray:
@@ -756,7 +760,7 @@ def meshgrid(tensors, indexing=None):
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
     if indexing is None:
-        _warn_at_caller("torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+        warn_at_caller("torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
                         "argument.")
         indexing = "ij"
     if indexing not in ("ij", "xy"):
