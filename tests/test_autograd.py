@@ -514,6 +514,27 @@ class TestEngine:
         (g,) = flow.autograd.grad(x * 4, x, grad_outputs=const([1.0, -1.0]))
         np.testing.assert_array_equal(g.numpy(), [4.0, -4.0])
 
+    def test_grad_takes_pytorchs_full_signature(self):
+        """WGAN-GP code passes only_inputs=True; materialize_grads gives zeros for unused inputs;
+        is_grads_batched runs one backward pass per row of the grad_outputs (the rows of a Jacobian)."""
+        x, w = leaf([1.0, 2.0]), leaf([5.0])
+        (g,) = flow.autograd.grad(outputs=(x ** 2).sum(), inputs=x, grad_outputs=flow.ones(()), create_graph=True,
+                                  retain_graph=True, only_inputs=True)
+        np.testing.assert_array_equal(g.numpy(), [2.0, 4.0])
+        with pytest.warns(UserWarning, match="only_inputs argument is deprecated and is ignored now"):
+            flow.autograd.grad((x * 3).sum(), x, only_inputs=False)
+        gx, gw = flow.autograd.grad((x * 3).sum(), [x, w], materialize_grads=True)
+        np.testing.assert_array_equal(gx.numpy(), [3.0, 3.0])
+        np.testing.assert_array_equal(gw.numpy(), [0.0])
+        with pytest.raises(ValueError, match="Expected allow_unused to be True or not passed when "
+                                             "materialize_grads=True"):
+            flow.autograd.grad((x * 3).sum(), [x, w], materialize_grads=True, allow_unused=False)
+        y = x ** 3  # Jacobian diag(3 x^2): the batch of the identity's rows gives its rows
+        (jac,) = flow.autograd.grad(y, x, grad_outputs=flow.eye(2), is_grads_batched=True)
+        np.testing.assert_array_equal(jac.numpy(), [[3.0, 0.0], [0.0, 12.0]])
+        with pytest.raises(RuntimeError, match="is_grads_batched=True needs grad_outputs"):
+            flow.autograd.grad(x ** 3, x, is_grads_batched=True)
+
     def test_meta_device(self):
         x = flow.zeros((3, 4), dtype=flow.float32, device="meta").requires_grad_()
         (flow.relu(x) * 2).sum().backward()
@@ -658,3 +679,67 @@ class TestInPlace:
         a.mul_(2.0)  # the view is gone
         a.sum().backward()
         np.testing.assert_array_equal(x.grad.numpy(), np.full(6, 2.0))
+
+
+# ---- autograd.functional (Note [Functional autograd]) ------------------------------------------------
+class TestFunctionalAutograd:
+    def test_jacobian_of_one_and_of_several_inputs_and_outputs(self):
+        from oneflow_lite.autograd.functional import jacobian
+        x = np.array([1.0, 2.0], np.float32)
+        y = np.array([0.5, -1.0, 2.0], np.float32)
+        jac = jacobian(lambda v: v.sin() * v.sum(), flow.tensor(x))  # d/dx_j sin(x_i) S = cos(x_i) S [i=j] + sin(x_i)
+        expect = np.diag(np.cos(x) * x.sum()) + np.sin(x)[:, None]
+        np.testing.assert_allclose(jac.numpy(), expect, rtol=1e-6)
+        assert not jac.requires_grad
+        (dx, dy), (ex, ey) = jacobian(lambda a, b: (a ** 2 * b.sum(), a.exp() * 3), (flow.tensor(x), flow.tensor(y)))
+        np.testing.assert_allclose(dx.numpy(), np.diag(2 * x * y.sum()), rtol=1e-6)
+        np.testing.assert_allclose(dy.numpy(), np.tile((x ** 2)[:, None], (1, 3)), rtol=1e-6)
+        np.testing.assert_allclose(ex.numpy(), np.diag(3 * np.exp(x)), rtol=1e-6)
+        np.testing.assert_array_equal(ey.numpy(), np.zeros((2, 3)))  # independent: zeros
+        m = flow.tensor([[1.0, 2.0], [3.0, 4.0]])
+        assert tuple(jacobian(lambda a: a @ a, m).shape) == (2, 2, 2, 2)
+        with pytest.raises(RuntimeError, match="Output 0 of the user-provided function is independent of input 1. "
+                                               "This is not allowed in strict mode."):
+            jacobian(lambda a, b: a * 2, (flow.tensor(x), flow.tensor(y)), strict=True)
+
+    def test_hessian_and_hessian_vector_products(self):
+        from oneflow_lite.autograd.functional import hessian, hvp, vhp
+        x = np.array([1.0, 2.0, 3.0], np.float32)
+
+        def f(v):  # sum v^3 + v0 v1 v2
+            return (v ** 3).sum() + v[0] * v[1] * v[2]
+        expect = np.diag(6 * x) + np.array([[0, x[2], x[1]], [x[2], 0, x[0]], [x[1], x[0], 0]])
+        np.testing.assert_allclose(hessian(f, flow.tensor(x)).numpy(), expect, rtol=1e-6)
+        v = np.array([1.0, -1.0, 0.5], np.float32)
+        for product in (hvp, vhp):
+            value, hv = product(f, flow.tensor(x), flow.tensor(v))
+            assert value.item() == pytest.approx((x ** 3).sum() + x.prod())
+            np.testing.assert_allclose(hv.numpy(), expect @ v, rtol=1e-6)
+        (haa, hab), (hba, hbb) = hessian(lambda a, b: (a ** 2 * b).sum(), (flow.tensor([1.0, 2.0]),
+                                                                           flow.tensor([3.0, 4.0])))
+        np.testing.assert_allclose(haa.numpy(), np.diag([6.0, 8.0]))
+        np.testing.assert_allclose(hab.numpy(), np.diag([2.0, 4.0]))
+        np.testing.assert_array_equal(hbb.numpy(), np.zeros((2, 2)))
+        with pytest.raises(RuntimeError, match="should return a single Tensor with a single element"):
+            hessian(lambda a: a * 2, flow.tensor([1.0, 2.0]))
+
+    def test_vjp_jvp_and_create_graph(self):
+        from oneflow_lite.autograd import functional as AF
+        x = flow.tensor([1.0, 2.0])
+        out, g = AF.vjp(lambda v: v ** 2, x, flow.tensor([1.0, -1.0]))
+        np.testing.assert_array_equal(out.numpy(), [1.0, 4.0])
+        np.testing.assert_array_equal(g.numpy(), [2.0, -4.0])
+        _, g = AF.vjp(lambda v: (v ** 2).sum(), x)  # a single-element output needs no v
+        np.testing.assert_array_equal(g.numpy(), [2.0, 4.0])
+        with pytest.raises(RuntimeError, match="The vector v can only be None if the user-provided function returns"):
+            AF.vjp(lambda v: v ** 2, x)
+        _, jv = AF.jvp(lambda a, b: a * b.sum(), (x, flow.tensor([3.0, 4.0])), (flow.ones(2), flow.ones(2)))
+        np.testing.assert_array_equal(jv.numpy(), [7.0 + 1.0 * 2, 7.0 + 2.0 * 2])  # J_a 1 + J_b 1 = S + 2 a
+        w = flow.tensor([1.0, 2.0], requires_grad=True)
+        jac = AF.jacobian(lambda v: v ** 2 * w, x, create_graph=True)  # diag(2 x w): d(sum)/dw = 2 x
+        assert jac.requires_grad
+        jac.sum().backward()
+        np.testing.assert_array_equal(w.grad.numpy(), [2.0, 4.0])
+        with flow.mock_torch.enable():
+            import torch.autograd.functional as torch_functional
+        assert torch_functional.jacobian is AF.jacobian

@@ -525,6 +525,81 @@ def test_always_call_hook_runs_when_forward_raises():
     assert seen == [("always", None)]
 
 
+# ---- backward hooks (Note [Module backward hooks]) --------------------------------------------------
+def test_full_backward_hook_sees_argument_and_output_grads_and_may_replace_them():
+    class Two(nn.Module):
+        def forward(self, a, scale, b):
+            return a * b * scale, a - b
+
+    m, log = Two(), []
+
+    def hook(mod, grad_input, grad_output):
+        log.append(("hook", mod, [None if g is None else g.numpy() for g in grad_input],
+                    [g.numpy() for g in grad_output]))
+        return (grad_input[0] * 10, None, None)
+
+    def pre_hook(mod, grad_output):
+        log.append(("pre", [g.numpy() for g in grad_output]))
+        return (grad_output[0] * 2, grad_output[1])
+
+    m.register_full_backward_hook(hook)
+    m.register_full_backward_pre_hook(pre_hook)
+    a_np, b_np = np.array([1.0, -2.0, 0.5], np.float32), np.array([3.0, 1.0, -1.0], np.float32)
+    a, b = flow.tensor(a_np, requires_grad=True), flow.tensor(b_np)
+    y1, y2 = m(a, 3.0, b)
+    (y1.sum() + (y2 * y2).sum()).backward()
+    d1, d2 = np.ones(3), 2 * (a_np - b_np)  # dL/dy1, dL/dy2
+    assert [entry[0] for entry in log] == ["pre", "hook"]
+    np.testing.assert_allclose(log[0][1][0], d1)
+    np.testing.assert_allclose(log[0][1][1], d2)
+    _, mod, grad_input, grad_output = log[1]
+    assert mod is m and len(grad_input) == 3 and grad_input[1] is None  # not a tensor
+    np.testing.assert_array_equal(grad_input[2], np.zeros(3))  # b requires no grad: zeros, as PyTorch's
+    np.testing.assert_allclose(grad_output[0], 2 * d1)  # the pre-hook's replacement
+    np.testing.assert_allclose(grad_input[0], 2 * d1 * 3.0 * b_np + d2, rtol=1e-6)
+    np.testing.assert_allclose(a.grad.numpy(), 10 * (2 * d1 * 3.0 * b_np + d2), rtol=1e-6)
+
+
+def test_full_backward_hook_guided_backprop_grad_cam_and_removal():
+    net = nn.Sequential(nn.Linear(2, 2, bias=False), nn.ReLU(), nn.Linear(2, 1, bias=False))
+    with flow.no_grad():
+        net[0].weight.copy_(flow.tensor([[1.0, -1.0], [2.0, 1.0]]))
+        net[2].weight.copy_(flow.tensor([[-1.0, 3.0]]))
+    x = flow.tensor([[1.0, 0.5]], requires_grad=True)  # hidden (0.5, 2.5): both units active
+    handle = net[1].register_full_backward_hook(lambda mod, gi, go: (flow.clamp(gi[0], min=0.0),))
+    net(x).sum().backward()
+    # the grad reaching the ReLU's input is (-1, 3): clamped to (0, 3), then through W1^T
+    np.testing.assert_allclose(x.grad.numpy(), [[0.0 * 1 + 3.0 * 2, 0.0 * -1 + 3.0 * 1]])
+    handle.remove()
+    x.grad = None
+    net(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[-1.0 + 6.0, 1.0 + 3.0]])
+    seen = []  # Grad-CAM: the gradient of the score with respect to a layer's output
+    net[0].register_full_backward_hook(lambda mod, gi, go: seen.append(go[0].numpy()))
+    net(x).sum().backward()
+    np.testing.assert_allclose(seen[0], [[-1.0, 3.0]])
+
+
+def test_full_backward_hook_without_input_grad_runs_with_none_and_checks_results():
+    lin = nn.Linear(3, 2)
+    seen = []
+    lin.register_full_backward_hook(lambda mod, gi, go: seen.append((gi, go[0].shape)))
+    lin(flow.ones(4, 3)).sum().backward()  # only the parameters require grad
+    assert seen == [((None,), (4, 2))]
+    np.testing.assert_allclose(lin.weight.grad.numpy(), np.full((2, 3), 4.0))
+    bad = nn.Linear(3, 2)
+    bad.register_full_backward_hook(lambda mod, gi, go: (flow.ones(4, 3),))
+    with pytest.raises(RuntimeError, match="no input requires gradient should always return None"):
+        bad(flow.ones(4, 3)).sum().backward()
+    wrong = nn.Linear(3, 2)
+    wrong.register_full_backward_hook(lambda mod, gi, go: (gi[0], gi[0]))
+    with pytest.raises(RuntimeError, match="Backward hook returned an invalid number of grad_input, got 2, but "
+                                           "expected 1"):
+        wrong(flow.ones(4, 3, requires_grad=True)).sum().backward()
+    with flow.no_grad():  # nothing recorded: the call is not wrapped
+        assert not lin(flow.ones(1, 3, requires_grad=True)).requires_grad
+
+
 # ---- repr -----------------------------------------------------------------------------------------
 def test_nested_repr():
     class Block(nn.Module):

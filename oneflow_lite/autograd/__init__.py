@@ -5,7 +5,8 @@ The AutogradInterpreter (``interpreters/autograd.py``) records a backward
 (registered by op type with ``register_op_grad``, in ``autograd/grads/``); the
 engine (``engine.py``) runs the graph backward. ``no_grad`` and friends switch
 recording off per thread; ``Function`` defines custom differentiable functions;
-``gradcheck`` / ``gradgradcheck`` compare analytic with numerical gradients.
+``gradcheck`` / ``gradgradcheck`` compare analytic with numerical gradients; ``functional``
+(``jacobian``, ``hessian``, ``vjp``, ...) differentiates functions of tensors.
 """
 
 import importlib
@@ -28,6 +29,8 @@ __all__ = ["Function", "FunctionCtx", "GradcheckError", "OpExprGradFunction", "b
 
 
 def __getattr__(name):
+    if name == "functional":  # the submodule (vjp, jvp, jacobian, hessian, ...)
+        return importlib.import_module("oneflow_lite.autograd.functional")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'oneflow_lite.autograd' has no attribute '{name}'")

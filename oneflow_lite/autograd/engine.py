@@ -22,6 +22,7 @@ grads are captured from their nodes' buffers instead.
 from __future__ import annotations
 
 import sys
+import warnings
 from contextlib import ExitStack
 
 import numpy as np
@@ -34,6 +35,7 @@ from oneflow_lite.framework.global_meta import GLOBAL_KEY_SET
 from oneflow_lite.framework.sbp import broadcast as _BROADCAST
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET as _AG_BIT
 from oneflow_lite.framework.tensor import LAZY_KEY_SET, RemovableHandle, Tensor, register_backward_engine
+from oneflow_lite.framework.calls import F
 from oneflow_lite.functors.registry import get_functor
 
 _functors = {}
@@ -552,23 +554,54 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         _set_enabled(prev_mode)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False) -> tuple:
-    """The gradients of ``outputs`` with respect to ``inputs`` (``.grad`` is left alone)."""
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False) -> tuple:
+    """The gradients of ``outputs`` with respect to ``inputs`` (``.grad`` is left alone). ``is_grads_batched``:
+    the first dim of every ``grad_outputs`` entry is a batch of vectors (a backward pass each, stacked);
+    ``materialize_grads``: zeros for an input the outputs do not depend on (instead of None)."""
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", stacklevel=2)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
     outputs = _as_tensor_tuple(outputs, "outputs", "grad")
     inputs = _as_tensor_tuple(inputs, "inputs", "grad")
     for t in inputs:
         if not t._key_set & _AG_BIT:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    grads = _make_grads(outputs, grad_outputs, "grad", "grad_outputs")
     if retain_graph is None:
         retain_graph = create_graph
-    roots = [gradient_edge(t) for t in outputs]
-    targets = [gradient_edge(t) for t in inputs]
-    captured = run_backward(roots, grads, retain_graph, create_graph, targets, accumulate=False)
-    if not allow_unused and any(g is None for g in captured):
+    if is_grads_batched:
+        captured = _batched_grads(outputs, inputs, grad_outputs, retain_graph, create_graph)
+    else:
+        grads = _make_grads(outputs, grad_outputs, "grad", "grad_outputs")
+        captured = run_backward([gradient_edge(t) for t in outputs], grads, retain_graph, create_graph,
+                                [gradient_edge(t) for t in inputs], accumulate=False)
+    if not (allow_unused or materialize_grads) and any(g is None for g in captured):
         raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
                            "Set allow_unused=True if this is the desired behavior.")
+    if materialize_grads:
+        captured = [F.zeros_of(t._meta) if g is None else g for g, t in zip(captured, inputs)]
     return tuple(captured)
+
+
+def _batched_grads(outputs, inputs, grad_outputs, retain_graph, create_graph):
+    """``grad(..., is_grads_batched=True)``: one backward pass per row of the grad_outputs, stacked (None stays)."""
+    if grad_outputs is None:
+        raise RuntimeError("grad: is_grads_batched=True needs grad_outputs (a batch of vectors per output)")
+    batched = _as_tensor_tuple(grad_outputs, "grad_outputs", "grad")
+    sizes = {g.shape[0] if g.dim() else None for g in batched}
+    if len(sizes) != 1 or None in sizes:
+        raise RuntimeError(f"grad: with is_grads_batched=True every grad_outputs entry needs the same batch size "
+                           f"in its first dim, got shapes {[tuple(g.shape) for g in batched]}")
+    rows, n = [], sizes.pop()
+    for i in range(n):
+        grads = _make_grads(outputs, tuple(g[i] for g in batched), "grad", "grad_outputs")
+        rows.append(run_backward([gradient_edge(t) for t in outputs], grads, retain_graph or i < n - 1,
+                                 create_graph, [gradient_edge(t) for t in inputs], accumulate=False))
+    return [None if any(r[k] is None for r in rows) else _f("Stack")([r[k] for r in rows], 0)
+            for k in range(len(inputs))]
 
 
 # Tensor.backward and AccumulateGrad.apply reach the engine through these (Note [Engine registration]).

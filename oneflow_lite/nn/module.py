@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import warnings
 from collections import OrderedDict, namedtuple
+from types import MappingProxyType
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from oneflow_lite.framework.sbp import sbp as SbpType
 from oneflow_lite.framework.tensor import RemovableHandle, Tensor
 from oneflow_lite.functors.creation import from_numpy
 from oneflow_lite.functors.global_cast import from_logical
+from oneflow_lite.nn import backward_hooks
 from oneflow_lite.nn.parameter import Parameter
 
 __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
@@ -123,6 +125,8 @@ class Module:
 
     training: bool
     forward = _forward_unimplemented
+    # Note [Module backward hooks] in nn/backward_hooks.py: an OrderedDict once a hook is registered
+    _backward_hooks = _backward_pre_hooks = MappingProxyType({})
 
     def __init__(self):
         setattr_ = object.__setattr__
@@ -462,6 +466,24 @@ class Module:
         ``forward`` raises. Returns a handle whose ``remove()`` unregisters it."""
         return self._add_hook(self._forward_hooks, hook, (hook, with_kwargs, always_call), prepend)
 
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients of the module's positional arguments
+        are computed (Note [Module backward hooks]); a non-None result replaces ``grad_input``. Returns a handle
+        whose ``remove()`` unregisters it."""
+        return self._add_hook(self._own_hooks("_backward_hooks"), hook, hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False):
+        """Call ``hook(module, grad_output)`` when the gradients of the module's outputs are computed; a non-None
+        result replaces ``grad_output``. Returns a handle whose ``remove()`` unregisters it."""
+        return self._add_hook(self._own_hooks("_backward_pre_hooks"), hook, hook, prepend)
+
+    def _own_hooks(self, name):
+        hooks = self.__dict__.get(name)
+        if hooks is None:
+            hooks = OrderedDict()
+            object.__setattr__(self, name, hooks)
+        return hooks
+
     @staticmethod
     def _add_hook(hooks, hook, entry, prepend):
         if not callable(hook):
@@ -474,24 +496,16 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks or _global_forward_pre_hooks
-                or _global_forward_hooks):
+                or _global_forward_hooks or self._backward_hooks or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args, kwargs):
-        # the global hooks (Note [Global module hooks]) run before the module's own, as PyTorch's
-        for hook, with_kwargs in [*_global_forward_pre_hooks.values(), *self._forward_pre_hooks.values()]:
-            if with_kwargs:
-                result = hook(self, args, kwargs)
-                if result is not None:
-                    if not (isinstance(result, tuple) and len(result) == 2):
-                        raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, "
-                                           f"new_kwargs), but got {result}.")
-                    args, kwargs = result
-            else:
-                result = hook(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
+        args, kwargs = self._run_forward_pre_hooks(args, kwargs)
+        backward = None
+        if self._backward_hooks or self._backward_pre_hooks:  # Note [Module backward hooks]
+            backward, args = backward_hooks.setup_inputs(self, list(self._backward_hooks.values()),
+                                                         list(self._backward_pre_hooks.values()), args)
         hooks = [*_global_forward_hooks.values(), *self._forward_hooks.values()]
         called = 0
         try:
@@ -510,7 +524,23 @@ class Module:
                         warnings.warn(f"forward hook with ``always_call=True`` raised an exception that was "
                                       f"silenced as another error was raised in forward: {e}", stacklevel=3)
             raise
-        return output
+        return output if backward is None else backward_hooks.setup_outputs(backward, output)
+
+    def _run_forward_pre_hooks(self, args, kwargs):
+        # the global hooks (Note [Global module hooks]) run before the module's own, as PyTorch's
+        for hook, with_kwargs in [*_global_forward_pre_hooks.values(), *self._forward_pre_hooks.values()]:
+            if with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, "
+                                           f"new_kwargs), but got {result}.")
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        return args, kwargs
 
     # ---- state dict ---------------------------------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
