@@ -228,3 +228,47 @@ class TestGradcheck:
         x = flow.tensor(np.array([1.0, 2.0], dtype=np.float32)).requires_grad_()
         with pytest.warns(UserWarning, match="is not a double precision floating point"):
             gradcheck(lambda a: a * 2, x, eps=1e-3, atol=1e-3)
+
+
+# ---- activation checkpointing (Note [Activation checkpointing]) ------------------------------------------
+def test_checkpoint_gives_the_gradients_of_the_plain_computation():
+    from oneflow_lite.utils.checkpoint import checkpoint, checkpoint_sequential
+    w_np = np.array([[1.0, -2.0], [0.5, 3.0]], np.float32)
+    x_np = np.array([[0.3, -0.2], [1.0, 0.4]], np.float32)
+    # d/dx sum(tanh(x W^T)) = (1 - tanh^2) W, d/dW = (1 - tanh^2)^T x
+    sech2 = 1 - np.tanh(x_np @ w_np.T) ** 2
+    for use_reentrant in (True, False):
+        w = flow.tensor(w_np, requires_grad=True)
+        x = flow.tensor(x_np, requires_grad=True)
+        y = checkpoint(lambda t: flow.tanh(flow.matmul(t, w.T)), x, use_reentrant=use_reentrant)
+        assert y.requires_grad
+        y.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), sech2 @ w_np, rtol=1e-6)
+        np.testing.assert_allclose(w.grad.numpy(), sech2.T @ x_np, rtol=1e-6)
+    w = flow.tensor(w_np, requires_grad=True)  # no argument requires grad: only the non-reentrant one records
+    y = checkpoint(lambda t, scale: flow.tanh(flow.matmul(t, w.T)) * scale, flow.tensor(x_np), use_reentrant=False,
+                   scale=2.0)
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 2 * sech2.T @ x_np, rtol=1e-6)
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True. Gradients will be None"):
+        assert not checkpoint(lambda t: t * w, flow.ones(2, 2), use_reentrant=True).requires_grad
+    with pytest.warns(UserWarning, match="the use_reentrant parameter should be passed explicitly"):
+        checkpoint(lambda t: t * 2, flow.ones(2, requires_grad=True))
+    with pytest.raises(ValueError, match="Unexpected keyword arguments: scale"):
+        checkpoint(lambda t, scale: t, flow.ones(2), use_reentrant=True, scale=2.0)
+    seq = flow.nn.Sequential(flow.nn.Linear(2, 2), flow.nn.Tanh(), flow.nn.Linear(2, 2), flow.nn.Tanh())
+    x = flow.tensor(x_np, requires_grad=True)
+    checkpoint_sequential(seq, 2, x, use_reentrant=False).sum().backward()
+    expect = flow.tensor(x_np, requires_grad=True)
+    seq(expect).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), expect.grad.numpy(), rtol=1e-6)
+
+
+def test_checkpoint_recomputes_dropout_with_the_same_mask():
+    from oneflow_lite.utils.checkpoint import checkpoint
+    flow.manual_seed(3)
+    x = flow.ones(64, requires_grad=True)
+    y = checkpoint(lambda t: flow.nn.functional.dropout(t * 3, 0.5, training=True), x, use_reentrant=False)
+    y.sum().backward()  # the recomputation draws the forward's mask again: the gradient is where y is nonzero
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(y.detach().numpy() != 0, 6.0, 0.0))
+    assert 0 < (y.detach().numpy() != 0).sum() < 64

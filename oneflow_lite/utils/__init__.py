@@ -1,3 +1,3 @@
-"""``flow.utils``: data loading (``flow.utils.data``)."""
+"""``flow.utils``: data loading (``flow.utils.data``), activation checkpointing (``flow.utils.checkpoint``)."""
 
-from oneflow_lite.utils import data  # noqa: F401
+from oneflow_lite.utils import checkpoint, data  # noqa: F401
