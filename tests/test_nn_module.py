@@ -600,6 +600,63 @@ def test_full_backward_hook_without_input_grad_runs_with_none_and_checks_results
         assert not lin(flow.ones(1, 3, requires_grad=True)).requires_grad
 
 
+# ---- weight_norm / spectral_norm (Note [Weight reparametrisation hooks]) --------------------------------
+def test_weight_norm_reparametrises_and_removes():
+    w = np.array([[3.0, 4.0, 0.0], [1.0, -2.0, 2.0]], np.float32)
+    lin = nn.Linear(3, 2)
+    with flow.no_grad():
+        lin.weight.copy_(flow.tensor(w))
+    with pytest.warns(FutureWarning, match="`torch.nn.utils.weight_norm` is deprecated"):
+        nn.utils.weight_norm(lin)
+    assert sorted(n for n, _ in lin.named_parameters()) == ["bias", "weight_g", "weight_v"]
+    np.testing.assert_allclose(lin.weight_g.numpy(), [[5.0], [3.0]])  # the row norms (dim=0)
+    with flow.no_grad():
+        lin.weight_g.copy_(flow.tensor([[1.0], [6.0]]))
+    x = flow.ones(1, 3)
+    lin(x).sum().backward()  # the pre-hook recomputes weight = g v / ||v||
+    np.testing.assert_allclose(lin.weight.detach().numpy(), [[0.6, 0.8, 0.0], [2.0, -4.0, 4.0]], rtol=1e-6)
+    np.testing.assert_allclose(lin.weight_g.grad.numpy(), (w / np.linalg.norm(w, axis=1, keepdims=True)).sum(1,
+                               keepdims=True), rtol=1e-6)  # d(sum W x)/dg = sum of the unit row
+    with pytest.warns(FutureWarning), pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks on "
+                                                                       "the same parameter weight"):
+        nn.utils.weight_norm(lin)
+    nn.utils.remove_weight_norm(lin)
+    assert sorted(n for n, _ in lin.named_parameters()) == ["bias", "weight"] and not lin._forward_pre_hooks
+    np.testing.assert_allclose(lin.weight.detach().numpy(), [[0.6, 0.8, 0.0], [2.0, -4.0, 4.0]], rtol=1e-6)
+    with pytest.warns(FutureWarning):
+        conv = nn.utils.weight_norm(nn.Conv1d(2, 3, 2), dim=None)  # one norm of the whole weight
+    assert tuple(conv.weight_g.shape) == ()
+    with pytest.raises(ValueError, match="weight_norm of 'bias' not found"):
+        nn.utils.remove_weight_norm(conv, "bias")
+
+
+def test_spectral_norm_divides_by_the_largest_singular_value():
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((3, 4)).astype(np.float32)
+    lin = nn.Linear(4, 3)
+    with flow.no_grad():
+        lin.weight.copy_(flow.tensor(w))
+    nn.utils.spectral_norm(lin, n_power_iterations=2)
+    assert sorted(n for n, _ in lin.named_parameters()) == ["bias", "weight_orig"]
+    assert sorted(n for n, _ in lin.named_buffers()) == ["weight_u", "weight_v"]
+    x = flow.ones(1, 4)
+    for _ in range(30):  # the power method converges to the top singular vectors
+        lin(x)
+    sigma = np.linalg.svd(w, compute_uv=False)[0]
+    np.testing.assert_allclose(lin.weight.detach().numpy(), w / sigma, rtol=1e-4)
+    lin.eval()  # no power iteration in eval mode
+    u = lin.weight_u.numpy().copy()
+    lin(x)
+    np.testing.assert_array_equal(lin.weight_u.numpy(), u)
+    lin.train()
+    lin(x).sum().backward()
+    assert lin.weight_orig.grad is not None and tuple(lin.weight_orig.grad.shape) == (3, 4)
+    assert tuple(nn.utils.spectral_norm(nn.ConvTranspose2d(2, 3, 2)).weight_u.shape) == (3,)  # dim 1
+    nn.utils.remove_spectral_norm(lin)
+    assert sorted(n for n, _ in lin.named_parameters()) == ["bias", "weight"] and not list(lin.named_buffers())
+    np.testing.assert_allclose(lin.weight.detach().numpy(), w / sigma, rtol=1e-4)
+
+
 # ---- repr -----------------------------------------------------------------------------------------
 def test_nested_repr():
     class Block(nn.Module):
