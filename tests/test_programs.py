@@ -63,7 +63,7 @@ COMPARABLE = {
     # identity-initialised affine_grid samples pixel centres, where grid_sample's gradient has kinks: a few steps only
     "spatial_transformer": dict(epochs=3, n_train=32, n_test=32, dropout=0.0, deterministic=True),
     "seq2seq_attention": dict(n_epochs=3, dropout_p=0.0, deterministic=True),
-    "vit": dict(epochs=3, dropout=0.0, deterministic=True),
+    "vit": dict(epochs=3, dropout=0.0, deterministic=True, grad_checkpointing=True),
     "simclr_distill": dict(steps=6, probe_steps=10, distill_steps=10, deterministic=True),
     "fgsm_unet": dict(epochs=2, adversarial_epochs=1, unet_epochs=3, deterministic=True),
 }
@@ -185,6 +185,8 @@ def test_resnet_checkpoint_resumes_model_optimizer_and_multisteplr():
     _falls(out["losses"], 0.9)
     assert out["resumed_same"] and out["lrs"] == pytest.approx([0.1, 0.1, 0.01, 0.01])
     assert out["num_batches_tracked"] == 16 and math.isfinite(out["momentum_norm"])
+    cam = out["cam"]  # Grad-CAM through forward and full backward hooks: maps scaled to [0, 1]
+    assert cam.shape == (4, 8, 8) and cam.min() >= 0 and np.allclose(cam.max(axis=(1, 2)), 1.0, atol=1e-3)
 
 
 def test_spatial_transformer_tutorial_warps_and_trains():
@@ -209,7 +211,9 @@ def test_seq2seq_translation_with_bahdanau_attention():
 
 @pytest.mark.parametrize("schedule", ["lambda", "sequential"])
 def test_vision_transformer_with_param_groups_and_warmup_cosine(schedule):
-    out = run_program("vit", epochs=6, lr=1e-2, schedule=schedule)
+    """Its blocks run through torch.utils.checkpoint in one of the runs (the same numbers: dropout's masks are
+    drawn again from the saved generator state)."""
+    out = run_program("vit", epochs=6, lr=1e-2, schedule=schedule, grad_checkpointing=schedule == "lambda")
     _falls(out["losses"], 0.95)
     assert out["weight_decays"] == [0.05, 0.0] and len(out["lrs"]) == 24
     assert max(out["lrs"]) == pytest.approx(1e-2, rel=0.05) and out["lrs"][-1] < 1e-3
@@ -223,6 +227,11 @@ def test_simclr_nt_xent_three_ways_and_distillation():
     _falls(out["probe_losses"], 0.7)
     _falls(out["kd_losses"], 0.7)
     assert out["student_agreement"] > 0.6
+    with pytest.warns(FutureWarning, match="nn.utils.weight_norm` is deprecated"):  # as PyTorch's
+        out = run_program("simclr_distill", steps=8, probe_steps=2, distill_steps=2, head="dino", deterministic=True)
+    _falls(out["losses"], 0.95)
+    requires_grad, grad, g = out["head_g"]  # DINO's frozen weight-norm magnitude
+    assert not requires_grad and grad is None and g == [1.0] * 16
 
 
 def test_fgsm_attack_and_unet_segmentation():
@@ -244,6 +253,7 @@ def _numbers(out):
                 "dice_scores"):
         values += list(out.get(key, []))
     values += [out[k] for k in ("test_loss", "accuracy", "train_error", "test_error", "momentum_norm") if k in out]
+    values += list(np.ravel(out.get("cam", [])))
     return np.array(values, dtype=np.float64)
 
 

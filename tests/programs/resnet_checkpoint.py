@@ -142,6 +142,42 @@ def evaluate(model, x, y):
     return correct / y.size(0)
 
 
+class GradCAM:
+    """Grad-CAM on a layer: its activations (a forward hook) weighted by the channel means of the gradient of the
+    class score with respect to them (a full backward hook), ReLU, upsampled to the input size."""
+
+    def __init__(self, model, layer):
+        self.model, self.activations, self.gradients = model, None, None
+        self.handles = [layer.register_forward_hook(self.save_activation),
+                        layer.register_full_backward_hook(self.save_gradient)]
+
+    def save_activation(self, module, input, output):
+        self.activations = output.detach()
+
+    def save_gradient(self, module, grad_input, grad_output):
+        self.gradients = grad_output[0].detach()
+
+    def __call__(self, x, class_idx=None):
+        self.model.eval()
+        x = x.clone().requires_grad_(True)
+        logits = self.model(x)
+        if class_idx is None:
+            class_idx = logits.argmax(dim=1)
+        self.model.zero_grad()
+        score = logits.gather(1, class_idx.view(-1, 1)).sum()
+        score.backward()
+        weights = self.gradients.mean(dim=(2, 3), keepdim=True)
+        cam = F.relu((weights * self.activations).sum(dim=1, keepdim=True))
+        cam = F.interpolate(cam, size=x.shape[-2:], mode="bilinear", align_corners=False)
+        cam_min = cam.flatten(1).min(dim=1)[0].view(-1, 1, 1, 1)
+        cam_max = cam.flatten(1).max(dim=1)[0].view(-1, 1, 1, 1)
+        return (cam - cam_min) / (cam_max - cam_min + 1e-8), class_idx
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+
 def make_optimizer(model):
     optimizer = optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=5e-4)
     scheduler = MultiStepLR(optimizer, milestones=[2, 4], gamma=0.1)
@@ -192,7 +228,11 @@ def main(epochs=6, seed=0, shuffle=True, deterministic=False, ckpt_dir=None):
     accuracy = evaluate(model, tx, ty)
     print(f"test accuracy {100 * accuracy:.1f}%")
     momentum = optimizer.state_dict()["state"][0]["momentum_buffer"]
-    return {"losses": losses, "accuracy": accuracy, "lrs": lrs, "resumed_same": resumed_same,
+    grad_cam = GradCAM(model, model.layer2)
+    cam, predicted = grad_cam(tx[:4])
+    grad_cam.remove()
+    return {"cam": cam.squeeze(1).numpy(), "cam_classes": predicted.tolist(), "losses": losses,
+            "accuracy": accuracy, "lrs": lrs, "resumed_same": resumed_same,
             "running_mean": running_mean, "momentum_norm": momentum.norm().item(),
             "num_batches_tracked": int(model.bn1.num_batches_tracked)}
 

@@ -1,5 +1,6 @@
 """Contrastive pre-training SimCLR-style, then knowledge distillation, as people write them: two augmented views of
-each image (random flips and Gaussian noise), an encoder with a projection head, the NT-Xent loss written three
+each image (random flips and Gaussian noise), an encoder with a projection head (an MLP, or DINO's head ending in a
+nn.utils.weight_norm layer whose magnitude is frozen), the NT-Xent loss written three
 common ways (sthalles/SimCLR's positives/negatives split of a masked similarity matrix, a masked_fill of the
 diagonal by -inf with cross_entropy against shifted arange labels, the UvA tutorial's cosine_similarity with -9e15
 and logsumexp), a linear probe, then a small student trained on the teacher's softened outputs
@@ -16,8 +17,49 @@ import torch.nn.functional as F
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+class DINOHead(nn.Module):
+    """DINO's projection head: an MLP to a bottleneck, L2-normalised, then a weight-normalised linear layer whose
+    magnitude g is fixed at 1 (norm_last_layer)."""
+
+    def __init__(self, in_dim, out_dim, use_bn=False, norm_last_layer=True, nlayers=3, hidden_dim=32,
+                 bottleneck_dim=16):
+        super().__init__()
+        nlayers = max(nlayers, 1)
+        if nlayers == 1:
+            self.mlp = nn.Linear(in_dim, bottleneck_dim)
+        else:
+            layers = [nn.Linear(in_dim, hidden_dim)]
+            if use_bn:
+                layers.append(nn.BatchNorm1d(hidden_dim))
+            layers.append(nn.GELU())
+            for _ in range(nlayers - 2):
+                layers.append(nn.Linear(hidden_dim, hidden_dim))
+                if use_bn:
+                    layers.append(nn.BatchNorm1d(hidden_dim))
+                layers.append(nn.GELU())
+            layers.append(nn.Linear(hidden_dim, bottleneck_dim))
+            self.mlp = nn.Sequential(*layers)
+        self.apply(self._init_weights)
+        self.last_layer = nn.utils.weight_norm(nn.Linear(bottleneck_dim, out_dim, bias=False))
+        self.last_layer.weight_g.data.fill_(1)
+        if norm_last_layer:
+            self.last_layer.weight_g.requires_grad = False
+
+    def _init_weights(self, m):
+        if isinstance(m, nn.Linear):
+            nn.init.trunc_normal_(m.weight, std=.02)
+            if isinstance(m, nn.Linear) and m.bias is not None:
+                nn.init.constant_(m.bias, 0)
+
+    def forward(self, x):
+        x = self.mlp(x)
+        x = nn.functional.normalize(x, dim=-1, p=2)
+        x = self.last_layer(x)
+        return x
+
+
 class Encoder(nn.Module):
-    def __init__(self, feat_dim=32, out_dim=16):
+    def __init__(self, feat_dim=32, out_dim=16, head="mlp"):
         super().__init__()
         self.backbone = nn.Sequential(
             nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(inplace=True), nn.MaxPool2d(2),
@@ -25,7 +67,11 @@ class Encoder(nn.Module):
             nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, feat_dim),
         )
         # the projection head g(.) of SimCLR: an MLP on top of the representation
-        self.head = nn.Sequential(nn.Linear(feat_dim, feat_dim), nn.ReLU(inplace=True), nn.Linear(feat_dim, out_dim))
+        if head == "dino":
+            self.head = DINOHead(feat_dim, out_dim)
+        else:
+            self.head = nn.Sequential(nn.Linear(feat_dim, feat_dim), nn.ReLU(inplace=True),
+                                      nn.Linear(feat_dim, out_dim))
 
     def forward(self, x):
         h = self.backbone(x)
@@ -117,18 +163,22 @@ def distillation_loss(student_logits, teacher_logits, labels, T=4.0, alpha=0.7):
 def numpy_weights(model, rng, scale=0.3):
     with torch.no_grad():
         for name, p in model.named_parameters():
+            if name.endswith("weight_g"):  # weight norm's magnitude stays at its 1
+                continue
             if p.dim() > 1 or name.endswith("bias") and "backbone.1" not in name and "backbone.5" not in name:
                 p.copy_(torch.from_numpy((rng.standard_normal(tuple(p.shape)) * scale).astype(np.float32)))
 
 
-def main(steps=12, probe_steps=30, distill_steps=30, seed=0, batch_size=32, temperature=0.5, deterministic=False):
+def main(steps=12, probe_steps=30, distill_steps=30, seed=0, batch_size=32, temperature=0.5, deterministic=False,
+         head="mlp"):
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     x, y = make_data(rng, 128)
-    encoder = Encoder().to(device)
+    encoder = Encoder(head=head).to(device)
     if deterministic:
         numpy_weights(encoder, rng)
-    optimizer = torch.optim.Adam(encoder.parameters(), lr=3e-3, weight_decay=1e-4)
+    params = [p for p in encoder.parameters() if p.requires_grad]
+    optimizer = torch.optim.Adam(params, lr=3e-3, weight_decay=1e-4)
     criterion = torch.nn.CrossEntropyLoss().to(device)
     losses, agreement = [], []
     for step in range(steps):
@@ -191,7 +241,9 @@ def main(steps=12, probe_steps=30, distill_steps=30, seed=0, batch_size=32, temp
         agree = (student(x).argmax(1) == teacher(x).argmax(1)).float().mean().item()
         teacher_acc = (teacher(x).argmax(1) == y).float().mean().item()
     print(f"probe loss {probe_losses[-1]:.4f} teacher acc {teacher_acc:.3f} student agrees {agree:.3f}")
-    return {"losses": losses, "agreement": agreement, "probe_losses": probe_losses, "kd_losses": kd_losses,
+    g = encoder.head.last_layer.weight_g if head == "dino" else None
+    return {"head_g": None if g is None else (g.requires_grad, g.grad, g.flatten().tolist()),
+            "losses": losses, "agreement": agreement, "probe_losses": probe_losses, "kd_losses": kd_losses,
             "student_agreement": agree, "teacher_accuracy": teacher_acc}
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 from torch.utils.data import DataLoader, TensorDataset
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -43,6 +44,7 @@ class ViT(nn.Module):
         self.encoder = nn.TransformerEncoder(encoder_layer, num_layers=depth, norm=nn.LayerNorm(embed_dim),
                                              enable_nested_tensor=False)
         self.head = nn.Linear(embed_dim, num_classes)
+        self.grad_checkpointing = False
         nn.init.trunc_normal_(self.pos_embed, std=.02)
         nn.init.trunc_normal_(self.cls_token, std=.02)
         self.apply(self._init_weights)
@@ -63,7 +65,12 @@ class ViT(nn.Module):
         x = torch.cat((cls_tokens, x), dim=1)
         x = x + self.pos_embed
         x = self.pos_drop(x)
-        x = self.encoder(x)
+        if self.grad_checkpointing and torch.is_grad_enabled():
+            for blk in self.encoder.layers:  # recompute each block's activations in backward (timm's way)
+                x = checkpoint(blk, x, use_reentrant=False)
+            x = self.encoder.norm(x)
+        else:
+            x = self.encoder(x)
         return self.head(x[:, 0])
 
 
@@ -113,13 +120,14 @@ def numpy_weights(model, seed, scale=0.1):
 
 
 def main(epochs=4, seed=0, n_train=128, batch_size=32, dropout=0.1, lr=3e-3, weight_decay=0.05, schedule="lambda",
-         label_smoothing=0.1, deterministic=False):
+         label_smoothing=0.1, deterministic=False, grad_checkpointing=False):
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     x, y = make_data(rng, n_train)
     tx, ty = make_data(rng, 64)
     loader = DataLoader(TensorDataset(x, y), batch_size=batch_size, shuffle=not deterministic, drop_last=True)
     model = ViT(dropout=dropout).to(device)
+    model.grad_checkpointing = grad_checkpointing
     if deterministic:
         numpy_weights(model, seed)
     n_params = sum(p.numel() for p in model.parameters() if p.requires_grad)
