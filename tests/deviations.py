@@ -143,6 +143,7 @@ KNOWN: list[Deviation] = [
               "the functional signatures refuse None (or a number) for a Bool argument declared without a None "
               "default, a list for a Float, a bool for a Generator, where PyTorch's Python wrappers let it pass",
               pattern=r"^TypeError: \w+\(\.\.\): argument '\w+' \(\.\.\) must be|^TypeError: .*must be a|"
+                      r"^TypeError: \w+\(\.\.\): argument '\w+' must have \w+ elements|"
                       r"^TypeError: \w+\(\.\.\) received an invalid combination of arguments"),
     Deviation("more-dtypes-than-torch", ("silent acceptance", "grad acceptance"),
               "oneflow_lite's kernels run on dtypes PyTorch's CPU kernels do not implement (round on uint8, "
@@ -222,9 +223,10 @@ KNOWN: list[Deviation] = [
                      "feature_alpha_dropout", "feature_alpha_dropout_", "binomial", "native_dropout")),
     Deviation("meta-checks", ("refusal",),
               "value checks (a fill value that overflows the dtype, bucketize's 1-d boundaries, select_scatter's "
-              "index) run on meta "
+              "index, index_put's dtypes) run on meta "
               "tensors too; PyTorch's meta functions skip them",
-              pattern=r"without overflow|to have non-zero size|boundaries tensor must be|index \w+ out of range",
+              pattern=r"without overflow|to have non-zero size|boundaries tensor must be|index \w+ out of range|"
+                      r"source and destination dtypes match",
               when=_on_meta),
     Deviation("integer-masks", ("silent acceptance",),
               "OneFlow's masked_select / masked_fill / where take an integer mask or condition (nonzero is "
@@ -240,11 +242,14 @@ KNOWN: list[Deviation] = [
               "PyTorch's lu_unpack, which only copies, takes them",
               names=("lu_unpack",), pattern=r"Low precision dtypes not supported"),
     Deviation("torch-skips-checks-on-empty", ("refusal", "silent acceptance"),
-              "PyTorch's deprecated cholesky returns an empty input before checking that it is square; its "
-              "cummax / cummin of an empty input before checking dim",
-              names=("cholesky", "cummax", "cummin", "tile", "unique"),
+              "PyTorch's deprecated cholesky returns an empty input before checking that it is square (or a "
+              "matrix); its cummax / cummin of an empty input before checking dim; matmul, searchsorted and "
+              "isin of empty tensors before checking dtypes; svd of an empty float16 tensor",
+              names=("cholesky", "cummax", "cummin", "tile", "unique", "matmul", "searchsorted", "isin", "svd",
+                     "linalg_svd", "svdvals"),
               pattern=r"must be batches of square matrices|Dimension out of|negative dimension|"
-                      r"unique cannot be applied",
+                      r"unique cannot be applied|must have at least \w+ dimensions|to have the same dtype|"
+                      r"Promotion for uint\w*, uint\w*, uint\w* types|Low precision dtypes not supported",
               when=lambda call: any(0 in t.shape for t in _tensors(call))),
     Deviation("negative-padding-modes", ("refusal",),
               "pad with a negative padding (a crop) in reflect / replicate / circular mode refuses here, with "
@@ -288,8 +293,9 @@ KNOWN: list[Deviation] = [
               names=("take_along_dim",), pattern=r"is out of bounds for dimension"),
     Deviation("torch-inf-grads", ("grad",),
               "soft_margin_loss's gradient at an infinite input is finite here (-y / N * sigmoid(-y x), the "
-              "limit); PyTorch computes exp(inf) / (1 + exp(inf)) and gets NaN (PyTorch is wrong)",
-              names=("soft_margin_loss",), pattern=r"NaN placement differs"),
+              "limit); PyTorch computes exp(inf) / (1 + exp(inf)) and gets NaN; copysign's gradient at an "
+              "infinite input is ±1 here, NaN there (result / input = inf / inf) (PyTorch is wrong)",
+              names=("soft_margin_loss", "copysign"), pattern=r"NaN placement differs"),
     Deviation("torch-integer-overflow-in-grads", ("grad",),
               "atan2's gradient with an integer other: computed in floating point here; PyTorch squares the "
               "integer tensor in its own dtype (int16 32767**2 wraps) (PyTorch is wrong)",
@@ -317,10 +323,11 @@ KNOWN: list[Deviation] = [
               "topk(sorted=False): the k values are the same set; their order is unspecified in both and differs",
               names=("topk",), when=lambda call: call.kwargs.get("sorted", call.args[4] if len(call.args) > 4
                                                                       else True) is False),
-    Deviation("torch-empty-pixel-unshuffle", ("shape",),
+    Deviation("torch-empty-pixel-unshuffle", ("shape", "grad acceptance"),
               "pixel_unshuffle of an empty tensor: the output shape here follows the formula (C * r * r, H / r, "
-              "W / r); PyTorch returns the input's shape (PyTorch is wrong)",
-              names=("pixel_unshuffle",), when=lambda call: any(0 in t.shape for t in _tensors(call))),
+              "W / r); PyTorch returns the input's shape, and pixel_shuffle's backward of an empty tensor fails "
+              "there (PyTorch is wrong)",
+              names=("pixel_unshuffle", "pixel_shuffle"), when=lambda call: any(0 in t.shape for t in _tensors(call))),
     Deviation("torch-vander-backward", ("grad acceptance",),
               "vander with increasing=True differentiates here; PyTorch's backward fails, its forward having "
               "modified a saved tensor in place (PyTorch is wrong)",
@@ -380,10 +387,11 @@ KNOWN: list[Deviation] = [
               "max_unpool with kernel_size 0 refuses here (a window of no element); PyTorch returns an empty output",
               names=("max_unpool1d", "max_unpool2d", "max_unpool3d"),
               pattern=r"kernel_size and stride must be greater than zero"),
-    Deviation("det-gradient-at-infinity", ("grad",),
-              "det's gradient of a matrix holding ±Inf or values near float64's limits: the adjugate holds inf - inf "
-              "or inf * 0, NaN or ±inf in positions that depend on the pivoting (here NumPy's, there LAPACK's)",
-              names=("det", "linalg_det", "logdet", "slogdet", "linalg_slogdet"),
+    Deviation("linalg-gradients-at-extremes", ("grad",),
+              "gradients of det / logdet / slogdet / cholesky_inverse of a matrix holding ±Inf or values near the "
+              "dtype's limits: they hold inf - inf or inf * 0, NaN or ±inf in positions that depend on the "
+              "pivoting and the order of operations (here NumPy's, there LAPACK's)",
+              names=("det", "linalg_det", "logdet", "slogdet", "linalg_slogdet", "cholesky_inverse"),
               when=lambda call: _has_non_finite(call) or _has_extreme(call)),
     Deviation("torch-median-of-expanded", ("value",),
               "median / nanmedian along a dim of an expanded tensor (stride 0): PyTorch's values are wrong (it "
@@ -415,6 +423,20 @@ KNOWN: list[Deviation] = [
               "reads what it finds (a longer vector's first entries, a batch of pivots for one matrix, or memory "
               "past the tensor: 'index 140379611405536 is out of bounds') (PyTorch is wrong)",
               names=("lu_unpack",), pattern=r"LU_pivots must have shape"),
+    Deviation("torch-std-mean-gradient-at-zero", ("grad",),
+              "std_mean / var_mean of equal values: the gradient of the standard deviation at 0 is 0 here, as "
+              "std's is in both (and norm's); PyTorch's std_mean gives NaN there (0 / 0) (PyTorch is inconsistent)",
+              names=("std_mean",), pattern=r"NaN placement differs"),
+    Deviation("svd-signs", ("value", "grad"),
+              "singular vectors are unique up to sign (a pair u, v may both flip): for a non-contiguous input "
+              "LAPACK sees another memory order here than in PyTorch and may return the other sign; the singular "
+              "values agree",
+              names=("svd", "linalg_svd"), pattern=r"output [02]|input"),
+    Deviation("assume-unique", ("value",),
+              "isin(..., assume_unique=True) of inputs holding duplicates: the result is exact here; PyTorch's "
+              "(as NumPy's) is undefined for them",
+              names=("isin",), when=lambda call: bool(call.kwargs.get("assume_unique"))
+              or (len(call.args) > 2 and call.args[2] is True)),
 ]
 
 

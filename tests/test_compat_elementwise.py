@@ -156,6 +156,11 @@ def test_igamma_edges_follow_pytorch():
     x = t64([1.0, 0.0, 0.0, 1.0, INF, INF, 1.0, -1.0])
     close(flow.igamma(a, x), [1.0, NAN, 0.0, 0.0, 1.0, NAN, NAN, NAN])
     close(flow.igammac(a, x), [0.0, NAN, 1.0, 1.0, 0.0, NAN, NAN, NAN])
+    # PyTorch tests the sign first (a NaN passes), then a == 0, x == 0, inf a, inf x: the edges win over a NaN
+    a = t64([NAN, NAN, NAN, NAN, 0.0, INF, NAN])
+    x = t64([0.0, INF, 1.0, NAN, NAN, NAN, -1.0])
+    close(flow.igamma(a, x), [0.0, 1.0, NAN, NAN, NAN, 0.0, NAN])
+    close(flow.igammac(a, x), [1.0, 0.0, NAN, NAN, NAN, 1.0, NAN])
 
 
 def test_float32_results_are_the_rounded_float64_ones():

@@ -407,6 +407,10 @@ def test_gradient():
         flow.gradient(t(y), dim=[0, -2])
     with pytest.raises(RuntimeError, match="only supports edge_order=1 and edge_order=2"):
         flow.gradient(t(y), edge_order=3)
+    for dtype in (flow.uint8, flow.uint16, flow.bool):  # their differences wrap (or are xor): PyTorch refuses
+        with pytest.raises(RuntimeError, match=f"does not support {dtype.name} input"):
+            flow.gradient(flow.tensor([1, 2, 4]).to(dtype))
+    close(flow.gradient(flow.tensor([1, 2, 4], dtype=flow.int8))[0], [1.0, 1.5, 2.0])
 
 
 def test_histogramdd():
