@@ -238,7 +238,8 @@ def test_fgsm_attack_and_unet_segmentation():
     out = run_program("fgsm_unet", epochs=3, adversarial_epochs=1, unet_epochs=4)
     accuracies = out["accuracies"]
     assert accuracies[0] > 0.8 and accuracies[-1] <= accuracies[0]  # a larger epsilon never helps here
-    assert out["example_shape"] == (8, 8)
+    assert out["example_shape"] == (8, 8) and out["jacobian_shape"] == (4, 1, 8, 8) and out["saliency"] > 0
+    assert all(math.isfinite(loss) and penalty >= 0 for loss, penalty in out["penalties"])
     _falls(out["unet_losses"], 0.7)
     assert out["dice_scores"][-1] > out["dice_scores"][0]
 
@@ -252,6 +253,7 @@ def _numbers(out):
     for key in ("lrs", "grad_norms", "running_mean", "probe_losses", "kd_losses", "accuracies", "unet_losses",
                 "dice_scores"):
         values += list(out.get(key, []))
+    values += list(np.ravel(out.get("penalties", []))) + ([out["saliency"]] if "saliency" in out else [])
     values += [out[k] for k in ("test_loss", "accuracy", "train_error", "test_error", "momentum_norm") if k in out]
     values += list(np.ravel(out.get("cam", [])))
     return np.array(values, dtype=np.float64)

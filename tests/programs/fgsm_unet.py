@@ -2,7 +2,9 @@
 
 * PyTorch's "Adversarial Example Generation" (FGSM) tutorial: a small CNN classifier, then for each test image
   ``data.requires_grad = True``, ``loss.backward()``, ``data.grad.data.sign()``, a step of size epsilon, clamp to
-  the valid range, accuracy against epsilon; plus a few epochs of FGSM adversarial training.
+  the valid range, accuracy against epsilon; plus a few epochs of FGSM adversarial training, double backpropagation
+  (the input-gradient norm as a penalty, autograd.grad with create_graph=True) and a saliency map from
+  torch.autograd.functional.jacobian.
 * a UNet (milesial/Pytorch-UNet's DoubleConv / Down / Up with ConvTranspose2d, F.pad to the skip size and torch.cat
   skip connections) trained for binary segmentation with BCEWithLogitsLoss(pos_weight=...) plus the Dice loss,
   RMSprop, a disabled GradScaler and autocast (as that repository's train.py on a machine without a GPU),
@@ -120,7 +122,21 @@ def make_digits(rng, n):
     return torch.from_numpy(images), torch.from_numpy(labels)
 
 
-def fgsm_part(rng, epochs, epsilons, deterministic, adversarial_epochs):
+def input_gradient_penalty_step(model, optimizer, data, target, weight=0.1):
+    """Double backpropagation (Drucker & LeCun): the loss plus the squared norm of its gradient with respect to the
+    input, the gradient taken with create_graph=True so that the penalty trains the weights."""
+    data = data.clone().requires_grad_(True)
+    loss = F.nll_loss(model(data), target)
+    grad = torch.autograd.grad(outputs=loss, inputs=data, grad_outputs=torch.ones_like(loss), create_graph=True,
+                               retain_graph=True, only_inputs=True)[0]
+    penalty = grad.view(grad.size(0), -1).pow(2).sum(1).mean()
+    optimizer.zero_grad()
+    (loss + weight * penalty).backward()
+    optimizer.step()
+    return loss.item(), penalty.item()
+
+
+def fgsm_part(rng, epochs, epsilons, deterministic, adversarial_epochs, penalty_steps=2):
     x, y = make_digits(rng, 256)
     tx, ty = make_digits(rng, 32)
     model = Net().to(device)
@@ -143,13 +159,18 @@ def fgsm_part(rng, epochs, epsilons, deterministic, adversarial_epochs):
             loss.backward()
             optimizer.step()
         losses.append(loss.item())
+    penalties = [input_gradient_penalty_step(model, optimizer, normalize(x[i:i + 64]), y[i:i + 64])
+                 for i in range(0, 64 * penalty_steps, 64)]
     model.eval()
+    # the saliency of one test image: the Jacobian of the class log-probabilities with respect to its pixels
+    jac = torch.autograd.functional.jacobian(lambda img: model(img.unsqueeze(0)).squeeze(0), normalize(tx[0]))
+    saliency = jac[ty[0]].abs().squeeze(0)
     accuracies, examples = [], []
     for eps in epsilons:
         acc, ex = test(model, device, zip(normalize(tx), ty), eps)
         accuracies.append(acc)
         examples.append(ex)
-    return losses, accuracies, examples
+    return losses, accuracies, examples, penalties, (tuple(jac.shape), saliency.sum().item())
 
 
 # ---- UNet (milesial/Pytorch-UNet) ------------------------------------------------------------------
@@ -341,9 +362,11 @@ def main(epochs=4, adversarial_epochs=2, unet_epochs=5, seed=0, epsilons=(0, 0.0
          bilinear=False):
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    losses, accuracies, examples = fgsm_part(rng, epochs, list(epsilons), deterministic, adversarial_epochs)
+    losses, accuracies, examples, penalties, jacobian = fgsm_part(rng, epochs, list(epsilons), deterministic,
+                                                                  adversarial_epochs)
     unet_losses, dice_scores, lr = unet_part(rng, unet_epochs, deterministic, bilinear)
-    return {"losses": losses, "accuracies": accuracies, "n_examples": [len(e) for e in examples],
+    return {"penalties": penalties, "jacobian_shape": jacobian[0], "saliency": jacobian[1],
+            "losses": losses, "accuracies": accuracies, "n_examples": [len(e) for e in examples],
             "example_shape": examples[-1][0][2].shape if examples[-1] else None,
             "unet_losses": unet_losses, "dice_scores": dice_scores, "lr": lr}
 
