@@ -86,6 +86,35 @@ def test_the_environment_plumbing_real_scripts_touch(mocked):
     assert torch.compile(model) is model
 
 
+def test_torch_jit_entry_points_run_eagerly_and_save_whole_modules(tmp_path):
+    """Note [No TorchScript]: script / trace give back what they were given (trace after one call), the decorators
+    leave functions alone, jit.save / jit.load round-trip the module."""
+    with flow.mock_torch.enable():
+        import torch
+
+        @torch.jit.script
+        def double(x):
+            return x * 2
+
+        model = torch.nn.Linear(2, 1)
+        with torch.no_grad():
+            model.weight.copy_(torch.tensor([[1.0, 2.0]]))
+            model.bias.fill_(0.5)
+        calls = []
+        handle = model.register_forward_hook(lambda m, i, o: calls.append(tuple(i[0].shape)))
+        traced = torch.jit.trace(model, torch.ones(3, 2))
+        assert traced is model and calls == [(3, 2)]  # the example inputs ran once
+        handle.remove()
+        assert torch.jit.script(model) is model and double(torch.tensor([1.5])).tolist() == [3.0]
+        assert torch.jit.ignore(double) is double and torch.jit.ignore(drop=True)(double) is double
+        assert not torch.jit.is_scripting() and not torch.jit.is_tracing() and torch.jit.annotate(int, 3) == 3
+        torch.jit.save(traced, tmp_path / "m.pt")
+        back = torch.jit.load(tmp_path / "m.pt")
+        assert type(back) is type(model) and back(torch.tensor([[1.0, 1.0]])).tolist() == [[3.5]]
+        with pytest.raises(RuntimeError, match="example_inputs .* are required"):
+            torch.jit.trace(model)
+
+
 def test_run_command_runs_an_unmodified_script(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent("""
