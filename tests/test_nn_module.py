@@ -657,6 +657,74 @@ def test_spectral_norm_divides_by_the_largest_singular_value():
     np.testing.assert_allclose(lin.weight.detach().numpy(), w / sigma, rtol=1e-4)
 
 
+def test_register_parametrization_computes_on_access_and_assigns_through_right_inverse():
+    from oneflow_lite.nn.utils import parametrize as P
+
+    class Symmetric(nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(-1, -2)
+
+    class Scale(nn.Module):
+        def forward(self, X):
+            return X * 2
+
+        def right_inverse(self, X):
+            return X / 2
+
+    w = np.arange(9.0, dtype=np.float32).reshape(3, 3)
+    lin = nn.Linear(3, 3, bias=False)
+    with flow.no_grad():
+        lin.weight.copy_(flow.tensor(w))
+    original = lin.weight
+    P.register_parametrization(lin, "weight", Symmetric())
+    sym = np.triu(w) + np.triu(w, 1).T
+    np.testing.assert_array_equal(lin.weight.detach().numpy(), sym)
+    assert list(lin.state_dict()) == ["parametrizations.weight.original"] and P.is_parametrized(lin, "weight")
+    assert lin.parametrizations.weight.original is original  # optimizers holding it keep working
+    lin(flow.ones(1, 3)).sum().backward()  # d sum(x W^T)/dW_ij = 1 for every entry of the symmetric W
+    np.testing.assert_array_equal(original.grad.numpy(), np.triu(np.ones((3, 3))) + np.triu(np.ones((3, 3)), 1))
+    with pytest.raises(RuntimeError, match="parametrization Symmetric does not implement right_inverse"):
+        lin.weight = flow.eye(3)
+    P.register_parametrization(lin, "weight", Scale())  # chained
+    np.testing.assert_array_equal(lin.weight.detach().numpy(), 2 * sym)
+    with P.cached():
+        assert lin.weight is lin.weight
+    P.remove_parametrizations(lin, "weight")
+    assert lin.weight is original and not P.is_parametrized(lin)
+    np.testing.assert_array_equal(lin.weight.detach().numpy(), 2 * sym)
+    scaled = nn.Linear(2, 2, bias=False)
+    P.register_parametrization(scaled, "weight", Scale())
+    scaled.weight = flow.eye(2) * 4  # stored as right_inverse(value)
+    np.testing.assert_array_equal(scaled.parametrizations.weight.original.detach().numpy(), 2 * np.eye(2))
+
+
+def test_parametrizations_weight_norm_and_spectral_norm():
+    from oneflow_lite.nn.utils import parametrizations, parametrize
+
+    w = np.array([[3.0, 4.0], [0.0, -2.0]], np.float32)
+    lin = nn.Linear(2, 2)
+    with flow.no_grad():
+        lin.weight.copy_(flow.tensor(w))
+    parametrizations.weight_norm(lin)
+    keys = ["bias", "parametrizations.weight.original0", "parametrizations.weight.original1"]
+    assert list(lin.state_dict()) == keys
+    np.testing.assert_allclose(lin.parametrizations.weight.original0.numpy(), [[5.0], [2.0]])
+    np.testing.assert_allclose(lin.weight.detach().numpy(), w, rtol=1e-6)
+    parametrize.remove_parametrizations(lin, "weight")
+    assert sorted(n for n, _ in lin.named_parameters()) == ["bias", "weight"]
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((3, 4)).astype(np.float32)
+    sn = nn.Linear(4, 3)
+    with flow.no_grad():
+        sn.weight.copy_(flow.tensor(w))
+    parametrizations.spectral_norm(sn)
+    assert list(sn.state_dict()) == ["bias", "parametrizations.weight.original", "parametrizations.weight.0._u",
+                                     "parametrizations.weight.0._v"]
+    for _ in range(30):
+        sn(flow.ones(1, 4))
+    np.testing.assert_allclose(sn.weight.detach().numpy(), w / np.linalg.svd(w, compute_uv=False)[0], rtol=1e-4)
+
+
 # ---- repr -----------------------------------------------------------------------------------------
 def test_nested_repr():
     class Block(nn.Module):

@@ -220,10 +220,17 @@ class Module:
             members = d.get(store)
             if members is not None and name in members:
                 return members[name]
+        lists = d.get("_modules", {}).get("parametrizations")  # Note [Parametrized tensors]
+        if lists is not None and name in lists._modules:
+            return lists._modules[name]()
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value) -> None:
         d = self.__dict__
+        lists = d.get("_modules", {}).get("parametrizations")  # Note [Parametrized tensors]
+        if lists is not None and name in lists._modules:
+            lists._modules[name].right_inverse(value)
+            return
         params = d.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
