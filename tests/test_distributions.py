@@ -1,5 +1,5 @@
-"""flow.distributions (torch.distributions): Categorical and Normal against NumPy formulas, sample shapes and
-frequencies, gradients of log_prob / rsample (policy-gradient and reparameterisation use), validation errors."""
+"""flow.distributions (torch.distributions): Categorical, Normal, MultivariateNormal, Independent and
+kl_divergence against NumPy formulas, sample shapes and frequencies, gradients of log_prob / rsample (policy-gradient and reparameterisation use), validation errors."""
 
 import math
 
@@ -147,3 +147,44 @@ def test_distributions_match_pytorch():
     np.testing.assert_allclose(n.log_prob(flow.tensor(x)).numpy(), tn.log_prob(torch.tensor(x)).numpy(), rtol=1e-5)
     np.testing.assert_allclose(n.cdf(flow.tensor(x)).numpy(), tn.cdf(torch.tensor(x)).numpy(), rtol=1e-5)
     np.testing.assert_allclose(n.entropy().numpy(), tn.entropy().numpy(), rtol=1e-6)
+
+
+def test_kl_divergence_independent_and_multivariate_normal_closed_forms():
+    from oneflow_lite.distributions import Independent, MultivariateNormal, kl_divergence
+    m1, s1, m2, s2 = np.array([0.0, 1.0]), np.array([1.0, 0.5]), np.array([1.0, -1.0]), np.array([2.0, 1.5])
+    p, q = Normal(flow.tensor(m1), flow.tensor(s1)), Normal(flow.tensor(m2), flow.tensor(s2))
+    expect = np.log(s2 / s1) + (s1 ** 2 + (m1 - m2) ** 2) / (2 * s2 ** 2) - 0.5
+    np.testing.assert_allclose(kl_divergence(p, q).numpy(), expect, rtol=1e-12)
+    c1, c2 = Categorical(flow.tensor(P)), Categorical(flow.tensor(P[::-1].copy()))
+    np.testing.assert_allclose(kl_divergence(c1, c2).numpy(), (P * np.log(P / P[::-1])).sum(-1), rtol=1e-6)
+    zero = Categorical(flow.tensor([[0.5, 0.5, 0.0]]))
+    assert kl_divergence(zero, Categorical(flow.tensor([[0.2, 0.3, 0.5]]))).item() == pytest.approx(
+        0.5 * np.log(0.5 / 0.2) + 0.5 * np.log(0.5 / 0.3))  # p = 0 terms count 0
+    assert kl_divergence(Categorical(flow.tensor([[0.2, 0.3, 0.5]])), zero).item() == math.inf
+    ind_p, ind_q = Independent(p, 1), Independent(q, 1)
+    assert ind_p.batch_shape == () and ind_p.event_shape == (2,)
+    assert kl_divergence(ind_p, ind_q).item() == pytest.approx(expect.sum())
+    x = np.array([0.3, 0.2])
+    norm_logpdf = -((x - m1) ** 2) / (2 * s1 ** 2) - np.log(s1) - 0.5 * np.log(2 * np.pi)
+    assert ind_p.log_prob(flow.tensor(x)).item() == pytest.approx(norm_logpdf.sum())
+    cov = np.array([[2.0, 0.3], [0.3, 1.0]])
+    mvn = MultivariateNormal(flow.tensor(m1), covariance_matrix=flow.tensor(cov))
+    d = x - m1
+    logpdf = -0.5 * (d @ np.linalg.solve(cov, d) + 2 * np.log(2 * np.pi) + np.log(np.linalg.det(cov)))
+    assert mvn.log_prob(flow.tensor(x)).item() == pytest.approx(logpdf)
+    assert mvn.entropy().item() == pytest.approx(0.5 * np.log(np.linalg.det(2 * np.pi * np.e * cov)))
+    by_precision = MultivariateNormal(flow.tensor(m1), precision_matrix=flow.tensor(np.linalg.inv(cov)))
+    assert by_precision.log_prob(flow.tensor(x)).item() == pytest.approx(logpdf)
+    other = MultivariateNormal(flow.tensor(m2), scale_tril=flow.tensor(np.diag(s2)))  # KL(N0 || N1) in closed form
+    cov1 = np.diag(s2 ** 2)
+    kl = 0.5 * (np.trace(np.linalg.solve(cov1, cov)) + (m2 - m1) @ np.linalg.solve(cov1, m2 - m1) - 2
+                + np.log(np.linalg.det(cov1) / np.linalg.det(cov)))
+    assert kl_divergence(mvn, other).item() == pytest.approx(kl)
+    batched = MultivariateNormal(flow.zeros(4, 2), flow.diag(flow.full((2,), 0.36)).unsqueeze(0))  # PPO's shape
+    assert batched.batch_shape == (4,) and batched.sample().shape == (4, 2)
+    assert batched.log_prob(flow.zeros(4, 2)).shape == (4,)
+    with pytest.raises(NotImplementedError, match="No KL\\(p \\|\\| q\\) is implemented for p type Normal and q type "
+                                                  "Categorical"):
+        kl_divergence(p, c1)
+    with pytest.raises(ValueError, match="Exactly one of covariance_matrix or precision_matrix or scale_tril"):
+        MultivariateNormal(flow.zeros(2))
