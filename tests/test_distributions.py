@@ -1,5 +1,6 @@
 """flow.distributions (torch.distributions): Categorical, Normal, MultivariateNormal, Independent and
-kl_divergence against NumPy formulas, sample shapes and frequencies, gradients of log_prob / rsample (policy-gradient and reparameterisation use), validation errors."""
+kl_divergence against NumPy formulas, sample shapes and frequencies, gradients of log_prob / rsample
+(policy-gradient and reparameterisation use), validation errors."""
 
 import math
 
