@@ -804,3 +804,51 @@ def test_trains_a_module_in_an_nn_graph():
     np.testing.assert_allclose(model.bias.numpy(), bias, rtol=1e-5, atol=1e-6)
     assert losses[-1] < losses[0]
     assert opt.state[model.weight]["step"].item() == STEPS
+
+
+# ---- swa_utils (Note [Averaged models]) -----------------------------------------------------------------
+def test_averaged_model_running_mean_ema_and_update_bn():
+    from oneflow_lite.optim.swa_utils import AveragedModel, get_ema_avg_fn, get_ema_multi_avg_fn, update_bn
+    model = flow.nn.Sequential(flow.nn.Linear(2, 2), flow.nn.BatchNorm1d(2))
+    swa = AveragedModel(model)
+    ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(0.9))
+    ema_one = AveragedModel(model, avg_fn=get_ema_avg_fn(0.8), use_buffers=True)
+    history = []
+    for k in range(1, 4):
+        with flow.no_grad():
+            model[0].weight.fill_(float(k))
+            model[1].running_mean.fill_(float(10 * k))
+        history.append(float(k))
+        for averaged in (swa, ema, ema_one):
+            averaged.update_parameters(model)
+    np.testing.assert_allclose(swa.module[0].weight.numpy(), np.full((2, 2), np.mean(history)))  # (1 + 2 + 3) / 3
+    expect = 1.0
+    for k in (2.0, 3.0):
+        expect = 0.9 * expect + 0.1 * k
+    np.testing.assert_allclose(ema.module[0].weight.numpy(), np.full((2, 2), expect), rtol=1e-6)
+    np.testing.assert_allclose(ema_one.module[1].running_mean.numpy(), [0.8 * (0.8 * 10 + 0.2 * 20) + 0.2 * 30] * 2,
+                               rtol=1e-6)  # use_buffers: the statistics are averaged too
+    np.testing.assert_allclose(swa.module[1].running_mean.numpy(), [30.0, 30.0])  # otherwise copied
+    assert int(swa.n_averaged) == 3 and "n_averaged" in swa.state_dict()
+    batches = [flow.tensor([[1.0, 0.0], [3.0, 2.0]]), flow.tensor([[5.0, 4.0], [7.0, 6.0]])]
+    with flow.no_grad():
+        swa.module[0].weight.copy_(flow.eye(2))
+        swa.module[0].bias.zero_()
+    update_bn([(b, 0) for b in batches], swa)  # the cumulative mean of the batch means
+    np.testing.assert_allclose(swa.module[1].running_mean.numpy(), [4.0, 3.0], rtol=1e-6)
+    assert swa.module[1].momentum == 0.1 and swa.training
+
+
+def test_swalr_anneals_to_the_swa_lr():
+    from oneflow_lite.optim.swa_utils import SWALR
+    opt = flow.optim.SGD([flow.nn.Parameter(flow.zeros(1))], lr=1.0)
+    sched = SWALR(opt, swa_lr=0.1, anneal_epochs=2, anneal_strategy="linear")
+    lrs = []
+    for _ in range(3):
+        opt.step()
+        sched.step()
+        lrs.append(opt.param_groups[0]["lr"])
+    # alpha = t / 2 after t steps: lr = swa_lr alpha + 1 (1 - alpha), then swa_lr
+    assert lrs == pytest.approx([0.55, 0.1, 0.1])
+    with pytest.raises(ValueError, match="anneal_strategy must by one of 'cos' or 'linear', instead got exp"):
+        SWALR(opt, swa_lr=0.1, anneal_strategy="exp")

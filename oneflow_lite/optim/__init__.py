@@ -1,7 +1,9 @@
 """``flow.optim``: the optimizers of ``torch.optim`` (SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop,
-Adadelta, Adagrad, Adafactor, ASGD, Rprop, LBFGS, Muon) and ``flow.optim.lr_scheduler``, with PyTorch's
-API, algorithms and state. Their steps are functional in-place ops, so nn.Graph captures them (Note
-[Optimizer steps in a graph] in optimizer.py). SparseAdam is not provided (there are no sparse gradients)."""
+Adadelta, Adagrad, Adafactor, ASGD, Rprop, LBFGS, Muon), ``flow.optim.lr_scheduler`` and ``swa_utils``
+(weight averaging), with PyTorch's API, algorithms and state. Their steps are functional in-place ops, so
+nn.Graph captures them (Note [Optimizer steps in a graph] in optimizer.py). SparseAdam is not provided (there are no sparse gradients)."""
+
+import importlib
 
 from oneflow_lite.optim import lr_scheduler
 from oneflow_lite.optim.adadelta import Adadelta
@@ -21,4 +23,10 @@ from oneflow_lite.optim.rprop import Rprop
 from oneflow_lite.optim.sgd import SGD
 
 __all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "Muon", "NAdam",
-           "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler"]
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "swa_utils"]
+
+
+def __getattr__(name):
+    if name == "swa_utils":  # imports nn (which imports this package through nn.Graph): on first use
+        return importlib.import_module("oneflow_lite.optim.swa_utils")
+    raise AttributeError(f"module 'oneflow_lite.optim' has no attribute '{name}'")
