@@ -1,7 +1,8 @@
 """``flow.optim``: the optimizers of ``torch.optim`` (SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop,
 Adadelta, Adagrad, Adafactor, ASGD, Rprop, LBFGS, Muon), ``flow.optim.lr_scheduler`` and ``swa_utils``
 (weight averaging), with PyTorch's API, algorithms and state. Their steps are functional in-place ops, so
-nn.Graph captures them (Note [Optimizer steps in a graph] in optimizer.py). SparseAdam is not provided (there are no sparse gradients)."""
+nn.Graph captures them (Note [Optimizer steps in a graph] in optimizer.py). SparseAdam is not provided (there
+are no sparse gradients)."""
 
 import importlib
 
