@@ -218,3 +218,41 @@ def test_layer_norm_with_batched_weights_has_a_rule_and_per_sample_grads():
         expected = flow.func.grad(lambda x, g, b: (f(x, g, b) ** 2).sum(), argnums=(0, 1, 2))(x[b], gamma[b], beta[b])
         for got_g, exp_g in zip(grads, expected):
             np.testing.assert_allclose(got_g[b].numpy(), exp_g.numpy(), rtol=1e-5, atol=1e-5)
+
+
+# ---- jacrev / jacfwd / hessian / stack_module_state (Note [Jacobians by rows]) ----------------------------
+def test_jacrev_jacfwd_and_hessian_against_closed_forms():
+    from oneflow_lite.func import hessian, jacfwd, jacrev, vmap
+    x_np = np.array([0.5, -1.0, 2.0], np.float32)
+    x = flow.tensor(x_np)
+    np.testing.assert_allclose(jacrev(lambda v: v.sin() * v.sum())(x).numpy(),
+                               np.diag(np.cos(x_np) * x_np.sum()) + np.sin(x_np)[:, None], rtol=1e-6)
+    np.testing.assert_allclose(jacfwd(lambda v: v ** 2)(x).numpy(), np.diag(2 * x_np), rtol=1e-6)
+    # f = sum x^3 + x0 x1 x2: H = diag(6 x) + the products of the other coordinates off the diagonal
+    expect = np.diag(6 * x_np) + np.array([[0, x_np[2], x_np[1]], [x_np[2], 0, x_np[0]], [x_np[1], x_np[0], 0]])
+    np.testing.assert_allclose(hessian(lambda v: (v ** 3).sum() + v[0] * v[1] * v[2])(x).numpy(), expect, rtol=1e-6)
+    (da, db), (ea, eb) = jacrev(lambda a, b: (a * b, a + b), argnums=(0, 1))(x, x * 2)
+    np.testing.assert_allclose(da.numpy(), np.diag(2 * x_np))
+    np.testing.assert_allclose(db.numpy(), np.diag(x_np))
+    np.testing.assert_array_equal(ea.numpy(), np.eye(3))
+    jac, aux = jacrev(lambda v: (v * 3, v.sum()), has_aux=True)(x)
+    np.testing.assert_array_equal(jac.numpy(), 3 * np.eye(3))
+    assert aux.item() == pytest.approx(x_np.sum())
+    batch = flow.tensor(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_array_equal(vmap(jacrev(lambda v: (v ** 2).sum()))(batch).numpy(), 2 * batch.numpy())
+
+
+def test_stack_module_state_ensembles_through_vmap_and_functional_call():
+    import copy
+    from oneflow_lite.func import functional_call, stack_module_state, vmap
+    models = [flow.nn.Linear(3, 2) for _ in range(3)]
+    params, buffers = stack_module_state(models)
+    assert {k: tuple(v.shape) for k, v in params.items()} == {"weight": (3, 2, 3), "bias": (3, 2)}
+    assert all(v.is_leaf and v.requires_grad for v in params.values()) and buffers == {}
+    base = copy.deepcopy(models[0])
+    x = flow.tensor(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    out = vmap(lambda p, b, inp: functional_call(base, (p, b), (inp,)), in_dims=(0, 0, None))(params, buffers, x)
+    for i, m in enumerate(models):
+        np.testing.assert_allclose(out[i].numpy(), m(x).detach().numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="Expected all models to be of the same class"):
+        stack_module_state([flow.nn.Linear(3, 2), flow.nn.Identity()])
