@@ -51,8 +51,7 @@ def unused(fn):
     return fn
 
 
-def export(fn):
-    return fn
+export = unused
 
 
 def annotate(the_type, the_value):
@@ -63,8 +62,7 @@ def is_scripting() -> bool:
     return False
 
 
-def is_tracing() -> bool:
-    return False
+is_tracing = is_scripting
 
 
 def freeze(mod, preserved_attrs=None, optimize_numerics=True):

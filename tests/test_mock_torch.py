@@ -115,6 +115,22 @@ def test_torch_jit_entry_points_run_eagerly_and_save_whole_modules(tmp_path):
             torch.jit.trace(model)
 
 
+def test_torch_special_names_the_functional_api():
+    import math
+
+    with flow.mock_torch.enable():
+        import torch
+        x = torch.tensor([0.5, 2.0])
+        assert torch.special.expit(x).tolist() == pytest.approx([1 / (1 + math.exp(-0.5)), 1 / (1 + math.exp(-2))])
+        assert torch.special.gammaln(x).tolist() == pytest.approx([math.lgamma(0.5), math.lgamma(2.0)])
+        assert torch.special.logit(torch.tensor([0.25])).item() == pytest.approx(math.log(1 / 3))
+        assert torch.special.xlogy(torch.tensor([0.0, 2.0]), torch.tensor([0.0, 3.0])).tolist() == pytest.approx(
+            [0.0, 2 * math.log(3)])
+        assert "expit" in dir(torch.special)
+        with pytest.raises(AttributeError, match="torch.special.ndtr is not provided by oneflow_lite"):
+            torch.special.ndtr(x)
+
+
 def test_run_command_runs_an_unmodified_script(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent("""
