@@ -743,3 +743,37 @@ class TestFunctionalAutograd:
         with flow.mock_torch.enable():
             import torch.autograd.functional as torch_functional
         assert torch_functional.jacobian is AF.jacobian
+
+
+# ---- saved tensor hooks (Note [Saved tensor hooks]) --------------------------------------------------------
+def test_saved_tensors_hooks_pack_and_unpack_what_backward_uses():
+    from oneflow_lite.autograd.graph import save_on_cpu, saved_tensors_hooks
+    x = flow.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    packed = []
+
+    def pack(t):
+        packed.append(tuple(t.shape))
+        return ("box", t.detach().clone())
+
+    with saved_tensors_hooks(pack, lambda box: box[1]):
+        y = (x * x).sum()
+    assert packed == [(3,), (3,)]  # both factors of the product
+    y.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
+    x.grad = None
+    with saved_tensors_hooks(lambda t: t, lambda t: t * 2):  # backward really uses the unpacked values
+        (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 8.0, 12.0])
+    x.grad = None
+    with save_on_cpu():
+        (x ** 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 12.0, 27.0])
+    x.grad, packed[:] = None, []
+    (x * x).sum().backward()  # outside the block: no hooks
+    assert packed == []
+    with saved_tensors_hooks(lambda t: t, lambda t: t):
+        h = x * 1
+        z = (h * h).sum()
+    h.add_(1)  # the version check still applies
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()

@@ -16,11 +16,19 @@ grad_fn (that would be a reference cycle node -> state -> output -> node) and
 rebuilt with the node as grad_fn when unpacked, so double backward sees it as
 the node's output. Releasing the graph (backward without ``retain_graph``)
 drops the saved tensors; unpacking them afterwards raises.
+
+Note [Saved tensor hooks]
+Inside ``with saved_tensors_hooks(pack, unpack):`` (PyTorch's
+``torch.autograd.graph``, per thread, innermost wins) a tensor saved for backward is
+stored as ``pack(tensor)`` and backward uses ``unpack(packed)`` instead (offloading,
+compression, recomputation); the version check still applies. A process-wide count of
+open contexts keeps the check off the capture path when none is open.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import weakref
 
 from oneflow_lite.framework.tensor import (
@@ -53,17 +61,60 @@ def describe_tensor(meta) -> str:
     return f"oneflow_lite.{_LEGACY_TYPE_NAMES.get(meta.dtype.name, 'Tensor')} {list(meta.shape)}"
 
 
+class _HookStack(threading.local):
+    def __init__(self):
+        self.stack = []
+
+
+_hook_stack = _HookStack()
+_open_hook_contexts = [0]
+
+
+class saved_tensors_hooks:  # noqa: N801  (PyTorch's name)
+    """``with saved_tensors_hooks(pack_hook, unpack_hook):`` tensors saved for backward in the block are stored as
+    ``pack_hook(tensor)`` and given back as ``unpack_hook(packed)`` (Note [Saved tensor hooks])."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self):
+        _hook_stack.stack.append((self.pack_hook, self.unpack_hook))
+        _open_hook_contexts[0] += 1
+        return self
+
+    def __exit__(self, *exc):
+        _hook_stack.stack.pop()
+        _open_hook_contexts[0] -= 1
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801
+    """Saved tensors are kept on the cpu and moved back to their device for backward."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        super().__init__(lambda t: (t.device, t.cpu()), lambda packed: packed[1].to(packed[0]))
+
+
+def _current_hooks():
+    stack = _hook_stack.stack
+    return stack[-1] if stack else None
+
+
 class SavedTensor:
     """One tensor saved for backward, with the version it was saved at (Note [Saved tensors])."""
 
-    __slots__ = ("array", "key_set", "meta", "output_nr", "tensor", "vc", "version")
+    __slots__ = ("array", "key_set", "meta", "output_nr", "tensor", "unpack_hook", "vc", "version")
 
-    def __init__(self, t: Tensor, node):
+    def __init__(self, t: Tensor, node, hooks=None):
         vc = t._vc
         if vc is None:
             vc = t._vc = VersionCounter()
         self.vc = vc
         self.version = vc.version
+        self.unpack_hook = None
+        if hooks is not None:  # Note [Saved tensor hooks]: the packed object stands for the tensor
+            self.tensor, self.output_nr, self.meta = None, -1, t._meta
+            self.array, self.unpack_hook = hooks[0](t), hooks[1]
+            return
         ag = t._ag
         if ag is not None and ag.grad_fn is node:  # an output of this node: keep its data, not the tensor
             self.tensor = None
@@ -79,6 +130,8 @@ class SavedTensor:
         vc = self.vc
         if vc.version != self.version:
             raise self._modified_error(node)
+        if self.unpack_hook is not None:
+            return self.unpack_hook(self.array)
         t = self.tensor
         if t is not None:
             return t
@@ -90,8 +143,9 @@ class SavedTensor:
 
     def _modified_error(self, node) -> RuntimeError:
         t = self.tensor
-        if t is None:
-            meta, producer = self.meta, f", which is output {self.output_nr} of {node.name()}"
+        if t is None:  # a saved output of the node (or a packed tensor: output_nr -1)
+            meta = self.meta
+            producer = f", which is output {self.output_nr} of {node.name()}" if self.output_nr >= 0 else ""
         else:
             fn = t.grad_fn
             meta, producer = t._meta, ("" if fn is None else f", which is output {t._ag.output_nr} of {fn.name()}")
@@ -135,7 +189,8 @@ class CaptureState:
         saved = self._saved
         if saved:
             self._saved = None
-            self._packed = tuple([None if t is None else SavedTensor(t, node) for t in saved])
+            hooks = _current_hooks() if _open_hook_contexts[0] else None
+            self._packed = tuple([None if t is None else SavedTensor(t, node, hooks) for t in saved])
             self._node_ref = weakref.ref(node)
         else:
             self._packed = ()
