@@ -488,3 +488,16 @@ def test_sdpa_errors():
         F.scaled_dot_product_attention(q, q, q, attn_mask=T(np.zeros((3, 3)), f32))
     with pytest.raises(RuntimeError, match=r"number of query heads \(3\) to be a multiple"):
         F.scaled_dot_product_attention(T(np.zeros((3, 2, 4))), q, q, enable_gqa=True)
+
+
+def test_sdpa_kernel_context_accepts_backends_and_checks_its_argument():
+    from oneflow_lite.nn.attention import SDPBackend, sdpa_kernel
+    q = flow.tensor(np.arange(8.0, dtype=np.float32).reshape(1, 1, 2, 4))
+    expect = flow.nn.functional.scaled_dot_product_attention(q, q, q).numpy()
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):
+        np.testing.assert_array_equal(flow.nn.functional.scaled_dot_product_attention(q, q, q).numpy(), expect)
+    with sdpa_kernel(SDPBackend.MATH, set_priority=True):
+        pass
+    with pytest.raises(AssertionError, match="Backend must be an instance of SDPBackend"):
+        with sdpa_kernel("flash"):
+            pass
