@@ -66,6 +66,7 @@ COMPARABLE = {
     "vit": dict(epochs=3, dropout=0.0, deterministic=True, grad_checkpointing=True),
     "simclr_distill": dict(steps=6, probe_steps=10, distill_steps=10, deterministic=True),
     "fgsm_unet": dict(epochs=2, adversarial_epochs=1, unet_epochs=3, deterministic=True),
+    "ppo_continuous": dict(updates=4, fixed_sampling=True),
 }
 
 
@@ -244,6 +245,17 @@ def test_fgsm_attack_and_unet_segmentation():
     assert out["dice_scores"][-1] > out["dice_scores"][0]
 
 
+def test_ppo_with_multivariate_normal_policy_and_kl_logging():
+    """nikhilbarhate99/PPO-PyTorch's continuous PPO: MultivariateNormal(mean, diag_embed(var)) log_prob / entropy,
+    the clipped surrogate, policy_old by load_state_dict, kl_divergence(old, new) logged."""
+    out = run_program("ppo_continuous", updates=6, fixed_sampling=True)
+    returns = out["returns"]
+    assert np.mean(returns[-3:]) > np.mean(returns[:3]) + 3  # the point mass ends nearer the origin
+    assert all(k >= 0 and math.isfinite(k) for k in out["kls"]) and out["action_std"] == pytest.approx(0.2)
+    out = run_program("ppo_continuous", updates=2)  # dist.sample() from the framework's generator
+    assert len(out["returns"]) == 2 and all(math.isfinite(v) for v in out["losses"])
+
+
 def _numbers(out):
     if "history" in out:
         return np.array(out["history"], dtype=np.float64).ravel()
@@ -251,7 +263,7 @@ def _numbers(out):
         return np.concatenate([out["rewards"], [out["running_reward"]], out["weight"].ravel()])
     values = list(out["losses"]) + list(out.get("psnr", []))
     for key in ("lrs", "grad_norms", "running_mean", "probe_losses", "kd_losses", "accuracies", "unet_losses",
-                "dice_scores"):
+                "dice_scores", "returns", "kls"):
         values += list(out.get(key, []))
     values += list(np.ravel(out.get("penalties", []))) + ([out["saliency"]] if "saliency" in out else [])
     values += [out[k] for k in ("test_loss", "accuracy", "train_error", "test_error", "momentum_norm") if k in out]
