@@ -981,3 +981,31 @@ def test_parameters_to_vector_and_back():
         flow.nn.utils.vector_to_parameters(flow.zeros(7), m.parameters())
     with pytest.raises(TypeError, match="expected an iterable of Tensors"):
         flow.nn.utils.parameters_to_vector(m.weight)
+
+
+# ---- lazy modules (Note [Lazy modules]) -----------------------------------------------------------------
+def test_lazy_modules_take_their_sizes_from_the_first_input_and_become_the_regular_class():
+    from oneflow_lite.nn.parameter import UninitializedParameter
+    model = nn.Sequential(nn.LazyConv2d(4, 3, padding=1), nn.LazyBatchNorm2d(), nn.ReLU(), nn.Flatten(),
+                          nn.LazyLinear(2))
+    assert isinstance(model[0].weight, UninitializedParameter) and isinstance(model[4].bias, UninitializedParameter)
+    flow.manual_seed(0)
+    y = model(flow.ones(2, 3, 5, 5))
+    assert tuple(y.shape) == (2, 2)
+    assert [type(m).__name__ for m in model] == ["Conv2d", "BatchNorm2d", "ReLU", "Flatten", "Linear"]
+    assert tuple(model[0].weight.shape) == (4, 3, 3, 3) and model[0].in_channels == 3
+    assert tuple(model[1].running_mean.shape) == (4,) and model[1].num_features == 4
+    assert tuple(model[4].weight.shape) == (2, 100) and model[4].in_features == 100
+    assert type(model[4].weight) is nn.Parameter and not model[0]._forward_pre_hooks
+    bound = 1 / math.sqrt(100)  # Linear's own initialisation ran on the materialised weight
+    assert float(model[4].weight.abs().max()) <= bound and float(model[4].weight.abs().max()) > bound / 2
+    np.testing.assert_array_equal(model[1].weight.numpy(), np.ones(4))
+    opt = flow.optim.SGD(model.parameters(), lr=0.1)  # after the dry run, as in PyTorch
+    model(flow.ones(2, 3, 5, 5)).sum().backward()
+    opt.step()
+    assert model[4].weight.grad.shape == (2, 100)
+    t = nn.LazyConvTranspose1d(6, 2, groups=2)
+    assert tuple(t(flow.ones(1, 4, 3)).shape) == (1, 6, 4) and tuple(t.weight.shape) == (4, 3, 2)
+    unbatched = nn.LazyLinear(3, bias=False)
+    unbatched(flow.ones(7))
+    assert tuple(unbatched.weight.shape) == (3, 7) and unbatched.bias is None

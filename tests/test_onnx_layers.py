@@ -47,6 +47,12 @@ def pooled(nd):
     return inputs
 
 
+def dry_run(layer, inputs):
+    """A lazy layer after the first call that sizes it (it is then its regular class, as in PyTorch)."""
+    layer(inputs())
+    return layer
+
+
 def encoder_layer():
     return nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
 
@@ -199,6 +205,19 @@ LAYERS = {
     "ZeroPad1d": (lambda: nn.ZeroPad1d(2), seq),
     "ZeroPad2d": (lambda: nn.ZeroPad2d(1), img),
     "ZeroPad3d": (lambda: nn.ZeroPad3d(1), vol),
+    "LazyLinear": (lambda: dry_run(nn.LazyLinear(3), seq), seq),
+    "LazyConv1d": (lambda: dry_run(nn.LazyConv1d(3, 2), seq), seq),
+    "LazyConv2d": (lambda: dry_run(nn.LazyConv2d(3, 3, padding=1), img), img),
+    "LazyConv3d": (lambda: dry_run(nn.LazyConv3d(2, 2), vol), vol),
+    "LazyConvTranspose1d": (lambda: dry_run(nn.LazyConvTranspose1d(3, 2), seq), seq),
+    "LazyConvTranspose2d": (lambda: dry_run(nn.LazyConvTranspose2d(3, 2, stride=2), img), img),
+    "LazyConvTranspose3d": (lambda: dry_run(nn.LazyConvTranspose3d(2, 2), vol), vol),
+    "LazyBatchNorm1d": (lambda: dry_run(nn.LazyBatchNorm1d(), seq), seq),
+    "LazyBatchNorm2d": (lambda: dry_run(nn.LazyBatchNorm2d(), img), img),
+    "LazyBatchNorm3d": (lambda: dry_run(nn.LazyBatchNorm3d(), vol), vol),
+    "LazyInstanceNorm1d": (lambda: dry_run(nn.LazyInstanceNorm1d(track_running_stats=False), seq), seq),
+    "LazyInstanceNorm2d": (lambda: dry_run(nn.LazyInstanceNorm2d(track_running_stats=False), img), img),
+    "LazyInstanceNorm3d": (lambda: dry_run(nn.LazyInstanceNorm3d(track_running_stats=False), vol), vol),
 }
 
 # class name -> (constructor, example inputs, error type, what the error says, why the layer cannot be exported)

@@ -221,8 +221,7 @@ _SPARSE = "sparse tensors are not provided"
 _VENDOR = "a vendor backend's entry point (cuDNN / MIOpen / oneDNN / FBGEMM), not part of the portable API"
 _SUB_BYTE = "sub-byte integer dtypes (1-7 bits) have no storage or arithmetic in NumPy"
 NOT_PROVIDED = {
-    "torch.nn": {"Lazy*": "lazy modules (shapes inferred at the first call) are not provided",
-                 "SyncBatchNorm": "needs multi-process CUDA/NCCL groups",
+    "torch.nn": {"SyncBatchNorm": "needs multi-process CUDA/NCCL groups",
                  "CrossMapLRN2d": "a legacy Lua-torch layer", "Container": "deprecated since PyTorch 0.x"},
     "torch.optim": {"SparseAdam": "sparse gradients are not provided"},
     "torch.dtypes": {"complex*": "complex dtypes are not provided (complex32 / 64 / 128)",

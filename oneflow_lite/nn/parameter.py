@@ -56,3 +56,37 @@ class Parameter(Tensor):
 
 def _rebuild_parameter(data, requires_grad):
     return Parameter(data, requires_grad)
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet (lazy modules, Note [Lazy modules] in nn/modules/lazy.py): it holds
+    no elements until ``materialize(shape)`` gives it data and makes it a ``Parameter``."""
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        from oneflow_lite import functional as F
+        return super().__new__(cls, F.empty(0, dtype=dtype, device=device), requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the parameter uninitialised data of ``shape`` (it becomes a ``Parameter``)."""
+        from oneflow_lite import functional as F
+        self.data = F.empty(tuple(shape), dtype=dtype or self.dtype, device=device or self.device)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+    def __deepcopy__(self, memo):
+        return memo.setdefault(id(self), type(self)(self.requires_grad, self.device, self.dtype))
+
+    def __reduce_ex__(self, protocol):
+        return UninitializedParameter, (self.requires_grad,)
+
+
+def is_lazy(param) -> bool:
+    return isinstance(param, UninitializedParameter)

@@ -12,6 +12,7 @@ from oneflow_lite.nn.modules import (
     flatten,
     fold,
     instancenorm,
+    lazy,
     linear,
     loss,
     normalization,
@@ -25,8 +26,8 @@ from oneflow_lite.nn.modules import (
 )
 
 _SUBMODULES = (activation, adaptive, batchnorm, channelshuffle, container, conv, distance, dropout, flatten, fold,
-               instancenorm, linear, loss, normalization, padding, pixelshuffle, pooling, rnn, sparse, transformer,
-               upsampling)
+               instancenorm, lazy, linear, loss, normalization, padding, pixelshuffle, pooling, rnn, sparse,
+               transformer, upsampling)
 for _m in _SUBMODULES:
     globals().update((name, getattr(_m, name)) for name in _m.__all__)
 
