@@ -277,3 +277,74 @@ def test_diff_of_order_0_is_the_input_without_prepend_or_append():
     got = flow.diff(x, 0, prepend=flow.zeros(1, 2))
     assert got.numpy().tolist() == [[1.0, 4.0, 9.0]]
     assert flow.diff(x, 1, prepend=flow.zeros(1, 1)).numpy().tolist() == [[1.0, 3.0, 5.0]]
+
+
+# ---- window counts, empty unique slices, integer linspace / range (issue #20's parity fuzz) ------------------
+@pytest.mark.parametrize("shape,dim,size,step", [((1, 3), 0, 0, 3), ((1, 3), 0, 1, 5), ((5,), 0, 0, 2),
+                                                  ((5,), 0, 5, 1), ((5,), 0, 5, 7), ((4, 2), 1, 0, 1),
+                                                  ((4, 2), 0, 2, 3), ((3,), 0, 2, 2 ** 40)])
+def test_unfold_makes_one_window_every_step_that_fits(shape, dim, size, step):
+    x_np = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+    n = (shape[dim] - size) // step + 1  # the windows that fit, however large the step
+    windows = [np.take(x_np, range(i * step, i * step + size), axis=dim) for i in range(n)]
+    expected = np.moveaxis(np.stack(windows, axis=dim), dim + 1, -1)
+    x = flow.tensor(x_np)
+    for got in (x.unfold(dim, size, step), flow.unfold_copy(x, dim, size, step)):
+        assert tuple(got.shape) == expected.shape
+        np.testing.assert_array_equal(got.numpy(), expected)
+
+
+def test_unique_along_the_only_empty_dim_and_pytorchs_refusals():
+    x = flow.zeros(4, 4, 0, 4, 3, dtype=flow.int16)
+    for fn in (flow.unique_consecutive, lambda t, *a: flow.unique(t, True, *a)):
+        out, inverse, counts = fn(x, True, True, -3)
+        assert (tuple(out.shape), tuple(inverse.shape), tuple(counts.shape)) == ((4, 4, 0, 4, 3), (0,), (0,))
+    out, inverse = flow.unique_consecutive(flow.zeros(0, dtype=flow.int64), True, False, 0)
+    assert (tuple(out.shape), tuple(inverse.shape)) == ((0,), (0,))
+    with pytest.raises(RuntimeError, match=r"unique_consecutive: There are 0 sized dimensions, and they aren't "
+                                           r"selected"):
+        flow.unique_consecutive(x, dim=1)
+    with pytest.raises(RuntimeError, match=r"unique: There are 0 sized dimensions, and they aren't selected"):
+        flow.unique(flow.zeros(2, 0, 3), dim=0)
+    with pytest.raises(RuntimeError, match=r"unique: Number of zero sized dimensions is more than one"):
+        flow.unique(flow.zeros(0, 0), dim=1)
+    assert flow.unique_consecutive(flow.zeros(0, 0)).shape == (0,)  # without dim: the flattened (no) elements
+
+
+def _integer_linspace(start, end, steps):
+    """PyTorch's integer linspace: the bounds truncated first, then its symmetric float formula, truncated."""
+    start, end = math.trunc(start), math.trunc(end)
+    step = (end - start) / (steps - 1)
+    return [math.trunc(start + step * i if i < steps // 2 else end - step * (steps - 1 - i)) for i in range(steps)]
+
+
+@pytest.mark.parametrize("start,end,steps,dtype", [(0.5, 3.7, 3, flow.int8), (0.5, 3.7, 5, flow.int64),
+                                                   (-0.5, -3.7, 5, flow.int64), (-2.7, 3.7, 4, flow.int32)])
+def test_integer_linspace_truncates_its_bounds_first(start, end, steps, dtype):
+    expected = _integer_linspace(start, end, steps)
+    assert flow.linspace(start, end, steps, dtype=dtype).tolist() == expected
+    assert flow.linspace(0.5, 3.7, 3, dtype=flow.int8).tolist() == [0, 1, 3]  # (0 + 1.5 truncates to 1)
+    # logspace likewise: base ** linspace(trunc(start), trunc(end)), truncated
+    powers = [math.trunc(10.0 ** (math.trunc(start) + (math.trunc(end) - math.trunc(start)) / (steps - 1) * i))
+              for i in range(steps)]
+    got = flow.logspace(start, end, steps, dtype=flow.int64).tolist()
+    assert got[0] == powers[0] and got[-1] == powers[-1]
+    np.testing.assert_allclose(got, powers, rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:.*range is deprecated")
+@pytest.mark.parametrize("start,end,step,expected", [(2, -0.5369, -2.9709, [2, 0]), (0.5, 5.5, 1.5, [0, 1, 2, 3, 4, 5]),
+                                                     (-3.5, 5.9, 2.9, [-3, -1, 1, 3, 5]), (0.7, -0.9, -1.5, [0])])
+def test_integer_range_truncates_bounds_and_step_first(start, end, step, expected):
+    got = flow.range(start, end, step, dtype=flow.int16)
+    assert got.dtype == flow.int16 and got.tolist() == expected
+    assert flow.range(start, end, step).tolist() == pytest.approx(  # a float dtype keeps the float step
+        [start + i * step for i in range(math.floor((end - start) / step) + 1)], rel=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:.*range is deprecated")
+def test_integer_range_whose_step_truncates_to_zero_raises():
+    with pytest.raises(RuntimeError, match="range: step must be nonzero"):
+        flow.range(0.2, 0.9, 0.5, dtype=flow.int32)
+    with pytest.raises(RuntimeError, match="arange: step must be nonzero"):
+        flow.arange(0.2, 0.9, 0.5, dtype=flow.int32)

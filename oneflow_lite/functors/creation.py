@@ -1006,6 +1006,14 @@ def range_(start, end, step, dtype, device, requires_grad=False):
         raise RuntimeError(f"range: unsupported range: {start} -> {end}")
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("range: upper bound and larger bound inconsistent with step sign")
+    if dtype is not None and not dtype.is_floating_point and dtype is not dt.bool_:
+        # an integer dtype: PyTorch truncates the bounds and the step first (a step of 0.3 is 0: an error)
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise RuntimeError("range: step must be nonzero")
+        count = (end - start) // step + 1
+        return _requires_grad(F.arange(start, start + count * step, step, dtype=dtype, device=device),
+                              requires_grad, "range")
     count = math.floor((end - start) / step) + 1
     offsets = F.arange(0, count, dtype=dt.float64, device=device)
     values = F.add(F.mul(offsets, float(step)), float(start))

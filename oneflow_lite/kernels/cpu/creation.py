@@ -84,9 +84,12 @@ def _as_output(values, np_dtype):
 
 
 def _linspace(ctx):
-    """PyTorch's symmetric linspace in float64: the first half counts up from start, the rest down from end."""
+    """PyTorch's symmetric linspace in float64: the first half counts up from start, the rest down from end.
+    For an integer dtype, start and end are values of it first (truncated toward zero), as in PyTorch."""
     a = ctx.attrs
     start, end, steps = a["start"], a["end"], a["steps"]
+    if ctx.out_metas[0].np_dtype.kind in "iu":
+        start, end = float(np.trunc(start)), float(np.trunc(end))
     if steps == 1:
         return np.array([start], _float64)
     i = np.arange(steps, dtype=_float64)
