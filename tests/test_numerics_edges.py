@@ -348,3 +348,27 @@ def test_integer_range_whose_step_truncates_to_zero_raises():
         flow.range(0.2, 0.9, 0.5, dtype=flow.int32)
     with pytest.raises(RuntimeError, match="arange: step must be nonzero"):
         flow.arange(0.2, 0.9, 0.5, dtype=flow.int32)
+
+
+def _sum_to(g, shape):
+    """The gradient ``g`` of a broadcast result summed back to an input of ``shape``."""
+    g = g.sum(axis=tuple(range(g.ndim - len(shape))))
+    return g.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1), keepdims=True)
+
+
+@pytest.mark.parametrize("a,b", [(np.zeros(0), np.array(inf)), (np.array([[0.0], [1.0]]), np.array([200.0, 1.0])),
+                                 (np.array([0.0, 1.0]), np.array([inf, 1.0])), (np.ones(2), np.array(3.0))])
+@pytest.mark.parametrize("dtype", [flow.float16, flow.float32])
+def test_ldexp_gradient_sums_the_elementwise_products(a, b, dtype):
+    np_dtype = np.float16 if dtype is flow.float16 else np.float32
+    x = flow.tensor(a, dtype=dtype, requires_grad=True)
+    e = flow.tensor(b, dtype=dtype, requires_grad=True)
+    flow.ldexp(x, e).sum().backward()
+    with np.errstate(all="ignore"):  # d/dx = 2**e and d/de = x * 2**e * log 2 per element of the result, summed
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        pow2 = np.broadcast_to(np.exp2(b.astype(np_dtype)), shape)
+        dx, de = _sum_to(pow2, a.shape), _sum_to(a.astype(np_dtype) * pow2 * np_dtype(math.log(2)), b.shape)
+    np.testing.assert_allclose(e.grad.numpy().astype(np.float64), de, rtol=2e-3, equal_nan=True)
+    np.testing.assert_allclose(x.grad.numpy().astype(np.float64), dx, rtol=2e-3, equal_nan=True)
+    if a.size == 0:
+        assert e.grad.item() == 0.0  # an empty sum, not 0 * inf
