@@ -372,3 +372,36 @@ def test_ldexp_gradient_sums_the_elementwise_products(a, b, dtype):
     np.testing.assert_allclose(x.grad.numpy().astype(np.float64), dx, rtol=2e-3, equal_nan=True)
     if a.size == 0:
         assert e.grad.item() == 0.0  # an empty sum, not 0 * inf
+
+
+def test_inverse_solve_and_det_of_a_matrix_holding_nan_are_nan_per_matrix():
+    # LAPACK's getrf runs through a NaN pivot (info 0): the matrix's results are NaN, its neighbours are computed
+    batch = flow.tensor([[[nan, 1.0], [1.0, 1.0]], [[1.0, 2.0], [3.0, 4.0]]], dtype=flow.float64)
+    inv_12_34 = [[-2.0, 1.0], [1.5, -0.5]]  # by hand: adj / det, det = -2
+    nan_block = [[nan, nan], [nan, nan]]
+    for got in (flow.linalg.inv(batch), flow.linalg.matrix_power(batch, -1), flow.inverse(batch),
+                flow.linalg.inv_ex(batch).inverse):
+        _same(got, [nan_block, inv_12_34])
+    assert flow.linalg.inv_ex(batch).info.tolist() == [0, 0]
+    _same(flow.linalg.inv(batch[0]), nan_block)
+    rhs = flow.ones(2, 2, 1, dtype=flow.float64)
+    _same(flow.linalg.solve(batch, rhs), [[[nan], [nan]], [[-1.0], [1.0]]])  # [1, 2; 3, 4] x = [1, 1]: x = (-1, 1)
+    assert flow.linalg.solve_ex(batch, rhs).info.tolist() == [0, 0]
+    _same(flow.linalg.det(batch), [nan, -2.0])  # NumPy's det gives 0 for the first
+    sign, logabsdet = flow.linalg.slogdet(batch)
+    _same(logabsdet, [nan, math.log(2.0)])
+    assert sign.tolist()[1] == -1.0
+    _same(flow.logdet(batch), [nan, nan])  # a negative determinant has no real log
+
+
+def test_a_singular_matrix_beside_a_nan_one_still_raises_naming_its_batch_element():
+    batch = flow.tensor([[[nan, 1.0], [1.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]], dtype=flow.float64)
+    with pytest.raises(RuntimeError, match=r"linalg.inv: \(Batch element 1\): The diagonal element 2 is zero"):
+        flow.linalg.inv(batch)
+    with pytest.raises(RuntimeError, match=r"linalg.solve: \(Batch element 1\): The solver failed"):
+        flow.linalg.solve(batch, flow.ones(2, 2, dtype=flow.float64))
+    inverse, info = flow.linalg.inv_ex(batch)
+    assert info.tolist() == [0, 2]
+    assert np.isnan(inverse.numpy()[0]).all()
+    result, info = flow.linalg.solve_ex(batch, flow.ones(2, 2, 1, dtype=flow.float64))
+    assert info.tolist() == [0, 2] and np.isnan(result.numpy()[0]).all()
