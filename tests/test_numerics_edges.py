@@ -405,3 +405,33 @@ def test_a_singular_matrix_beside_a_nan_one_still_raises_naming_its_batch_elemen
     assert np.isnan(inverse.numpy()[0]).all()
     result, info = flow.linalg.solve_ex(batch, flow.ones(2, 2, 1, dtype=flow.float64))
     assert info.tolist() == [0, 2] and np.isnan(result.numpy()[0]).all()
+
+
+def _log_polygamma(n, x, terms=2000):
+    """log|polygamma(n, x)| = lgamma(n + 1) - (n + 1) log x + log sum_k (x / (x + k))^(n + 1), for n large
+    enough that the sum's first terms decide it (here directly summed in math)."""
+    s = n + 1
+    return math.lgamma(n + 1) - s * math.log(x) + math.log(math.fsum(math.exp(-s * math.log1p(k / x))
+                                                                     for k in range(terms)))
+
+
+@pytest.mark.parametrize("n,x", [(200, 100.0), (170, 100.0), (171, 100.0), (300, 50.0), (1000, 600.0)])
+def test_polygamma_of_a_large_order_in_log_space(n, x):
+    # n! overflows (n > 170) or zeta(n + 1, x) underflows, their product is finite; sign (-1)^(n + 1) for x > 0
+    expected = (1 if n % 2 else -1) * math.exp(_log_polygamma(n, x))
+    got = flow.polygamma(n, flow.tensor([x], dtype=flow.float64)).item()
+    assert got == pytest.approx(expected, rel=1e-11) and got != 0.0
+    mpmath = pytest.importorskip("mpmath")
+    assert got == pytest.approx(float(mpmath.polygamma(n, x)), rel=1e-11)
+
+
+def test_polygamma_of_a_huge_order_overflows_with_its_sign():
+    assert flow.polygamma(2 ** 40, flow.tensor([2.0])).item() == -inf  # n even: -n! zeta(n + 1, 2), huge
+    assert flow.polygamma(2 ** 40 + 1, flow.tensor([2.0])).item() == inf
+    assert flow.polygamma(2 ** 40, flow.tensor([1e15], dtype=flow.float64)).item() == 0.0  # x^-(n+1) wins
+    assert flow.polygamma(201, flow.tensor([1e300], dtype=flow.float64)).item() == 0.0
+    # small orders and x <= 0 keep the direct product: polygamma(2, 1) = -2 zeta(3), polygamma(3, 1) = pi^4 / 15
+    _same(flow.polygamma(2, flow.tensor([1.0], dtype=flow.float64)), [-2.4041138063191885])
+    _same(flow.polygamma(3, flow.tensor([1.0], dtype=flow.float64)), [math.pi ** 4 / 15])
+    got = flow.polygamma(171, flow.tensor([0.0, -2.0, inf, nan], dtype=flow.float64)).tolist()
+    assert got[:2] == [inf, inf] and math.isnan(got[2]) and math.isnan(got[3])

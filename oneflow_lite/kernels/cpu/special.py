@@ -331,12 +331,14 @@ _ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606
            -7.1661652561756670113e18)
 
 
-def _zeta_sum(s, q, out, live):
+def _zeta_sum(s, q, out, live, scaled=False):
     """Cephes' zeta on the ``live`` elements: direct sum until the argument passes 9, then the Euler-Maclaurin
-    tail; an element stops as soon as a term no longer changes its sum."""
+    tail; an element stops as soon as a term no longer changes its sum. ``scaled``: ``q^s zeta(s, q)``, the
+    sum of ``(q / (q + k))^s`` (Note [polygamma of a large order])."""
     idx = np.flatnonzero(live)
-    a = q.reshape(-1)[idx]
-    total = a ** -s
+    q0 = q.reshape(-1)[idx]
+    a = q0.copy()
+    total = np.ones_like(a) if scaled else a ** -s
     b = np.zeros_like(a)
     i = 0
     done = np.zeros(idx.shape, bool)
@@ -346,23 +348,21 @@ def _zeta_sum(s, q, out, live):
             break
         i += 1
         a[step] += 1.0
-        b[step] = a[step] ** -s
+        b[step] = np.exp(-s * np.log1p((a[step] - q0[step]) / q0[step])) if scaled else a[step] ** -s
         total[step] += b[step]
         done |= step & (-_MACHEP * total < b) & (b < _MACHEP * total)
     w = a
     tail = ~done
     total[tail] += b[tail] * w[tail] / (s - 1.0) - 0.5 * b[tail]
-    fac, k = 1.0, 0.0
+    # term j: b s (s + 1) ... (s + 2j) / (w^(2j + 1) A_j), its factors taken one by one (s may be huge)
+    c, k = b, 0.0
     for coef in _ZETA_A:
-        fac *= s + k
-        b = b / w
-        t = fac * b / coef
+        c = c * ((s + k) / w)
+        t = c / coef
         total[tail] += t[tail]
         tail &= ~(np.abs(t / total) < _MACHEP)
-        k += 1.0
-        fac *= s + k
-        b = b / w
-        k += 1.0
+        c = c * ((s + k + 1.0) / w)
+        k += 2.0
     out.flat[idx] = total
 
 
@@ -392,17 +392,33 @@ _LGAM_SERIES = tuple(float(c) for c in [(-1) ** k * zeta(float(k), np.array([2.0
                      + [1.0 - 0.57721566490153286061])
 
 
+# Note [polygamma of a large order]
+# polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x). Past n = 170, n! overflows float64 (and math.factorial of a
+# huge n would run for hours), and zeta(n + 1, x) ~ x^-(n+1) underflows for x > 1 while the product is finite
+# (polygamma(200, 100) ~ -8e-28; PyTorch's exp(lgamma(n + 1)) * zeta gives NaN there, inf * 0). For x > 0 such
+# elements are computed in log space: log|psi_n(x)| = lgamma(n + 1) - (n + 1) log x + log S, with
+# S = x^(n+1) zeta(n + 1, x) = sum_k (x / (x + k))^(n+1) >= 1 summed as zeta is (``_zeta_sum(scaled=True)``),
+# its terms exp(-(n + 1) log1p(k / x)) never overflowing. x <= 0, inf and NaN keep the direct product.
+_TINY = np.finfo(np.float64).tiny
+
+
 def polygamma(n: int, x: np.ndarray) -> np.ndarray:
     """``polygamma(n, x)``, the n-th derivative of digamma, of a float64 array (n >= 0)."""
     if n == 0:
         return digamma(x)
     if n == 1:
         return trigamma(x)
-    # n! overflows float64 past n = 170 (and math.factorial of a huge n would run for hours): inf, as PyTorch's
-    # exp(lgamma(n + 1))
-    factorial = float(math.factorial(n)) if n <= 170 else math.inf
+    s, sign = n + 1.0, (1.0 if n % 2 else -1.0)
     with _errstate(all="ignore"):
-        return (1.0 if n % 2 else -1.0) * factorial * zeta(n + 1.0, x)
+        z = zeta(s, x)
+        out = sign * (float(math.factorial(n)) if n <= 170 else math.inf) * z
+        logs = (x > 0.0) & (x < np.inf) & ((n > 170) | ~(np.abs(z) >= _TINY))  # Note [polygamma of a large order]
+        if logs.any():
+            xl = x[logs]
+            scaled = np.empty_like(xl)
+            _zeta_sum(s, xl, scaled, np.ones(xl.shape, bool), scaled=True)
+            out[logs] = sign * np.exp(math.lgamma(n + 1.0) - s * np.log(xl) + np.log(scaled))
+        return out
 
 
 # ---- i1 -------------------------------------------------------------------------------------------
