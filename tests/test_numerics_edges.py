@@ -435,3 +435,28 @@ def test_polygamma_of_a_huge_order_overflows_with_its_sign():
     _same(flow.polygamma(3, flow.tensor([1.0], dtype=flow.float64)), [math.pi ** 4 / 15])
     got = flow.polygamma(171, flow.tensor([0.0, -2.0, inf, nan], dtype=flow.float64)).tolist()
     assert got[:2] == [inf, inf] and math.isnan(got[2]) and math.isnan(got[3])
+
+
+@pytest.mark.parametrize("n,x", [(172, -1.5), (200, -3.5), (180, -0.5)])
+def test_polygamma_of_a_large_order_at_a_negative_half_integer(n, x):
+    # n even, s = n + 1 odd: the terms (x + k)^-s for x + k in [x, -x] cancel in pairs, leaving -n! zeta(s, 1 - x)
+    # (x = -1.5: (-1.5)^-s + (-0.5)^-s + 0.5^-s + 1.5^-s = 0, then 2.5^-s + ...)
+    expected = -math.exp(_log_polygamma(n, 1 - x))
+    got = flow.polygamma(n, flow.tensor([x], dtype=flow.float64)).item()
+    assert got == pytest.approx(expected, rel=1e-11)
+
+
+def test_polygamma_of_a_huge_order_near_a_negative_pole():
+    # n even, x = -0.0889: the term x^-(n+1) (negative, huge) dominates, times -n!: +inf (the direct sum gave
+    # inf - inf = NaN; PyTorch's float32 rounds n + 1 = 2**40 + 1 to an even exponent and answers -inf)
+    assert flow.polygamma(2 ** 40, flow.tensor([-0.0889], dtype=flow.float64)).item() == inf
+    assert flow.polygamma(2 ** 40 + 1, flow.tensor([-0.0889], dtype=flow.float64)).item() == inf
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(400):  # the nearest terms cancel to ~120 digits: mpmath needs the extra precision
+        for n, x in ((171, -0.3), (201, -2.7), (500, -0.51), (200, -1.5)):
+            expected = mpmath.polygamma(n, mpmath.mpf(x))
+            got = flow.polygamma(n, flow.tensor([x], dtype=flow.float64)).item()
+            if abs(expected) > mpmath.mpf("1.7e308"):
+                assert got == math.copysign(inf, expected)
+            else:
+                assert got == pytest.approx(float(expected), rel=1e-10)

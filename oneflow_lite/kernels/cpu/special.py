@@ -395,11 +395,35 @@ _LGAM_SERIES = tuple(float(c) for c in [(-1) ** k * zeta(float(k), np.array([2.0
 # Note [polygamma of a large order]
 # polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x). Past n = 170, n! overflows float64 (and math.factorial of a
 # huge n would run for hours), and zeta(n + 1, x) ~ x^-(n+1) underflows for x > 1 while the product is finite
-# (polygamma(200, 100) ~ -8e-28; PyTorch's exp(lgamma(n + 1)) * zeta gives NaN there, inf * 0). For x > 0 such
-# elements are computed in log space: log|psi_n(x)| = lgamma(n + 1) - (n + 1) log x + log S, with
-# S = x^(n+1) zeta(n + 1, x) = sum_k (x / (x + k))^(n+1) >= 1 summed as zeta is (``_zeta_sum(scaled=True)``),
-# its terms exp(-(n + 1) log1p(k / x)) never overflowing. x <= 0, inf and NaN keep the direct product.
+# (polygamma(200, 100) ~ -8e-28; PyTorch's exp(lgamma(n + 1)) * zeta gives NaN there, inf * 0). Such elements
+# are computed in log space: log zeta(s, q) = log S(q) - s log q for q > 0, with s = n + 1 and
+# S(q) = q^s zeta(s, q) = sum_k (q / (q + k))^s >= 1 summed as zeta is (``_zeta_sum(scaled=True)``: its terms
+# exp(-s log1p(k / q)) never overflow). A negative non-integer x (n > 170 only: there two terms of opposite
+# signs overflow, inf - inf) splits at m = ceil(-x), f = x + m, g = 1 - f into positive arguments:
+# zeta(s, x) = zeta(s, f) + (-1)^s (zeta(s, g) - zeta(s, g + m)), summed relative to the largest part (the two
+# nearest terms cancel exactly at a half-integer x for odd s). Poles, inf and NaN keep the direct product.
 _TINY = np.finfo(np.float64).tiny
+
+
+def _log_zeta(s, q):
+    """``log zeta(s, q)`` of a float64 array of positive ``q``."""
+    scaled = np.empty_like(q)
+    _zeta_sum(s, q, scaled, np.ones(q.shape, bool), scaled=True)
+    return np.log(scaled) - s * np.log(q)
+
+
+def _log_zeta_negative(s, x):
+    """(sign, ``log|zeta(s, x)|``) for a float64 array of negative non-integer ``x``."""
+    m = np.ceil(-x)
+    f = x + m
+    g = 1.0 - f
+    odd = -1.0 if s % 2 else 1.0
+    l1, l2, l3 = _log_zeta(s, f), _log_zeta(s, g), _log_zeta(s, g + m)
+    top = np.maximum(l1, l2)
+    head = np.exp(l1 - top) + odd * np.exp(l2 - top)
+    cancel = head == 0.0  # f == g, s odd: zeta(s, x) = -zeta(s, g + m)
+    total = np.where(cancel, -odd, head - odd * np.exp(l3 - top))
+    return np.sign(total), np.where(cancel, l3, top) + np.log(np.abs(total))
 
 
 def polygamma(n: int, x: np.ndarray) -> np.ndarray:
@@ -412,12 +436,14 @@ def polygamma(n: int, x: np.ndarray) -> np.ndarray:
     with _errstate(all="ignore"):
         z = zeta(s, x)
         out = sign * (float(math.factorial(n)) if n <= 170 else math.inf) * z
-        logs = (x > 0.0) & (x < np.inf) & ((n > 170) | ~(np.abs(z) >= _TINY))  # Note [polygamma of a large order]
-        if logs.any():
-            xl = x[logs]
-            scaled = np.empty_like(xl)
-            _zeta_sum(s, xl, scaled, np.ones(xl.shape, bool), scaled=True)
-            out[logs] = sign * np.exp(math.lgamma(n + 1.0) - s * np.log(xl) + np.log(scaled))
+        log_factorial = math.lgamma(n + 1.0)
+        pos = (x > 0.0) & (x < np.inf) & ((n > 170) | ~(np.abs(z) >= _TINY))  # Note [polygamma of a large order]
+        if pos.any():
+            out[pos] = sign * np.exp(log_factorial + _log_zeta(s, x[pos]))
+        neg = (x < 0.0) & (x > -np.inf) & (x != np.floor(x)) & (n > 170)
+        if neg.any():
+            zeta_sign, log_abs = _log_zeta_negative(s, x[neg])
+            out[neg] = sign * zeta_sign * np.exp(log_factorial + log_abs)
         return out
 
 
