@@ -56,11 +56,29 @@ def _has_nan(call: Call) -> bool:
 
 
 def _has_extreme(call: Call) -> bool:
-    """A finite value whose square (or p-th power) leaves float32's range: above 1e15 or below 1e-15 in size."""
+    """A finite value whose square (or p-th power) leaves float32's range: above 1e15 or below 1e-15 in size
+    (integers included: an int64 or uint64 near its limit)."""
     def extreme(a):
         m = np.abs(a[np.isfinite(a)])
         return bool(((m > 1e15) | ((m > 0) & (m < 1e-15))).any())
-    return any(extreme(a) for a in _floats(call))
+    numbers = (np.asarray(t.source, np.float64) for t in _tensors(call)
+               if t.source is not None and t.dtype is not flow.bool)
+    return any(extreme(a) for a in numbers)
+
+
+def _has_non_finite(call: Call) -> bool:
+    return any(not np.isfinite(a).all() for a in _floats(call))
+
+
+def _has_duplicate_indices(call: Call) -> bool:
+    """An integer tensor after the first (the indices) holding a value twice."""
+    later = [t for t in _tensors(call)][1:]
+    return any(t.dtype in (flow.int32, flow.int64) and t.source is not None
+               and np.unique(np.asarray(t.source)).size < np.asarray(t.source).size for t in later)
+
+
+def _has_layout(layout) -> Callable:
+    return lambda call: any(t.layout == layout for t in _tensors(call))
 
 
 @dataclass(frozen=True)
@@ -125,6 +143,7 @@ KNOWN: list[Deviation] = [
               "the functional signatures refuse None (or a number) for a Bool argument declared without a None "
               "default, a list for a Float, a bool for a Generator, where PyTorch's Python wrappers let it pass",
               pattern=r"^TypeError: \w+\(\.\.\): argument '\w+' \(\.\.\) must be|^TypeError: .*must be a|"
+                      r"^TypeError: \w+\(\.\.\): argument '\w+' must have \w+ elements|"
                       r"^TypeError: \w+\(\.\.\) received an invalid combination of arguments"),
     Deviation("more-dtypes-than-torch", ("silent acceptance", "grad acceptance"),
               "oneflow_lite's kernels run on dtypes PyTorch's CPU kernels do not implement (round on uint8, "
@@ -203,9 +222,12 @@ KNOWN: list[Deviation] = [
                      "poisson", "multinomial", "rrelu", "rrelu_", "alpha_dropout", "alpha_dropout_",
                      "feature_alpha_dropout", "feature_alpha_dropout_", "binomial", "native_dropout")),
     Deviation("meta-checks", ("refusal",),
-              "value checks (a fill value that overflows the dtype, bucketize's 1-d boundaries) run on meta "
+              "value checks (a fill value that overflows the dtype, bucketize's 1-d boundaries, select_scatter's "
+              "index, index_put's dtypes) run on meta "
               "tensors too; PyTorch's meta functions skip them",
-              pattern=r"without overflow|to have non-zero size|boundaries tensor must be", when=_on_meta),
+              pattern=r"without overflow|to have non-zero size|boundaries tensor must be|index \w+ out of range|"
+                      r"source and destination dtypes match",
+              when=_on_meta),
     Deviation("integer-masks", ("silent acceptance",),
               "OneFlow's masked_select / masked_fill / where take an integer mask or condition (nonzero is "
               "True, Note [Integer masks]); PyTorch wants a bool one",
@@ -220,11 +242,14 @@ KNOWN: list[Deviation] = [
               "PyTorch's lu_unpack, which only copies, takes them",
               names=("lu_unpack",), pattern=r"Low precision dtypes not supported"),
     Deviation("torch-skips-checks-on-empty", ("refusal", "silent acceptance"),
-              "PyTorch's deprecated cholesky returns an empty input before checking that it is square; its "
-              "cummax / cummin of an empty input before checking dim",
-              names=("cholesky", "cummax", "cummin", "tile", "unique"),
+              "PyTorch's deprecated cholesky returns an empty input before checking that it is square (or a "
+              "matrix); its cummax / cummin of an empty input before checking dim; matmul, searchsorted and "
+              "isin of empty tensors before checking dtypes; svd of an empty float16 tensor",
+              names=("cholesky", "cummax", "cummin", "tile", "unique", "matmul", "searchsorted", "isin", "svd",
+                     "linalg_svd", "svdvals"),
               pattern=r"must be batches of square matrices|Dimension out of|negative dimension|"
-                      r"unique cannot be applied",
+                      r"unique cannot be applied|must have at least \w+ dimensions|to have the same dtype|"
+                      r"Promotion for uint\w*, uint\w*, uint\w* types|Low precision dtypes not supported",
               when=lambda call: any(0 in t.shape for t in _tensors(call))),
     Deviation("negative-padding-modes", ("refusal",),
               "pad with a negative padding (a crop) in reflect / replicate / circular mode refuses here, with "
@@ -268,8 +293,9 @@ KNOWN: list[Deviation] = [
               names=("take_along_dim",), pattern=r"is out of bounds for dimension"),
     Deviation("torch-inf-grads", ("grad",),
               "soft_margin_loss's gradient at an infinite input is finite here (-y / N * sigmoid(-y x), the "
-              "limit); PyTorch computes exp(inf) / (1 + exp(inf)) and gets NaN (PyTorch is wrong)",
-              names=("soft_margin_loss",), pattern=r"NaN placement differs"),
+              "limit); PyTorch computes exp(inf) / (1 + exp(inf)) and gets NaN; copysign's gradient at an "
+              "infinite input is ±1 here, NaN there (result / input = inf / inf) (PyTorch is wrong)",
+              names=("soft_margin_loss", "copysign"), pattern=r"NaN placement differs"),
     Deviation("torch-integer-overflow-in-grads", ("grad",),
               "atan2's gradient with an integer other: computed in floating point here; PyTorch squares the "
               "integer tensor in its own dtype (int16 32767**2 wraps) (PyTorch is wrong)",
@@ -280,8 +306,10 @@ KNOWN: list[Deviation] = [
               names=("histogramdd",), when=lambda call: any(t.shape and t.shape[-1] == 0 for t in _tensors(call))),
     Deviation("torch-mixes-meta", ("refusal",),
               "an op given a cpu and a meta tensor refuses here (two devices); PyTorch lets a 0-d cpu tensor "
-              "join tensors of another device (as a number), and its cross returns a cpu tensor for that mix",
-              pattern=r"expected all tensors to be on the same device", when=_on_meta),
+              "join tensors of another device (as a number), its cross returns a cpu tensor for that mix, and an "
+              "in-place add of a meta uint32 to a cpu uint64 skips the promotion check it makes between cpu tensors",
+              pattern=r"expected all tensors to be on the same device|Promotion for uint\w*, uint\w*, uint\w* types",
+              when=_on_meta),
     Deviation("torch-unique-consecutive-expanded", ("value",),
               "unique_consecutive(return_inverse=True, dim=d) of an expanded tensor: PyTorch's inverse indices "
               "are off (1 for the only slice of a size-1 dim); here they count the runs (PyTorch is wrong)",
@@ -295,10 +323,11 @@ KNOWN: list[Deviation] = [
               "topk(sorted=False): the k values are the same set; their order is unspecified in both and differs",
               names=("topk",), when=lambda call: call.kwargs.get("sorted", call.args[4] if len(call.args) > 4
                                                                       else True) is False),
-    Deviation("torch-empty-pixel-unshuffle", ("shape",),
+    Deviation("torch-empty-pixel-unshuffle", ("shape", "grad acceptance"),
               "pixel_unshuffle of an empty tensor: the output shape here follows the formula (C * r * r, H / r, "
-              "W / r); PyTorch returns the input's shape (PyTorch is wrong)",
-              names=("pixel_unshuffle",), when=lambda call: any(0 in t.shape for t in _tensors(call))),
+              "W / r); PyTorch returns the input's shape, and pixel_shuffle's backward of an empty tensor fails "
+              "there (PyTorch is wrong)",
+              names=("pixel_unshuffle", "pixel_shuffle"), when=lambda call: any(0 in t.shape for t in _tensors(call))),
     Deviation("torch-vander-backward", ("grad acceptance",),
               "vander with increasing=True differentiates here; PyTorch's backward fails, its forward having "
               "modified a saved tensor in place (PyTorch is wrong)",
@@ -306,9 +335,9 @@ KNOWN: list[Deviation] = [
     Deviation("torch-less-precise", ("value", "grad"),
               "float16 arithmetic here runs in float32 and rounds once (Note [Scalar operands]); PyTorch rounds "
               "some intermediates to float16 (pow's exponent - 1 in its gradient, a Python scalar base of pow, "
-              "layer_norm's mean with a tiny eps), so its results are further from the exact ones (PyTorch is "
-              "less precise)",
-              names=("pow", "layer_norm", "float_power"), when=_has_dtype(flow.float16)),
+              "layer_norm's mean with a tiny eps, soft_margin_loss's exp), so its results are further from the "
+              "exact ones (PyTorch is less precise)",
+              names=("pow", "layer_norm", "float_power", "soft_margin_loss"), when=_has_dtype(flow.float16)),
     Deviation("float-to-unsigned", ("value",),
               "negative floats converted to an unsigned dtype (linspace / logspace / arange with dtype=uint8) "
               "wrap here; in C++ the conversion is undefined and PyTorch's result depends on the platform",
@@ -323,23 +352,24 @@ KNOWN: list[Deviation] = [
               names=("take_along_dim",), pattern=r"dtype of indices should be",
               when=lambda call: any(0 in t.shape for t in _tensors(call))),
     Deviation("negative-bounds-of-unsigned", ("refusal",),
-              "clamp / clip / fill_ of an unsigned tensor with a negative number refuses here (it is not a uint "
+              "clamp / clip / fill_ / full of an unsigned tensor with a negative number refuses here (it is not a uint "
               "value); PyTorch's conversion check lets negative values down to -2**bits through and wraps them "
               "(clamp_max_(uint8 8, -129) clamps to 127, fill_(uint16, -2) writes 65534)",
               names=("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_",
-                     "fill_", "scalar_tensor"),
+                     "fill_", "scalar_tensor", "full", "full_like", "new_full"),
               pattern=r"cannot be converted to type uint\w* without overflow"),
     Deviation("unsigned-promotion", ("silent acceptance",),
-              "vander of a uint16 / uint32 / uint64 vector computes its powers after a cast to int64 here; "
-              "PyTorch promotes the vector with int64 and refuses (no promotion rules for these dtypes)",
-              names=("vander",), pattern=r"Promotion for uint\w*, uint\w*, uint\w* types is not supported"),
+              "vander of a uint16 / uint32 / uint64 vector computes its powers after a cast to int64 here, isin "
+              "compares a Python int with a uint32 tensor by value; PyTorch promotes with int64 and refuses (no "
+              "promotion rules for these dtypes)",
+              names=("vander", "isin"), pattern=r"Promotion for uint\w*, uint\w*, uint\w* types is not supported"),
     Deviation("detach-of-views", ("silent acceptance",),
               "detach_() of a view detaches it here (tensors record no view / base relation, only a shared "
               "version counter); PyTorch refuses to detach a view in place",
               names=("detach_",), pattern=r"Can't detach views in-place"),
-    Deviation("torch-positional-return-inverse", ("shape",),
+    Deviation("torch-positional-return-inverse", ("shape", "value"),
               "unique_consecutive(x, True): the inverse indices have x's shape here; PyTorch's Python wrapper "
-              "returns an empty inverse when return_inverse is given positionally (PyTorch is wrong: "
+              "returns an empty (or wrong) inverse when return_inverse is given positionally (PyTorch is wrong: "
               "return_inverse=True by keyword gives x's shape there too)",
               names=("unique_consecutive",), pattern=r"output 1"),
     Deviation("squares-overflow-in-torch", ("value", "grad"),
@@ -349,6 +379,64 @@ KNOWN: list[Deviation] = [
               "PyTorch's float32 kernels overflow to inf and give 0 or NaN (PyTorch is wrong)",
               names=("rms_norm", "local_response_norm", "corrcoef"),
               pattern=r"infinity differs|NaN placement differs|differ", when=lambda call: _has_extreme(call)),
+    Deviation("svd-of-non-finite", ("refusal",),
+              "SVD-based functions refuse a matrix holding Inf or NaN with a LinAlgError saying so "
+              "(OpenBLAS's gesdd loops forever on them); PyTorch's CPU kernels return NaN",
+              pattern=r"contained non-finite values"),
+    Deviation("zero-kernel-unpool", ("refusal",),
+              "max_unpool with kernel_size 0 refuses here (a window of no element); PyTorch returns an empty output",
+              names=("max_unpool1d", "max_unpool2d", "max_unpool3d"),
+              pattern=r"kernel_size and stride must be greater than zero"),
+    Deviation("linalg-gradients-at-extremes", ("grad",),
+              "gradients of det / logdet / slogdet / cholesky_inverse of a matrix holding ±Inf or values near the "
+              "dtype's limits: they hold inf - inf or inf * 0, NaN or ±inf in positions that depend on the "
+              "pivoting and the order of operations (here NumPy's, there LAPACK's)",
+              names=("det", "linalg_det", "logdet", "slogdet", "linalg_slogdet", "cholesky_inverse"),
+              when=lambda call: _has_non_finite(call) or _has_extreme(call)),
+    Deviation("torch-median-of-expanded", ("value",),
+              "median / nanmedian along a dim of an expanded tensor (stride 0): PyTorch's values are wrong (it "
+              "reads memory past the expanded row: 3.7e-42 for a row of 9.0); here they are the medians (PyTorch "
+              "is wrong)",
+              names=("median", "nanmedian"), when=_has_layout("expanded")),
+    Deviation("torch-gcd-of-minimum", ("value",),
+              "gcd with the most negative integer of the dtype (-32768 in int16): gcd(-32768, 7) is 1 here; "
+              "PyTorch negates a value that does not fit and returns -1 (PyTorch is wrong)",
+              names=("gcd", "gcd_"), when=_not_floating),
+    Deviation("torch-mode-of-nan", ("value",),
+              "mode of a row holding NaN: here NaNs count as equal values (as sort orders them together), so "
+              "mode([nan, 1, nan, 1, 2]) is 1 at index 3 (the smallest of the most frequent); PyTorch's result "
+              "depends on where its sort leaves the NaNs (nan at index 0 there) (PyTorch is wrong)",
+              names=("mode",), when=_has_nan),
+    Deviation("torch-integer-statistics", ("value",),
+              "cov / corrcoef of integers near their dtype's limits: PyTorch sums int64 in int64 (the mean of "
+              "[-4, -3, -2**63] wraps) and squares float32; here deviations are taken in float64 (cov 2.84e37, "
+              "PyTorch 8.51e37) (PyTorch is wrong)",
+              names=("cov", "corrcoef"), when=lambda call: _not_floating(call) and _has_extreme(call)),
+    Deviation("duplicate-indices", ("value",),
+              "put / index_put / index_copy / scatter without accumulation writing one position twice: here "
+              "the last write wins, in index order; PyTorch leaves the winner undefined (its order follows its "
+              "iterator over the index's layout: the first of three writes for an expanded index)",
+              names=("put", "put_", "index_put", "index_put_", "index_copy", "index_copy_", "scatter", "scatter_"),
+              when=_has_duplicate_indices),
+    Deviation("torch-lu-unpack-pivots", ("refusal",),
+              "lu_unpack with pivots whose shape is not LU's batch shape + [min(m, n)] refuses here; PyTorch "
+              "reads what it finds (a longer vector's first entries, a batch of pivots for one matrix, or memory "
+              "past the tensor: 'index 140379611405536 is out of bounds') (PyTorch is wrong)",
+              names=("lu_unpack",), pattern=r"LU_pivots must have shape"),
+    Deviation("torch-std-mean-gradient-at-zero", ("grad",),
+              "std_mean / var_mean of equal values: the gradient of the standard deviation at 0 is 0 here, as "
+              "std's is in both (and norm's); PyTorch's std_mean gives NaN there (0 / 0) (PyTorch is inconsistent)",
+              names=("std_mean",), pattern=r"NaN placement differs"),
+    Deviation("svd-signs", ("value", "grad"),
+              "singular vectors are unique up to sign (a pair u, v may both flip): for a non-contiguous input "
+              "LAPACK sees another memory order here than in PyTorch and may return the other sign; the singular "
+              "values agree",
+              names=("svd", "linalg_svd"), pattern=r"output [02]|input"),
+    Deviation("assume-unique", ("value",),
+              "isin(..., assume_unique=True) of inputs holding duplicates: the result is exact here; PyTorch's "
+              "(as NumPy's) is undefined for them",
+              names=("isin",), when=lambda call: bool(call.kwargs.get("assume_unique"))
+              or (len(call.args) > 2 and call.args[2] is True)),
 ]
 
 

@@ -94,6 +94,8 @@ def test_empty_strided():
     assert tuple(t.shape) == (2, 3) and t.dtype is flow.float64
     with pytest.raises(RuntimeError, match="mismatch in length of strides and shape"):
         flow.empty_strided((2, 3), (1,))
+    with pytest.raises(RuntimeError, match=r"empty_strided: Negative strides are not supported .* \[5, -5, 2\]"):
+        flow.empty_strided([1, 2, 4], [5, -5, 2])
 
 
 @pytest.fixture

@@ -156,6 +156,11 @@ def test_igamma_edges_follow_pytorch():
     x = t64([1.0, 0.0, 0.0, 1.0, INF, INF, 1.0, -1.0])
     close(flow.igamma(a, x), [1.0, NAN, 0.0, 0.0, 1.0, NAN, NAN, NAN])
     close(flow.igammac(a, x), [0.0, NAN, 1.0, 1.0, 0.0, NAN, NAN, NAN])
+    # PyTorch tests the sign first (a NaN passes), then a == 0, x == 0, inf a, inf x: the edges win over a NaN
+    a = t64([NAN, NAN, NAN, NAN, 0.0, INF, NAN])
+    x = t64([0.0, INF, 1.0, NAN, NAN, NAN, -1.0])
+    close(flow.igamma(a, x), [0.0, 1.0, NAN, NAN, NAN, 0.0, NAN])
+    close(flow.igammac(a, x), [1.0, 0.0, NAN, NAN, NAN, 1.0, NAN])
 
 
 def test_float32_results_are_the_rounded_float64_ones():
@@ -221,6 +226,28 @@ def test_xlogy_hypot_fmax_nextafter_copysign_gradients_follow_pytorch():
     assert gy is None or np.all(gy.numpy() == 0)
     (gx,) = _grads(lambda x: flow.copysign(x, t64([-1.0, 1.0])), [0.0, -2.0])
     close(gx, [0.0, -1.0])
+
+
+def _sinc_series(x):
+    """sinc(x) and its derivative from their power series in p = pi x (math.fsum; exact to float64 for |x| <= 3)."""
+    p = math.pi * x
+    value = math.fsum((-1) ** k * p ** (2 * k) / math.factorial(2 * k + 1) for k in range(40))
+    grad = math.pi * math.fsum((-1) ** k * 2 * k * p ** (2 * k - 1) / math.factorial(2 * k + 1) for k in range(1, 40))
+    return value, grad
+
+
+@pytest.mark.parametrize("dtype, rtol", [(flow.float64, 1e-12), (flow.float32, 1e-5), (flow.float16, 1e-3)])
+def test_sinc_and_its_gradient_near_zero_do_not_cancel(dtype, rtol):
+    # sin(p) / p's gradient is (p cos p - sin p) / p^2 * pi: about -p^3 / 3 from a difference of two values near
+    # p, so the quotient's gradient loses every digit near 0 (float16 gave 0 for x = 1e-3, float32 2.4x too much
+    # at x = 1e-4); the Taylor series takes over there
+    xs = [1e-8, 1e-4, 1e-3, 0.0096, 0.05, 0.127, 0.2, 0.5, 1.452, 2.5]
+    x = flow.tensor(xs, dtype=dtype, requires_grad=True)
+    y = flow.sinc(x)
+    y.sum().backward()
+    exact = [_sinc_series(v) for v in x.detach().double().numpy().tolist()]
+    np.testing.assert_allclose(y.detach().double().numpy(), [v for v, _ in exact], rtol=rtol)
+    np.testing.assert_allclose(x.grad.double().numpy(), [g for _, g in exact], rtol=rtol, atol=1e-300)
 
 
 def test_sinc_logit_frexp_and_i1_gradients():

@@ -399,6 +399,8 @@ _ERRORS = [
     (lambda: flow.diff(flow.tensor(1.0)), RuntimeError, "diff expects input to be at least one-dimensional"),
     (lambda: flow.diff(X, prepend=flow.zeros(4)), RuntimeError,
      "diff expects prepend or append to be the same dimension as input"),
+    (lambda: flow.diff(X, 0, append=flow.zeros(4)), RuntimeError,  # order 0 returns the input, after the checks
+     "diff expects prepend or append to be the same dimension as input"),
     (lambda: flow.repeat_interleave(X, flow.tensor([1, 2]), dim=0), RuntimeError,
      r"repeats must have the same size as input along dim, but got repeats.size\(0\) = 2 and input.size\(0\) = 3"),
     (lambda: flow.repeat_interleave(X, flow.tensor([1, -2, 1]), dim=0), RuntimeError, "repeats can not be negative"),

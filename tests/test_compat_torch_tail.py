@@ -407,6 +407,10 @@ def test_gradient():
         flow.gradient(t(y), dim=[0, -2])
     with pytest.raises(RuntimeError, match="only supports edge_order=1 and edge_order=2"):
         flow.gradient(t(y), edge_order=3)
+    for dtype in (flow.uint8, flow.uint16, flow.bool):  # their differences wrap (or are xor): PyTorch refuses
+        with pytest.raises(RuntimeError, match=f"does not support {dtype.name} input"):
+            flow.gradient(flow.tensor([1, 2, 4]).to(dtype))
+    close(flow.gradient(flow.tensor([1, 2, 4], dtype=flow.int8))[0], [1.0, 1.5, 2.0])
 
 
 def test_histogramdd():
@@ -671,6 +675,21 @@ def test_fake_quantize_per_channel_affine():
     close(x.grad, kept.astype(np.float32))
     with pytest.raises(RuntimeError, match="dimensions of scale and input must be equal"):
         flow.fake_quantize_per_channel_affine(x, t(scale[:3]), t(zp[:3]), 1, 0, 7)
+
+
+@pytest.mark.parametrize("dtype", [flow.float16, flow.bfloat16])
+def test_fake_quantize_of_half_computes_in_float32_so_wide_ranges_work(dtype):
+    # 30000 / 0.5 = 60000 rounds to 60000 and clamps to 100: (100 - 3) * 0.5 = 48.5; a quant_min of -100000 is
+    # beyond float16's range, a bound all the same (PyTorch's kernel computes in float32 too)
+    x = flow.tensor([1.0, 2.0, 30000.0, -7.0], dtype=dtype, requires_grad=True)
+    y = flow.fake_quantize_per_tensor_affine(x, 0.5, 3, -100000, 100)
+    assert y.dtype is dtype
+    close(y.float(), [1.0, 2.0, 48.5, -7.0])
+    y.sum().backward()
+    close(x.grad.float(), [1.0, 1.0, 0.0, 1.0])
+    y = flow.fake_quantize_per_channel_affine(x.detach().reshape(1, 4), flow.tensor([0.5]), flow.tensor([3]), 0,
+                                              -100000, 100)
+    close(y.float(), [[1.0, 2.0, 48.5, -7.0]])
 
 
 # ---- lobpcg -----------------------------------------------------------------------------------------------------

@@ -99,6 +99,19 @@ def test_softmin_and_softmax2d():
         F.softmin(flow.tensor(x[0, 0]))
 
 
+@pytest.mark.parametrize("fn", [F.elu, F.celu])
+def test_elu_and_celu_of_signed_zero_are_the_zero_whatever_alpha(fn):
+    # PyTorch: elu(±0, alpha=inf) is ±0 (the identity side), not expm1(0) * inf = NaN; the gradient at 0 is alpha's
+    x = flow.tensor([0.0, -0.0, -1.0, 2.0], requires_grad=True)
+    y = fn(x, float("inf"))
+    got = y.detach().numpy()
+    assert got[:2].tolist() == [0.0, 0.0] and np.signbit(got[:2]).tolist() == [False, True]
+    assert got[3] == 2.0 and (np.isnan(got[2]) if fn is F.celu else got[2] == -np.inf)
+    if fn is F.elu:
+        y.sum().backward()
+        assert x.grad.numpy().tolist() == [np.inf, np.inf, np.inf, 1.0]
+
+
 def test_rrelu_eval_is_leaky_relu_with_the_mean_slope():
     x = _x(50)
     layer = nn.RReLU(0.1, 0.3).eval()

@@ -137,6 +137,30 @@ def test_pooling_errors(call, match):
         call()
 
 
+@pytest.mark.parametrize("fn, shape, out_shape", [
+    (F.adaptive_avg_pool1d, (1, 0, 4), (1, 0, 2)),        # batched: avg 1d / 2d check only the spatial dims
+    (F.adaptive_avg_pool2d, (1, 0, 4, 4), (1, 0, 2, 2)),
+    (F.adaptive_avg_pool1d, (0, 4), (0, 2)),              # unbatched: dim 0 (the channels) may be empty
+    (F.adaptive_avg_pool3d, (0, 2, 2, 2), (0, 2, 2, 2)),
+    (F.adaptive_max_pool1d, (0, 4), (0, 2)),
+    (F.adaptive_max_pool2d, (0, 4, 4), (0, 2, 2)),
+    (F.adaptive_max_pool3d, (0, 2, 2, 2), (0, 2, 2, 2)),
+])
+def test_adaptive_pooling_of_empty_channels_as_pytorch(fn, shape, out_shape):
+    x = flow.zeros(shape, requires_grad=True)
+    y = fn(x, 2)
+    assert tuple(y.shape) == out_shape
+    y.sum().backward()
+    assert tuple(x.grad.shape) == shape
+
+
+@pytest.mark.parametrize("fn, shape", [(F.adaptive_avg_pool3d, (1, 0, 2, 2, 2)), (F.adaptive_max_pool1d, (1, 0, 4)),
+                                       (F.adaptive_max_pool2d, (1, 0, 4, 4)), (F.adaptive_avg_pool1d, (2, 3, 0))])
+def test_adaptive_pooling_refuses_empty_channels_or_spatial_dims_as_pytorch(fn, shape):
+    with pytest.raises(RuntimeError, match="non-zero size for non-batch dimensions"):
+        fn(flow.zeros(shape), 2)
+
+
 def test_pooling_kernels_up_to_the_padded_input_work():
     y = F.avg_pool3d(t(np.ones((1, 1, 2, 2, 2))), 2, padding=1, count_include_pad=False)
     np.testing.assert_allclose(y.numpy(), np.ones((1, 1, 2, 2, 2)))

@@ -37,6 +37,7 @@ from oneflow_lite.functors.registry import composite, functor, get_functor, regi
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.lazy import capturing_ctx
 from oneflow_lite.interpreters.op_interp_util import dispatch
+from oneflow_lite.ops.shape import check_geometry
 
 _CPU = Device("cpu")
 _get_default_dtype = dt.get_default_dtype
@@ -985,9 +986,7 @@ def scalar_tensor(s, dtype, device, requires_grad=False):
 def empty_strided(size, stride, dtype, device, requires_grad=False):
     """``empty_strided(size, stride)``: ``empty(size)``; tensors here are always contiguous, so ``stride``
     (one per dimension) only decides the memory layout PyTorch would use."""
-    if len(stride) != len(size):
-        raise RuntimeError(f"empty_strided: mismatch in length of strides and shape (size {list(size)}, stride "
-                           f"{list(stride)})")
+    check_geometry(lambda message: RuntimeError(f"empty_strided: {message}"), size, stride, 0)
     return F.empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 

@@ -3,13 +3,15 @@ floating tensors rounded to the grid a quantized dtype would hold and back, as q
 
 Note [Fake quantization]
 ``out = (clamp(round(x / scale) + zero_point, quant_min, quant_max) - zero_point) * scale``, with ``round``
-to the nearest even integer (``nearbyint``), computed in ``x``'s dtype. The gradient is PyTorch's straight-through
+to the nearest even integer (``nearbyint``), computed in ``x``'s dtype (float32 for float16 / bfloat16, as PyTorch's
+kernel multiplies a half value by a float ``1 / scale``: a ``quant_max`` beyond float16's range is a bound there). The gradient is PyTorch's straight-through
 estimate: ``dy`` where ``round(x / scale) + zero_point`` lies in ``[quant_min, quant_max]``, 0 where it was
 clamped; it reaches ``x`` only (``scale`` and ``zero_point`` get none, as in PyTorch's non-learnable forms).
 """
 
 from __future__ import annotations
 
+from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.tensor import Tensor
 from oneflow_lite.functors.registry import composite
@@ -22,13 +24,17 @@ def _check_range(name, quant_min, quant_max):
 
 def _fake_quantize(x, scale, zero_point, quant_min, quant_max):
     """Note [Fake quantization], with ``scale`` and ``zero_point`` numbers or tensors broadcasting to ``x``."""
-    q = F.add(F.round(F.div(x.detach(), scale)), zero_point)
+    q = F.add(F.round(F.div(F.cast(x.detach(), _compute_dtype(x)), scale)), zero_point)
     value = F.mul(F.sub(F.clamp(q, quant_min, quant_max), zero_point), scale)
     value = F.cast(value, x._meta.dtype)
     if not x.requires_grad:
         return value
     kept = F.logical_and(F.ge(q, quant_min), F.le(q, quant_max))
     return F.add(value, F.where(kept, F.sub(x, x.detach()), 0.0))  # x - x.detach() carries dy, valued 0
+
+
+def _compute_dtype(x):
+    return dt.float32 if x._meta.dtype in (dt.float16, dt.bfloat16) else x._meta.dtype
 
 
 def _floating_input(name, x):
@@ -71,6 +77,6 @@ def fake_quantize_per_channel_affine(x, scale, zero_point, axis, quant_min, quan
         raise RuntimeError(f"{name}: `zero_point` must be between `quant_min` and `quant_max`.")
     shape = [1] * ndim
     shape[axis] = -1
-    dtype = x._meta.dtype
+    dtype = _compute_dtype(x)
     return _fake_quantize(x, F.reshape(F.cast(scale, dtype), shape), F.reshape(F.cast(zero_point, dtype), shape),
                           quant_min, quant_max)

@@ -1029,11 +1029,11 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"diff: order must be non-negative but got {n}")
     axis = _wrap(dim, x._meta.ndim, "diff")
-    if n == 0:  # PyTorch returns the input itself, before prepend / append
-        return F.clone(x)
     parts = [t for t in (prepend, x, append) if t is not None]
     for t in parts:
         _check_diff_operand(x, t, axis)
+    if n == 0:  # PyTorch returns the input itself, without prepend / append (having checked them)
+        return F.clone(x)
     if len(parts) > 1:
         x = F.cat(parts, axis)
     for _ in range(n):

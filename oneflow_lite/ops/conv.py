@@ -339,13 +339,16 @@ def _pool_grad_shape(nd, dilated):
     return infer
 
 
-def _adaptive_shape(nd):
+def _adaptive_shape(nd, empty_channels=False):
+    """Output shape of an adaptive pooling over ``nd`` dims. As PyTorch's: dim 0 may be empty (a batch, or the
+    channels of an unbatched input); ``empty_channels`` also lets a batched input's channels be empty (its
+    adaptive_avg_pool1d / 2d check only the spatial dims)."""
     def infer(ctx):
         x = ctx.input_metas[0].shape
         out = ctx.attrs["output_size"]
         if len(x) not in (nd + 1, nd + 2):
             raise ctx.error(f"Expected {nd + 1}D or {nd + 2}D tensor, but got {list(x)}")
-        for i in range(1 if len(x) == nd + 2 else 0, len(x)):
+        for i in range(len(x) - nd if empty_channels else 1, len(x)):
             if x[i] == 0:
                 raise ctx.error(f"Expected input to have non-zero size for non-batch dimensions, but input has sizes "
                                 f"{list(x)} with dimension {i} being empty")
@@ -388,7 +391,7 @@ for _nd in (1, 2, 3):
                      infer_shape=_pool_grad_shape(_nd, False), infer_dtype=same_dtype)
     register_user_op(f"adaptive_avg_pool{_nd}d", inputs=["x"], outputs=["y"],
                      attrs={"output_size": ("list_int64", ())},
-                     infer_shape=_adaptive_shape(_nd), infer_dtype=same_dtype)
+                     infer_shape=_adaptive_shape(_nd, empty_channels=_nd < 3), infer_dtype=same_dtype)
     register_user_op(f"adaptive_avg_pool{_nd}d_grad", inputs=["dy"], outputs=["dx"], attrs=_INPUT_SIZE,
                      infer_shape=_adaptive_grad_shape(_nd), infer_dtype=same_dtype)
 

@@ -542,7 +542,7 @@ def check_geometry(error, size, stride, offset) -> None:
     if len(size) != len(stride):
         raise error("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
-        raise error(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+        raise error(f"Negative strides are not supported at the moment, got strides: {list(stride)}")
     if any(s < 0 for s in size):
         raise error(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
     if offset < 0:

@@ -176,7 +176,9 @@ _backward("hardswish_grad",
 
 # ---- exponential family ----------------------------------------------------------------------------
 def _elu(x, alpha, scale):
-    return _where(x > 0, x * scale, np.expm1(x) * (alpha * scale))
+    """``x >= 0`` takes ``x`` (PyTorch's forward: ``elu(±0, alpha=inf)`` is ±0, not ``0 * inf``); the gradient at
+    0 is the ``alpha`` side's, as PyTorch's."""
+    return _where(x >= 0, x * scale, np.expm1(x) * (alpha * scale))
 
 
 def _elu_grad(dy, x, alpha, scale):

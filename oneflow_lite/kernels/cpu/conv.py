@@ -212,6 +212,8 @@ def _plane_indices(op, idx, planes, plane_size):
     """``idx`` (flat per plane) as flat indices into all ``planes``; an error for indices outside a plane."""
     if idx.size and (idx.min() < 0 or idx.max() >= plane_size):
         raise RuntimeError(f"{op}: indice holds values outside [0, {plane_size}), the size of an input plane")
+    if not idx.size:
+        return idx.reshape(-1).astype(_I64)
     return (idx.reshape(planes, -1) + np.arange(0, planes * plane_size, plane_size, dtype=_I64)[:, None]).ravel()
 
 

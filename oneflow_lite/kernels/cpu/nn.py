@@ -166,7 +166,7 @@ cpu_kernel("log_softmax_grad", _floats("dy"))(_axis_kernel(_log_softmax_grad, "l
 # ---- activations with attrs: celu, hardshrink, softshrink, threshold ---------------------------------------
 def _celu(a, x):
     alpha = a["alpha"]
-    return _where(x > 0, x, np.expm1(x / alpha) * alpha)
+    return _where(x >= 0, x, np.expm1(x / alpha) * alpha)  # ±0 is itself, whatever alpha (as _elu)
 
 
 def _celu_grad(a, dy, x):

@@ -587,10 +587,11 @@ def _igamc_fraction(a, x):
 
 
 def _igamma_boundary(a, x, lower):
-    """The values at the edges of the domain (NaN, 0 or 1) and the mask of elements left to compute."""
+    """The values at the edges of the domain (NaN, 0 or 1) and the mask of elements left to compute. PyTorch's
+    order of tests: a NaN passes the sign test, so ``igammac(nan, 0)`` is 1 and ``igammac(nan, inf)`` 0."""
     one, zero = (1.0, 0.0) if lower else (0.0, 1.0)
     out = np.full_like(a, np.nan)
-    todo = (x >= 0) & (a >= 0)  # NaN or negative: NaN
+    todo = ~((x < 0) | (a < 0))  # negative: NaN
     out[todo & (a == 0) & (x > 0)] = one
     rest = todo & (a != 0)
     out[rest & (x == 0)] = zero
@@ -598,7 +599,7 @@ def _igamma_boundary(a, x, lower):
     out[rest & np.isinf(a) & ~np.isinf(x)] = zero
     rest &= ~np.isinf(a)
     out[rest & np.isinf(x)] = one
-    return out, rest & ~np.isinf(x)
+    return out, rest & ~np.isinf(x) & ~np.isnan(a) & ~np.isnan(x)
 
 
 def _igammac_inner(a, x):
