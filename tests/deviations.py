@@ -223,10 +223,10 @@ KNOWN: list[Deviation] = [
                      "feature_alpha_dropout", "feature_alpha_dropout_", "binomial", "native_dropout")),
     Deviation("meta-checks", ("refusal",),
               "value checks (a fill value that overflows the dtype, bucketize's 1-d boundaries, select_scatter's "
-              "index, index_put's dtypes) run on meta "
+              "index, index_put's and cross's dtypes) run on meta "
               "tensors too; PyTorch's meta functions skip them",
               pattern=r"without overflow|to have non-zero size|boundaries tensor must be|index \w+ out of range|"
-                      r"source and destination dtypes match",
+                      r"source and destination dtypes match|expected input and other to have the same dtype",
               when=_on_meta),
     Deviation("integer-masks", ("silent acceptance",),
               "OneFlow's masked_select / masked_fill / where take an integer mask or condition (nonzero is "
@@ -294,7 +294,8 @@ KNOWN: list[Deviation] = [
     Deviation("torch-inf-grads", ("grad",),
               "soft_margin_loss's gradient at an infinite input is finite here (-y / N * sigmoid(-y x), the "
               "limit); PyTorch computes exp(inf) / (1 + exp(inf)) and gets NaN; copysign's gradient at an "
-              "infinite input is ±1 here, NaN there (result / input = inf / inf) (PyTorch is wrong)",
+              "infinite input is ±1 here (0 at NaN, as abs's in both), NaN there (result / input) (PyTorch is "
+              "wrong)",
               names=("soft_margin_loss", "copysign"), pattern=r"NaN placement differs"),
     Deviation("torch-integer-overflow-in-grads", ("grad",),
               "atan2's gradient with an integer other: computed in floating point here; PyTorch squares the "
@@ -356,7 +357,7 @@ KNOWN: list[Deviation] = [
               "value); PyTorch's conversion check lets negative values down to -2**bits through and wraps them "
               "(clamp_max_(uint8 8, -129) clamps to 127, fill_(uint16, -2) writes 65534)",
               names=("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_",
-                     "fill_", "scalar_tensor", "full", "full_like", "new_full"),
+                     "fill_", "scalar_tensor", "full", "full_like", "new_full", "constant_pad_nd"),
               pattern=r"cannot be converted to type uint\w* without overflow"),
     Deviation("unsigned-promotion", ("silent acceptance",),
               "vander of a uint16 / uint32 / uint64 vector computes its powers after a cast to int64 here, isin "

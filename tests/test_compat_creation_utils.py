@@ -89,6 +89,18 @@ def test_scalar_tensor():
     assert flow.scalar_tensor(2, dtype=flow.int64).dtype is flow.int64
 
 
+def test_uint64_constants_beyond_int64():
+    # the constant op's int64 attr carries them as two's complement (Note [uint64 constants])
+    got = flow.full((2,), 2 ** 64 - 3, dtype=flow.uint64)
+    assert got.numpy().tolist() == [2 ** 64 - 3] * 2 and got.dtype is flow.uint64
+    assert flow.full((1,), 2 ** 63, dtype=flow.uint64).numpy().tolist() == [2 ** 63]
+    # PyTorch converts -2 to uint64 as 2**64 - 2 for a scalar operand: 1 | (2**64 - 2) = 2**64 - 1
+    assert flow.bitwise_or(flow.tensor([1], dtype=flow.uint64), -2).numpy().tolist() == [2 ** 64 - 1]
+    for bad in (-1, 2 ** 64):
+        with pytest.raises(RuntimeError, match=f"value {bad} cannot be converted to type uint64 without overflow"):
+            flow.full((2,), bad, dtype=flow.uint64)
+
+
 def test_empty_strided():
     t = flow.empty_strided((2, 3), (3, 1), dtype=flow.float64)
     assert tuple(t.shape) == (2, 3) and t.dtype is flow.float64

@@ -516,6 +516,30 @@ def test_lazy_and_meta_tensors_without_values():
         flow.repeat_interleave(m, flow.ones(3, dtype=flow.int64, device="meta"), dim=0)
 
 
+def test_nonzero_static_on_meta_has_its_static_shape():
+    for shape, size in (((2, 3), 4), ((), 1), ((5,), 0)):
+        out = flow.nonzero_static(flow.ones(shape, device="meta"), size=size)
+        assert (out.device, tuple(out.shape), out.dtype) == (flow.device("meta"), (size, len(shape)), flow.int64)
+    assert flow.ones(2, 3, device="meta").nonzero_static(size=2).shape == (2, 2)
+    x = flow.tensor([[0, 1], [1, 0]])  # cpu: cut to size, or padded with fill_value
+    assert flow.nonzero_static(x, size=1).tolist() == [[0, 1]]
+    assert flow.nonzero_static(x, size=3, fill_value=7).tolist() == [[0, 1], [1, 0], [7, 7]]
+    assert flow.nonzero_static(flow.tensor(3.0), size=2).shape == (2, 0)
+
+
+def test_repeat_interleave_of_a_0d_tensor_flattens_only_without_a_dim():
+    x = flow.tensor(False)
+    for repeats in (flow.tensor(5, dtype=flow.int8), flow.tensor(5), flow.tensor([5]), 5):
+        for dim in (0, -1):
+            with pytest.raises(IndexError, match=rf"^repeat_interleave: Dimension specified as {dim} but tensor "
+                                                 r"has no dimensions"):
+                flow.repeat_interleave(x, repeats, dim)
+            with pytest.raises(IndexError, match="has no dimensions"):
+                x.repeat_interleave(repeats, dim=dim)
+        assert flow.repeat_interleave(x, repeats).tolist() == [False] * 5
+    assert flow.repeat_interleave(flow.tensor(7), 2, dim=None).tolist() == [7, 7]
+
+
 # ---- optional oracle: the same calls in PyTorch -----------------------------------------------------------------
 _ORACLE = [
     lambda t, x: t.block_diag(x[0], x[1, :2], x[:2, :1]), lambda t, x: t.cartesian_prod(x[0, :2], x[1, :3]),

@@ -110,6 +110,67 @@ def test_result_type(dims, zero_dim, scalars, expected):
     assert dt.result_type(dims, zero_dim, scalars) is expected
 
 
+# PyTorch's combine_categories(higher, lower), joining dims over combine(0-d, scalars): a floating higher wins;
+# a bool higher (or a floating lower) goes through promote_types, which refuses bool with uint16 / 32 / 64.
+U16, U32, U64 = flow.uint16, flow.uint32, flow.uint64
+
+
+@pytest.mark.parametrize("dims, zero_dim, scalars, expected", [
+    (U16, (B,), (), U16),          # higher uint16, lower bool: the higher wins without promote_types
+    (U64, (B,), (True,), U64),
+    (B, (I8,), (2.5,), F32),       # 0-d int8 with a float scalar: float32; a bool higher takes it
+    (B, (I8,), (3,), I8),          # 0-d int8 over an int scalar (same category): int8; bool higher -> int8
+    (None, (B,), (3,), I64),       # bool 0-d (higher) with an int scalar: promote_types -> int64
+    (None, (U32,), (True,), U32),
+    (U16, (F16,), (), F16),        # a floating lower: promote_types(uint16, float16)
+    (I32, (F16,), (2.5,), F16),    # 0-d float16 over the float scalar; int32 dims promote to float16
+    (F16, (U64,), (3,), F16),      # a floating higher wins
+])
+def test_result_type_combines_categories_as_pytorch(dims, zero_dim, scalars, expected):
+    assert dt.result_type(dims, zero_dim, scalars) is expected
+
+
+@pytest.mark.parametrize("dims, zero_dim, scalars", [
+    (B, (U16,), ()), (B, (U64,), ()), (B, (U32,), (3,)), (B, (U16, B), ()), (None, (B, U16), ()),
+])
+def test_result_type_refuses_bool_with_limited_unsigned_as_pytorch(dims, zero_dim, scalars):
+    with pytest.raises(RuntimeError, match="Promotion for uint16, uint32, uint64 types is not supported"):
+        dt.result_type(dims, zero_dim, scalars)
+
+
+def test_ops_promote_a_0d_tensor_as_pytorch():
+    bools, flags = flow.tensor([True, False]), flow.tensor([3, 4], dtype=U16)
+    calls = [lambda: flow.copysign(flow.tensor(0, dtype=U64), bools),
+             lambda: flow.add(bools, flow.tensor(3, dtype=U16)), lambda: flow.mul(bools, flow.tensor(3, dtype=U32)),
+             lambda: flow.eq(bools, flow.tensor(3, dtype=U32)),
+             lambda: flow.result_type(bools, flow.tensor(1, dtype=U64))]
+    for call in calls:
+        with pytest.raises(RuntimeError, match=r"^(copysign|add|mul|eq|result_type): Promotion for uint16, uint32, "
+                                               r"uint64 types is not supported, attempted to promote bool and uint"):
+            call()
+    out = flow.bitwise_or(flags, flow.tensor(True))  # higher uint16, lower bool: no promote_types, no refusal
+    assert out.dtype is U16 and out.tolist() == [3, 5]
+    assert flow.result_type(flags, flow.tensor(True)) is U16 and flow.result_type(flow.tensor(True), flags) is U16
+    assert flow.mul(flow.tensor([2, 3], dtype=U32), flow.tensor(True)).tolist() == [2, 3]
+
+
+def test_promotion_matches_torch_result_type_pairwise():
+    torch = pytest.importorskip("torch")
+    names = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "uint16", "uint32",
+             "uint64"]
+    operands = [(n, nd) for n in names for nd in (0, 1)]
+
+    def result(m, a, b):
+        make = lambda n, nd: m.zeros((2,) if nd else (), dtype=getattr(m, n))
+        try:
+            return str(m.result_type(make(*a), b if not isinstance(b, tuple) else make(*b))).split(".")[-1]
+        except RuntimeError:
+            return "refused"
+    for a in operands:
+        for b in operands + [True, 1, 1.5]:
+            assert result(torch, a, b) == result(flow, a, b), (a, b)
+
+
 def test_scalar_dtype():
     assert dt.scalar_dtype(True) is B and dt.scalar_dtype(np.bool_(False)) is B
     assert dt.scalar_dtype(3) is I64 and dt.scalar_dtype(np.int8(3)) is I64

@@ -254,6 +254,60 @@ def test_statistics_errors_are_pytorchs():
         flow.logcumsumexp(flow.tensor([1, 2]), 0)
 
 
+@pytest.mark.parametrize("fn", [flow.trapezoid, flow.trapz])
+def test_trapezoid_slices_x_at_the_positive_dim_of_y(fn):
+    """PyTorch's rule: dim is wrapped against y; a 1-D x lies along it; an x of fewer dims is left-padded with
+    1s; an x of more dims is sliced at that same positive dim, and the spacings broadcast with y's pairs."""
+    y = flow.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    x = flow.tensor([[0.0, 1.0, 3.0], [0.0, 2.0, 2.0]])
+    assert fn(y, x).tolist() == [1.5 * 1 + 2.5 * 2, 4.5 * 2 + 5.5 * 0]
+    assert fn(y, flow.tensor([0.0, 1.0, 3.0]), dim=-1).tolist() == [6.5, 4.5 + 5.5 * 2]
+    # x of shape (3, 1) for y of shape (3,): spacings [[1], [3]] (along x's dim 0) times the pair means [1.5, 2.5]
+    # broadcast to (2, 2), summed along dim 0
+    out = fn(flow.tensor([1.0, 2.0, 3.0]), flow.tensor([[0.0], [1.0], [4.0]]), dim=-1)
+    assert out.tolist() == [1.5 * 1 + 1.5 * 3, 2.5 * 1 + 2.5 * 3]
+    # x (3, 1, 2, 2) sliced at dim 1 (y's -1) gives (3, 0, 2, 2), which y's (2, 0) pairs cannot broadcast with
+    with pytest.raises(RuntimeError, match=r"trapezoid.*cannot be broadcast"):
+        fn(flow.ones(2, 1, dtype=flow.int8), flow.ones(3, 1, 2, 2, dtype=flow.int8))
+    with pytest.raises(RuntimeError, match="trapezoid: received a bool input for `x` or `y`, but bool is not "
+                                           "supported"):
+        fn(flow.ones(3), flow.tensor([True, False, True]))
+    assert fn(flow.zeros(2, 0), flow.zeros(0, dtype=flow.bool)).tolist() == [0, 0]  # no samples: zeros first
+
+
+def test_cumulative_trapezoid_checks_x_as_pytorch():
+    y = flow.tensor([1.0, 2.0, 3.0])
+    assert flow.cumulative_trapezoid(y, flow.tensor([[0.0], [1.0], [4.0]])).tolist() == [[1.5, 2.5], [6.0, 10.0]]
+    with pytest.raises(RuntimeError, match="cumulative_trapezoid: received a bool input for `x` or `y`"):
+        flow.cumulative_trapezoid(y, flow.tensor([True, False, True]))
+    with pytest.raises(RuntimeError, match="cumulative_trapezoid: received a bool input for `x` or `y`"):
+        flow.cumulative_trapezoid(flow.zeros(0), flow.zeros(0, dtype=flow.bool))
+    with pytest.raises(RuntimeError, match="cumulative_trapezoid: There must be one `x` value for each sample"):
+        flow.cumulative_trapezoid(flow.zeros(2, 0), flow.zeros(3))  # no samples, but x still checked
+    out = flow.cumulative_trapezoid(flow.zeros(2, 0, dtype=flow.int32), flow.zeros(0))
+    assert (tuple(out.shape), out.dtype) == ((2, 0), flow.float32)
+
+
+def test_trapezoid_shapes_match_pytorch():
+    torch = pytest.importorskip("torch")
+    shapes = [(3,), (1,), (0,), (2, 3), (3, 1), (2, 1), (1, 3), (2, 0), (0, 3), (2, 3, 3), (3, 1, 2, 2), (4, 2, 3)]
+    for name in ("trapezoid", "cumulative_trapezoid"):
+        for ys in shapes:
+            for xs in shapes:
+                for dim in (-1, 0, 1):
+                    y = np.arange(int(np.prod(ys)), dtype=np.float64).reshape(ys) % 5 + 1
+                    x = np.arange(int(np.prod(xs)), dtype=np.float64).reshape(xs) ** 2 % 7
+                    try:
+                        expected = getattr(torch, name)(torch.tensor(y), torch.tensor(x), dim=dim).numpy()
+                    except (RuntimeError, IndexError):
+                        with pytest.raises((RuntimeError, IndexError)):
+                            getattr(flow, name)(flow.tensor(y), flow.tensor(x), dim=dim)
+                        continue
+                    got = getattr(flow, name)(flow.tensor(y), flow.tensor(x), dim=dim).numpy()
+                    assert got.shape == expected.shape, (name, ys, xs, dim)
+                    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
 def test_value_dependent_shapes_need_data():
     m = flow.ones(3, device="meta", dtype=flow.int64)
     for fn in (flow.unique, flow.unique_consecutive, flow.bincount):

@@ -6,6 +6,8 @@ it is installed."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -117,6 +119,86 @@ def test_channel_dropout_drops_whole_channels():
     assert ((y1 == 0).all(1) | (y1 == 2.0).all(1)).all()
     y3 = nn.Dropout3d(0.25)(flow.ones(4, 6, 2, 2, 2)).numpy().reshape(4, 6, -1)
     assert ((y3 == 0).all(2) | np.isclose(y3, 4 / 3).all(2)).all()
+
+
+# PyTorch's rules by rank, for p = 0.5 in training: the dims along which the keep mask varies (it is shared along
+# the others), or None where PyTorch refuses ("Feature dropout requires at least 2 dimensions"; dropout1d takes
+# only 2-D and 3-D). dropout3d reads every input that is not 5-D as unbatched (unsqueeze(0), feature dropout,
+# squeeze(0)): dim 0 holds the channels, so each element of a 1-D input is one channel. dropout2d and
+# feature_alpha_dropout read every input as batched (N, C, ...).
+_CHANNEL_DIMS = {
+    "dropout1d": [None, None, (0,), (0, 1), None, None, None],
+    "dropout2d": [None, None, (0, 1), (0, 1), (0, 1), (0, 1), (0, 1)],
+    "dropout3d": [None, (0,), (0,), (0,), (0,), (0, 1), (0,)],
+    "feature_alpha_dropout": [None, None, (0, 1), (0, 1), (0, 1), (0, 1), (0, 1)],
+}
+_RANK_SHAPES = [(), (12,), (12, 6), (6, 6, 2), (6, 6, 2, 2), (6, 6, 2, 2, 2), (6, 6, 2, 1, 2, 1)]
+
+
+def _run_dropout(name, x, inplace, training=True):
+    if name == "feature_alpha_dropout" and inplace:
+        return flow.feature_alpha_dropout_(x, 0.5, training)
+    return getattr(F, name)(x, 0.5, training, inplace)
+
+
+@pytest.mark.filterwarnings("ignore:.*Received a")
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("name", sorted(_CHANNEL_DIMS))
+def test_channel_dropout_by_rank_as_pytorch(name, inplace):
+    for ndim, shape in enumerate(_RANK_SHAPES):
+        varying = _CHANNEL_DIMS[name][ndim]
+        x = flow.ones(shape)
+        if varying is None:
+            with pytest.raises(RuntimeError, match=f"{name}: (Feature dropout requires at least 2 dimensions|"
+                                                   "Expected 2D or 3D input)"):
+                _run_dropout(name, x, inplace)
+            assert tuple(x.shape) == shape and (x.numpy() == 1).all()  # a refused call changes nothing
+            continue
+        masks = []
+        for _ in range(12):
+            x = flow.ones(shape)
+            y = _run_dropout(name, x, inplace)
+            assert tuple(y.shape) == shape and (y is x) == inplace
+            masks.append(y.numpy() != y.numpy().min())  # kept elements (1 / (1 - p), or alpha dropout's value)
+        for m in masks:
+            for d in range(ndim):
+                if d not in varying:  # one draw per channel: the same along every other dim
+                    assert (m == m.take([0], axis=d)).all(), (name, shape, d)
+        both = np.stack(masks)
+        assert both.any() and not both.all()
+        for d in varying:  # independent draws along the channel dims
+            assert any((m != m.take([0], axis=d)).any() for m in masks), (name, shape, d)
+        x = flow.ones(shape)
+        assert _run_dropout(name, x, inplace, training=False) is x and (x.numpy() == 1).all()
+
+
+@pytest.mark.filterwarnings("ignore:.*Received a 1-D input to dropout3d")
+def test_dropout3d_of_a_vector_scales_or_zeroes_each_element():
+    x = flow.ones(4000)
+    with pytest.warns(UserWarning, match="Received a 1-D input to dropout3d"):
+        y = F.dropout3d(x, 0.5, True).numpy()
+    assert set(np.unique(y)) <= {0.0, 2.0} and 0.45 < (y == 0).mean() < 0.55
+    v = flow.tensor([1.0, 0.0, 2.0])
+    assert F.dropout3d(v, 0.5, training=False) is v
+    assert F.dropout3d(v, 1.0, True).tolist() == [0, 0, 0]
+    g = flow.ones(50, requires_grad=True)
+    out = F.dropout3d(g, 0.5, True)
+    out.sum().backward()  # the gradient is the mask: 0 where dropped, 1 / (1 - p) where kept (= the output here)
+    np.testing.assert_array_equal(g.grad.numpy(), out.detach().numpy())
+
+
+def test_channel_dropout_by_rank_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    for name, ranks in _CHANNEL_DIMS.items():
+        for shape, varying in zip(_RANK_SHAPES, ranks):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    out = getattr(torch.nn.functional, name)(torch.ones(shape), 0.5, True)
+                except RuntimeError:
+                    assert varying is None, (name, shape)
+                    continue
+            assert varying is not None and tuple(out.shape) == shape, (name, shape)
 
 
 def test_channel_dropout_eval_warnings_and_errors():

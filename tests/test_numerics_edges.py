@@ -232,6 +232,25 @@ def test_adjoint_of_a_0d_tensor_is_itself_and_cross_needs_equal_ndims():
     np.testing.assert_array_equal(flow.cross(flow.tensor(a), flow.tensor(b)).numpy(), np.cross(a, b))
 
 
+@pytest.mark.parametrize("cross", [flow.cross, flow.linalg.cross, flow.Tensor.cross],
+                         ids=["cross", "linalg.cross", "Tensor.cross"])
+def test_cross_takes_one_dtype_as_pytorch(cross):
+    """PyTorch's cross kernel takes one dtype: no promotion (empty inputs too), and no bool."""
+    name = "linalg.cross" if cross is flow.linalg.cross else "cross"
+    a, b = flow.tensor([1, 2, 3]), flow.tensor([4, 5, 6], dtype=flow.int8)
+    with pytest.raises(RuntimeError, match=rf"^{name}: expected input and other to have the same dtype, but got "
+                                           r"int64 and int8"):
+        cross(a, b)
+    with pytest.raises(RuntimeError, match="same dtype, but got float32 and float64"):
+        cross(flow.zeros(0, 3), flow.zeros(0, 3, dtype=flow.float64))
+    with pytest.raises(RuntimeError, match="not implemented for 'Bool'"):
+        cross(flow.ones(3, dtype=flow.bool), flow.ones(3, dtype=flow.bool))
+    assert cross(a, flow.tensor([4, 5, 6])).tolist() == [2 * 6 - 3 * 5, 3 * 4 - 1 * 6, 1 * 5 - 2 * 4]
+    assert cross(flow.zeros(0, 3), flow.zeros(0, 3)).shape == (0, 3)
+    with pytest.raises(RuntimeError, match="(length|size) 3"):  # the shape checks come first, as in PyTorch
+        cross(flow.tensor([1, 2, 3, 4]), flow.tensor([1, 2, 3, 4], dtype=flow.int8))
+
+
 @pytest.mark.parametrize("call", [
     lambda a: flow.linalg.svd(a), lambda a: flow.linalg.svdvals(a), lambda a: flow.linalg.pinv(a),
     lambda a: flow.linalg.matrix_rank(a), lambda a: flow.linalg.matrix_norm(a, ord=2),

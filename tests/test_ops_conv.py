@@ -284,7 +284,7 @@ def test_adaptive_avg_pool2d_windows_and_none():
     (lambda: F.avg_pool3d(t(np.ones((1, 4, 4))), 2), r"avg_pool3d: Expected 4D or 5D"),
     (lambda: F.adaptive_avg_pool2d(t(np.ones((1, 1, 4, 4))), (-1, 2)),
      r"elements of output_size must be greater than or equal to 0 but received \[-1, 2\]"),
-    (lambda: F.adaptive_avg_pool2d(t(np.ones((1, 0, 4, 4))), 2),
+    (lambda: F.adaptive_max_pool2d(t(np.ones((1, 0, 4, 4))), 2),  # (adaptive_avg_pool2d takes empty channels)
      (r"Expected input to have non-zero size for non-batch dimensions, but input has sizes \[1, 0, 4, 4\] with "
      r"dimension 1 being empty")),
     (lambda: F.adaptive_avg_pool2d(t(np.ones(4)), (None, 2)), r"adaptive_avg_pool2d: Expected 3D or 4D tensor"),

@@ -261,6 +261,39 @@ def test_pad_modes_by_hand():
     assert flow.nn.functional.pad is flow.pad
 
 
+def test_constant_padding_crops_before_it_pads():
+    """PyTorch narrows by each negative pad first, then pads: the crops alone may not remove more than the
+    dimension holds, even when the other side would add enough back."""
+    x = flow.tensor([1.0, 2.0, 3.0])
+    assert flow.pad(x, (-3, 2), value=9.0).tolist() == [9, 9]  # everything cropped, then two added
+    assert flow.pad(x, (-1, 2)).tolist() == [2, 3, 0, 0]
+    assert flow.constant_pad_nd(x, [2, -3], 7).tolist() == [7, 7]
+    assert flow.nn.functional.pad(x, (1, -2), mode="constant").tolist() == [0, 1]
+    for pad in ((-4, 5), (5, -4), (-4, -4)):
+        with pytest.raises(RuntimeError, match=r"^pad: The input size 3, .*negative"):
+            flow.pad(x, pad)
+    with pytest.raises(RuntimeError, match=r"cropped by the negative padding 5 and -5, would be negative "
+                                           r"\(narrow\(\): length must be non-negative\).*dimension 1"):
+        flow.constant_pad_nd(flow.zeros(1, 2, 0), [4, 5, 5, -5, 2, 5], 0.0)
+    assert x.tolist() == [1, 2, 3]
+    y = flow.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    flow.pad(y, (-1, 2)).sum().backward()
+    assert y.grad.tolist() == [0, 1, 1]
+
+
+def test_constant_padding_crops_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for shape, pad in [((1, 2, 0), [4, 5, 5, -5, 2, 5]), ((3,), [-3, 5]), ((3,), [-4, 5]), ((2, 3), [-1, -1, 2, -2]),
+                       ((2, 3), [0, 0, -2, 1]), ((2, 3), [-2, -2])]:
+        try:
+            expected = torch.constant_pad_nd(torch.arange(float(np.prod(shape))).reshape(shape), pad, 1.5).numpy()
+        except RuntimeError:
+            with pytest.raises(RuntimeError):
+                flow.constant_pad_nd(_arange(*shape), pad, 1.5)
+            continue
+        np.testing.assert_array_equal(flow.constant_pad_nd(_arange(*shape), pad, 1.5).numpy(), expected)
+
+
 def test_pad_gradient_by_hand():
     """reflect: each output position adds its gradient to the element it copies."""
     x = flow.tensor([1.0, 2.0, 3.0], requires_grad=True)

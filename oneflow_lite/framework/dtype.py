@@ -131,10 +131,15 @@ def set_default_dtype(d: dtype) -> None:
 # Note [Type promotion]
 # Promotion follows PyTorch. Among tensors, the category (bool < integer <
 # floating) decides first; within the same category the larger type wins, and
-# uint8 with a signed integer gives int16. 0-d tensors and Python scalars only
-# take part when they belong to a higher category than every dimensioned tensor:
-# `int32_tensor + 2.5` gives the default float dtype, `float16_tensor + 2.5` stays
-# float16, `int8_tensor + 1000` stays int8 (it wraps, as in PyTorch).
+# uint8 with a signed integer gives int16. Three groups are promoted apart:
+# dimensioned tensors, 0-d tensors and Python scalars (whose float is the default
+# float dtype); then PyTorch's ``combine_categories(higher, lower)`` joins them,
+# ``dims`` over ``combine(zero_dim, scalars)``: a floating ``higher`` wins; a bool
+# ``higher`` or a floating ``lower`` gives ``promote_types(higher, lower)`` (which
+# refuses bool with uint16 / 32 / 64); else ``higher`` wins. So `int32_tensor + 2.5`
+# gives the default float dtype, `float16_tensor + 2.5` stays float16,
+# `int8_tensor + 1000` stays int8 (it wraps, as in PyTorch), and `bool_vector *
+# uint64_0d` refuses as PyTorch does.
 def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` convert to (PyTorch's ``promote_types``)."""
     if a is b:
@@ -163,24 +168,27 @@ def scalar_dtype(value) -> dtype:
     raise TypeError(f"expected a bool, int or float scalar, got {type(value).__name__}")
 
 
+def combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    """PyTorch's ``combine_categories``: ``higher`` (the dtype of the group that counts more) joined with
+    ``lower``; None stands for an empty group (Note [Type promotion])."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if higher._category != 2 and (higher is bool_ or lower._category == 2):
+        return promote_types(higher, lower)
+    return higher
+
+
 def result_type(dims_dtype: dtype | None, zero_dim_dtypes=(), scalars=()) -> dtype:
     """Promotion of dimensioned tensors, 0-d tensors and scalars (Note [Type promotion]).
 
     ``dims_dtype`` is the promoted dtype of the dimensioned tensors (or None).
     """
-    result = dims_dtype
-    zero = None
+    zero = wrapped = None
     for d in zero_dim_dtypes:
         zero = d if zero is None else promote_types(zero, d)
-    if zero is not None:
-        result = zero if result is None or zero._category > result._category else result
-    for s in scalars:
-        sd = scalar_dtype(s)
-        if result is None:
-            result = sd
-        elif sd._category > result._category:
-            result = _default_float if sd._category == 2 else int64
-    return result
+    for sd in map(scalar_dtype, scalars):
+        wrapped = sd if wrapped is None else promote_types(wrapped, sd)
+    return combine_categories(dims_dtype, combine_categories(zero, wrapped))
 
 
 def can_cast(from_: dtype, to: dtype) -> bool:

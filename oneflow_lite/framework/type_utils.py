@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from oneflow_lite.framework import dtype as dt
+from oneflow_lite.framework.errors import name_the_op
 from oneflow_lite.framework.storage import _Storage
 from oneflow_lite.framework.tensor import Tensor
 
@@ -104,19 +105,20 @@ def cudnn_is_acceptable(input) -> bool:
 def result_type(tensor1, tensor2) -> dt.dtype:
     """The dtype of an arithmetic op on ``tensor1`` and ``tensor2`` (tensors or numbers), by PyTorch's
     promotion rules (Note [Type promotion] in framework/dtype.py)."""
-    dims, zero_dim, scalars = None, [], []
+    dims, zero_dim, scalars = [], [], []
     for i, v in enumerate((tensor1, tensor2)):
         if isinstance(v, Tensor):
-            if v.ndim:
-                dims = v.dtype if dims is None else dt.promote_types(dims, v.dtype)
-            else:
-                zero_dim.append(v.dtype)
+            (dims if v.ndim else zero_dim).append(v.dtype)
         elif isinstance(v, (numbers.Number, np.generic)) and not isinstance(v, complex):
             scalars.append(v)
         else:
             raise TypeError(f"result_type(): argument 'tensor{i + 1}' must be Tensor or Number, not "
                             f"{type(v).__name__}")
-    return dt.result_type(dims, zero_dim, scalars)
+    try:
+        return dt.result_type(dt.promote_types(dims[0], dims[-1]) if dims else None, zero_dim, scalars)
+    except RuntimeError as e:  # a promotion error, raised without the op's name
+        name_the_op(e, "result_type")
+        raise
 
 
 def typename(obj) -> str:

@@ -44,6 +44,16 @@ _get_default_dtype = dt.get_default_dtype
 _CONSTANT_ATTRS = ("shape", "dtype", "device", "floating_value", "integer_value", "is_floating_value")
 
 
+def _int64_bits(value: int, dtype) -> int:
+    """``value`` for the constant op's int64 attr: a uint64 value of 2**63 or more as its two's complement (Note
+    [uint64 constants] in ops/creation.py); a negative uint64 value refuses here, before it could be read so."""
+    if dtype is not dt.uint64 or 0 <= value < 2 ** 63:
+        return value
+    if not dt.holds(dt.uint64, value):
+        raise RuntimeError(f"constant: value {value} cannot be converted to type uint64 without overflow")
+    return value - 2 ** 64
+
+
 class _ConstantFunctor:
     """Shared by zeros / ones / full: one ``constant`` op filled with a Python scalar."""
 
@@ -55,7 +65,7 @@ class _ConstantFunctor:
         if isinstance(value, float):
             values = (size, dtype, device or default_device(), value, 0, True)
         else:
-            values = (size, dtype, device or default_device(), 0.0, int(value), False)
+            values = (size, dtype, device or default_device(), 0.0, _int64_bits(int(value), dtype), False)
         return dispatch(self.op, (), cached_attrs(self._attrs, _CONSTANT_ATTRS, values))[0]
 
 

@@ -592,6 +592,9 @@ def nonzero_static(x, size, fill_value=-1):
     ``fill_value``) to ``size`` rows."""
     if size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    m = x._meta
+    if not m.device.device_type.has_storage:  # no values to find (meta): the shape alone is static
+        return F.empty((size, m.ndim), dtype=_int64, device=m.device)
     found = F.nonzero(x)
     n = found._meta.shape[0]
     if n >= size:

@@ -642,6 +642,12 @@ def _cross(name, a, b, dim):
     if a._meta.shape[d] != 3:
         raise RuntimeError(f"{name}: inputs dimension {dim} must have length 3. Got {a._meta.shape[d]} and "
                            f"{b._meta.shape[d]}")
+    da, db = a._meta.dtype, b._meta.dtype
+    if da is not db:  # PyTorch's kernel takes one dtype: no promotion (empty inputs too)
+        raise RuntimeError(f"{name}: expected input and other to have the same dtype, but got {da.name} and "
+                           f"{db.name}")
+    if da is dt.bool_:
+        raise OpKernelNotFoundError(f"{name}: not implemented for 'Bool'")
     return F.sub(F.mul(F.roll(a, -1, d), F.roll(b, 1, d)), F.mul(F.roll(a, 1, d), F.roll(b, -1, d)))
 
 

@@ -944,8 +944,8 @@ def _dropout_noise(name, x, p, feature, batched=True):
     if not m.dtype.is_floating_point:
         raise OpKernelNotFoundError(f"{name}: not implemented for '{TORCH_NAMES[m.dtype]}'; expected a floating "
                                     f"point input")
-    if feature:
-        if m.ndim < 2:
+    if feature:  # an unbatched input counts one more dim: PyTorch's unsqueeze(0) before feature dropout
+        if m.ndim + (not batched) < 2:
             raise RuntimeError(f"{name}: Feature dropout requires at least 2 dimensions in the input")
         lead = 2 if batched else 1
         like = F.empty(m.shape[:lead] + (1,) * (m.ndim - lead), dtype=m.dtype, device=m.device)
@@ -1031,7 +1031,8 @@ def dropout2d(x, p=0.5, training=True, inplace=False):
 @composite("Dropout3d")
 def dropout3d(x, p=0.5, training=True, inplace=False):
     """``dropout3d(input, p=0.5, training=True, inplace=False)``: zero whole channels of (N, C, D, H, W) or
-    (C, D, H, W)."""
+    (C, D, H, W); as in PyTorch, any input that is not 5-D is read as unbatched (its dim 0 holds the channels, so
+    each element of a 1-D input is a channel), with a warning unless it is 4-D."""
     _check_p("dropout3d", p)
     ndim = x._meta.ndim
     if ndim not in (4, 5):

@@ -23,7 +23,7 @@ from oneflow_lite.interpreters.op_interp_util import dispatch
 _bool = dt.bool_
 _int64 = dt.int64
 _promote_types = dt.promote_types
-_result_type = dt.result_type
+_combine = dt.combine_categories
 get_default_dtype = dt.get_default_dtype
 
 # PyTorch's ScalarType names, used in its promotion error messages.
@@ -43,8 +43,8 @@ def tensors_dtype(a, b) -> dt.dtype:
     if (ma.ndim == 0) is (mb.ndim == 0):
         return _promote_types(da, db)
     if ma.ndim == 0:
-        return _result_type(db, (da,))
-    return _result_type(da, (db,))
+        return _combine(db, da)
+    return _combine(da, db)
 
 
 def common_dtype(*tensors) -> dt.dtype:
@@ -56,7 +56,7 @@ def common_dtype(*tensors) -> dt.dtype:
             dims = m.dtype if dims is None else _promote_types(dims, m.dtype)
         else:
             zero = m.dtype if zero is None else _promote_types(zero, m.dtype)
-    return _result_type(dims, () if zero is None else (zero,))
+    return _combine(dims, zero)
 
 
 def check_converts(op: str, arg: str, value, d: dt.dtype) -> None:

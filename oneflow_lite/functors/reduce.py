@@ -43,6 +43,7 @@ from oneflow_lite.functors.registry import composite, functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.interpreters.autocast import fp32_function
 from oneflow_lite.interpreters.op_interp_util import dispatch
+from oneflow_lite.ops.common import broadcast_shapes
 
 _int64 = dt.int64
 _CACHE_SIZE = 1024
@@ -948,41 +949,56 @@ def argwhere(x):
 
 
 # ---- trapezoid, cumulative_trapezoid ------------------------------------------------------------------
+# Note [Trapezoid spacing]
+# As PyTorch: ``dim`` is wrapped against y, then x gives the spacings along that (positive) dim of x itself: a
+# 1-D x is laid along ``dim`` (one value per sample); an x with fewer dims than y is left-padded with 1s; an x
+# with as many dims or more is used as it is. The spacings and y's pair sums broadcast together afterwards, and
+# the sum / cumsum runs along ``dim`` of that broadcast (so an x of more dims than y adds leading dims).
+def _pairs(t, d, op):
+    """``op(t[1:], t[:-1])`` along ``d`` (empty when ``t`` has fewer than two entries there: Python slicing)."""
+    n = t._meta.shape[d]
+    k = max(n - 1, 0)
+    return op(F.narrow(t, d, min(n, 1), k), F.narrow(t, d, 0, k))
+
+
+def _spacing(name, x, ndim, d, n):
+    """The spacings of the sample points ``x`` along ``d`` (Note [Trapezoid spacing])."""
+    xm = x._meta
+    if xm.ndim == 0:
+        raise RuntimeError(f"{name}: diff expects input to be at least one-dimensional (x is 0-d)")
+    if xm.ndim == 1:
+        if xm.shape[0] != n:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        x = F.reshape(x, (1,) * d + (n,) + (1,) * (ndim - 1 - d))
+    elif xm.ndim < ndim:
+        x = F.reshape(x, (1,) * (ndim - xm.ndim) + tuple(xm.shape))
+    return _pairs(x, d, F.sub)
+
+
 def _trapezoid_parts(name, y, x, dx, dim):
-    """(the sum terms' halves ``(y[1:] + y[:-1]) / 2`` scaled by the spacing, the dim) of the trapezoid rule."""
+    """(the sum terms ``(y[1:] + y[:-1]) / 2`` times the spacing, the dim) of the trapezoid rule; (None, dim)
+    for ``trapezoid`` of no samples (zeros of y's dtype, before any other check, as PyTorch)."""
     ndim = y._meta.ndim
     if ndim == 0:
         raise IndexError(f"{name}: Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
     d = _wrap_dim(dim, ndim, name)
     n = y._meta.shape[d]
-    if n == 0 and name == "trapezoid":  # PyTorch returns zeros of y's dtype before any check
+    if n == 0 and name == "trapezoid":
         return None, d
-    if y._meta.dtype is dt.bool_:
-        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    if y._meta.dtype is dt.bool_ or (x is not None and x._meta.dtype is dt.bool_):
+        what = "`y`" if x is None else "`x` or `y`"
+        raise RuntimeError(f"{name}: received a bool input for {what}, but bool is not supported")
     if isinstance(dx, bool):
         raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
     if not y._meta.dtype.is_floating_point:
         y = cast(y, get_default_dtype())
-    if n == 0:
-        return None, d
-    mids = F.mul(F.add(F.narrow(y, d, 1, n - 1), F.narrow(y, d, 0, n - 1)), 0.5)
+    mids = F.mul(_pairs(y, d, F.add), 0.5)
     if x is None:
         return F.mul(mids, 1.0 if dx is None else dx), d
-    if x._meta.ndim == 0:
-        raise RuntimeError(f"{name}: diff expects input to be at least one-dimensional (x is 0-d)")
     if not x._meta.dtype.is_floating_point:  # spacings of integer points: differences that do not wrap
         x = cast(x, mids._meta.dtype)
-    if x._meta.ndim == 1:
-        if x._meta.shape[0] != n:
-            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
-        spacing = F.sub(F.narrow(x, 0, 1, n - 1), F.narrow(x, 0, 0, n - 1))
-        spacing = F.reshape(spacing, (n - 1,) + (1,) * (ndim - 1 - d))
-    else:  # PyTorch: x padded with leading 1s to y's dims, differenced along its own length there; broadcast
-        if x._meta.ndim < ndim:
-            x = F.reshape(x, (1,) * (ndim - x._meta.ndim) + tuple(x._meta.shape))
-        xd = d + x._meta.ndim - ndim  # dims aligned from the right
-        m = x._meta.shape[xd]
-        spacing = F.sub(F.narrow(x, xd, 1, max(m - 1, 0)), F.narrow(x, xd, 0, max(m - 1, 0)))
+    spacing = _spacing(name, x, ndim, d, n)
+    broadcast_shapes(f"{name} (the spacings of x and the samples of y)", spacing._meta.shape, mids._meta.shape)
     return F.mul(mids, spacing), d
 
 
@@ -996,9 +1012,6 @@ def _trapezoid(y, x, dx, dim):
 
 def _cumulative_trapezoid(y, x, dx, dim):
     parts, d = _trapezoid_parts("cumulative_trapezoid", y, x, dx, dim)
-    if parts is None:
-        dtype = y._meta.dtype if y._meta.dtype.is_floating_point else get_default_dtype()
-        return F.zeros(y._meta.shape, dtype=dtype, device=y._meta.device)
     return F.cumsum(parts, d)
 
 

@@ -1066,8 +1066,10 @@ def _repeat_counts(repeats: Tensor) -> np.ndarray:
 
 def _repeat_along(x, counts, dim, output_size):
     """``x`` with entry i along ``dim`` repeated ``counts[i]`` times (dim None: of the flattened ``x``)."""
-    if dim is None or not x._meta.ndim:
+    if dim is None:
         x, axis = F.reshape(x, (-1,)), 0
+    elif not x._meta.ndim:  # PyTorch flattens a 0-d input only without a dim
+        raise IndexError(f"repeat_interleave: Dimension specified as {dim} but tensor has no dimensions")
     else:
         axis = _wrap(dim, x._meta.ndim, "repeat_interleave")
     size = x._meta.shape[axis]

@@ -31,6 +31,7 @@ from oneflow_lite.functors.promotion import (
     cast_into,
     check_inplace_dtype,
     check_inplace_shape,
+    common_dtype,
     floating,
 )
 from oneflow_lite.functors.reduce import return_types
@@ -41,7 +42,6 @@ from oneflow_lite.ops.unary import UNARY_FUNCTIONS
 
 _bool = dt.bool_
 _int64 = dt.int64
-_promote_types = dt.promote_types
 _result_type = dt.result_type
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -190,18 +190,6 @@ class ClampFunctor:
         return dispatch(self.op, (cast(x, d),), attrs)[0]
 
 
-def common_dtype(tensors) -> dt.dtype:
-    """PyTorch's common dtype of several tensors: 0-d tensors count only from a higher category."""
-    dims = zero = None
-    for t in tensors:
-        m = t._meta
-        if m.ndim:
-            dims = m.dtype if dims is None else _promote_types(dims, m.dtype)
-        else:
-            zero = m.dtype if zero is None else _promote_types(zero, m.dtype)
-    return _result_type(dims, () if zero is None else (zero,))
-
-
 @functor("ClampTensor")
 class ClampTensorFunctor:
     """``clamp(input, min=None, max=None)`` with tensor bounds: the input and the bounds broadcast together
@@ -221,7 +209,7 @@ class ClampTensorFunctor:
             op, inputs = self.lower, (x, min)
         else:
             op, inputs = self.both, (x, min, max)
-        d = common_dtype(inputs)
+        d = common_dtype(*inputs)
         inputs = tuple([cast(t, d) for t in inputs])
         if not inplace:
             return dispatch(op, inputs)[0]

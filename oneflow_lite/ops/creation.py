@@ -36,10 +36,14 @@ _SOURCE_ATTRS = {"shape": ("shape", ()), "dtype": ("data_type", dt.float32), "de
 
 
 def _constant_dtype(ctx):
-    """The dtype attr; a fill value that does not fit it is an error (PyTorch's overflow check)."""
+    """The dtype attr; a fill value that does not fit it is an error (PyTorch's overflow check). Note [uint64
+    constants]: the int64 attr holds a uint64 value of 2**63 or more as its two's complement (the functor
+    refuses negative uint64 values before encoding)."""
     attrs = ctx.attrs
     dtype = attrs["dtype"]
     value = attrs["floating_value"] if attrs["is_floating_value"] else attrs["integer_value"]
+    if dtype is dt.uint64 and not attrs["is_floating_value"]:
+        value %= 2 ** 64
     if not dt.holds(dtype, value):
         raise ctx.error(f"value {value} cannot be converted to type {dtype.name} without overflow")
     return dtype

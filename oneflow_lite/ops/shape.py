@@ -418,6 +418,18 @@ _PAD_ATTRS = {"mode": ("string", "constant"), "padding_before": ("list_int64", (
               "padding_after": ("list_int64", ()), "value": ("double", 0.0)}
 
 
+def _check_crop(ctx, d, s, b, a):
+    """Constant padding crops by each negative pad first, then pads (PyTorch's narrow, then fill): the crops
+    may not remove more than the ``s`` elements of dimension ``d``, whatever the other side adds back."""
+    if s + b + a < 0:
+        raise ctx.error(f"The input size {s}, plus negative padding {b} and {a} resulted in a negative output size, "
+                        f"which is invalid. Check dimension {d} of your input.")
+    if s + min(b, 0) + min(a, 0) < 0:
+        raise ctx.error(f"The input size {s}, cropped by the negative padding {b} and {a}, would be negative "
+                        f"(narrow(): length must be non-negative) before the other side pads it. Check dimension "
+                        f"{d} of your input.")
+
+
 def _check_padding(ctx, shape):
     attrs = ctx.attrs
     mode, before, after = attrs["mode"], attrs["padding_before"], attrs["padding_after"]
@@ -428,9 +440,7 @@ def _check_padding(ctx, shape):
                         f"{len(before)} and {len(after)}")
     for d, (s, b, a) in enumerate(zip(shape, before, after)):
         if mode == "constant":
-            if s + b + a < 0:
-                raise ctx.error(f"The input size {s}, plus negative padding {b} and {a} resulted in a negative "
-                                f"output size, which is invalid. Check dimension {d} of your input.")
+            _check_crop(ctx, d, s, b, a)
             continue
         if not b and not a:
             continue

@@ -513,7 +513,7 @@ register(
     OpSpec("masked_scatter", masked_scatter_ref, masked_scatter_samples, dtypes=ALL, method="masked_scatter",
            meta=False),
     OpSpec("nonzero_static", nonzero_static_ref, nonzero_static_samples, dtypes=ALL, method="nonzero_static",
-           differentiable=False, meta=False),
+           differentiable=False),
     OpSpec("unravel_index", unravel_index_ref, unravel_index_samples, dtypes=INTS, differentiable=False,
            unsupported_error=TypeError),
     OpSpec("select_scatter", select_scatter_ref, lambda dtype: [

@@ -21,6 +21,8 @@ def constant_cpu(ctx):
     meta = ctx.out_metas[0]
     if value == 0:
         return np.zeros(meta.shape, meta.np_dtype)
+    if value < 0 and meta.np_dtype == np.uint64:  # Note [uint64 constants]: the bits of a value >= 2**63
+        value = np.int64(value)  # np.full casts an int64 unsafely: two's complement back to the uint64
     return np.full(meta.shape, value, meta.np_dtype)
 
 
