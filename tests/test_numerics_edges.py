@@ -366,7 +366,48 @@ def test_integer_range_whose_step_truncates_to_zero_raises():
     with pytest.raises(RuntimeError, match="range: step must be nonzero"):
         flow.range(0.2, 0.9, 0.5, dtype=flow.int32)
     with pytest.raises(RuntimeError, match="arange: step must be nonzero"):
-        flow.arange(0.2, 0.9, 0.5, dtype=flow.int32)
+        flow.arange(0.2, 0.9, 0.5, dtype=flow.int64)
+
+
+@pytest.mark.parametrize("dtype", [flow.int32, flow.int16, flow.uint8])
+def test_integer_arange_counts_in_double_and_steps_from_the_truncated_start(dtype):
+    # PyTorch's rule for integer dtypes other than int64 (Note [Integer aranges]): ceil((end - start) / step)
+    # elements from the given floats, valued trunc(start) + i * trunc(step)
+    assert flow.arange(-0.5, 2, 1, dtype=dtype).tolist() == [0, 1, 2]  # 3 elements: 0 - 0.5 ... 2
+    assert flow.arange(2.9, -0.5, -1.5, dtype=dtype if dtype is not flow.uint8 else flow.int8).tolist() == [2, 1, 0]
+    assert flow.arange(0.1, 0.9, 0.3, dtype=dtype).tolist() == [0, 0, 0]  # a step truncated to 0 repeats start
+    assert flow.arange(5e-324, dtype=dtype).tolist() == [0]
+    with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent with step sign"):
+        flow.arange(0.5, 0.2, 1, dtype=dtype)
+
+
+def test_int64_arange_truncates_bounds_and_step_first():
+    assert flow.arange(-0.5, 2, 1, dtype=flow.int64).tolist() == [0, 1]
+    assert flow.arange(2.9, -0.5, -1.5, dtype=flow.int64).tolist() == [2, 1]
+    assert flow.arange(5e-324, dtype=flow.int64).tolist() == []
+    with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent with step sign"):
+        flow.arange(0.5, 0.2, 1, dtype=flow.int64)  # the signs of the given bounds, before truncation
+
+
+@pytest.mark.filterwarnings("ignore:.*range is deprecated")
+def test_range_counts_as_pytorch_past_2_to_the_53():
+    # PyTorch: int64((end - start) / step + 1) in double, which rounds (here to an even count) before truncating
+    n = flow.range(-2.936069965362549, 2, 2.354627979496215e-16, device="meta").shape[0]
+    assert n == int((2 - -2.936069965362549) / 2.354627979496215e-16 + 1) == 20963268967943916
+
+
+def test_linspace_of_no_step_checks_no_bound():
+    assert flow.linspace(-math.inf, 1.0, 0, dtype=flow.int8).tolist() == []
+    with pytest.raises(RuntimeError, match="start -inf cannot be converted to type int8"):
+        flow.linspace(-math.inf, 1.0, 1, dtype=flow.int8)
+
+
+def test_trigamma_at_its_poles_is_inf():
+    x = flow.tensor([0.0, -1.0, -2.0, -32768.0, -0.5, -math.inf], dtype=flow.float64)
+    got = flow.polygamma(1, x).numpy()
+    assert got[:4].tolist() == [math.inf] * 4  # PyTorch: inf at 0, then 6.6e32, 1.6e32, 6.1e23 (sin(pi k) != 0)
+    assert got[4] == pytest.approx(math.pi ** 2 / 2 + 4, rel=1e-12)  # psi1(-1/2) = psi1(1/2) + 1 / (1/2)^2
+    assert math.isnan(got[5])
 
 
 def _sum_to(g, shape):

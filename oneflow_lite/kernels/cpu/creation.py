@@ -30,8 +30,14 @@ def constant_cpu(ctx):
 def arange_cpu(ctx):
     a = ctx.attrs
     meta = ctx.out_metas[0]
-    if a["is_floating_range"]:
-        values = np.arange(meta.shape[0], dtype=_float64) * a["float_delta"] + a["float_start"]
+    start, delta = a["float_start"], a["float_delta"]
+    if a["is_floating_range"] and meta.np_dtype.kind in "iu" and max(abs(start), abs(delta)) < 2 ** 62:
+        # Note [Integer aranges]: PyTorch's arange into an integer dtype other than int64 counts its elements in
+        # double from the given bounds but computes them from the truncated start and step (arange(-0.5, 2, 1,
+        # dtype=int32) is [0, 1, 2]; a step of 0.5 repeats the start)
+        values = np.arange(meta.shape[0], dtype=_int64) * int(delta) + int(start)
+    elif a["is_floating_range"]:
+        values = np.arange(meta.shape[0], dtype=_float64) * delta + start
     else:
         values = np.arange(meta.shape[0], dtype=_int64) * a["integer_delta"] + a["integer_start"]
     with np.errstate(invalid="ignore", over="ignore"):

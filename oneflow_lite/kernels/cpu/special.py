@@ -301,9 +301,12 @@ _TRIGAMMA_B = (1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66, -691.0 / 2730,
 
 
 def trigamma(x: np.ndarray) -> np.ndarray:
-    """``polygamma(1, x)`` of a float64 array: PyTorch's reflection ``-pi^2 / sin(pi x)^2`` below 1/2 (inf at
-    0, NaN at -inf), recurrence up to 10 and eight terms of the asymptotic series (to float64 rounding)."""
+    """``polygamma(1, x)`` of a float64 array: PyTorch's reflection ``-pi^2 / sin(pi x)^2`` below 1/2 (NaN at
+    -inf), recurrence up to 10 and eight terms of the asymptotic series (to float64 rounding). The poles (0 and
+    the negative integers) are inf, as for higher orders; PyTorch's reflection gives a finite 1e15 to 1e32 there
+    (``sin(pi x)`` does not round to 0)."""
     with _errstate(all="ignore"):
+        pole = (x <= 0) & (x == np.floor(x)) & np.isfinite(x)
         x = x.copy()
         sign = np.ones_like(x)
         result = np.zeros_like(x)
@@ -323,7 +326,7 @@ def trigamma(x: np.ndarray) -> np.ndarray:
         for b in _TRIGAMMA_B[::-1]:
             series = series * ixx + b
         result += (1.0 + 0.5 / x + series * ixx) / x
-        return sign * result
+        return np.where(pole, np.inf, sign * result)
 
 
 _ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
