@@ -77,6 +77,14 @@ def _has_duplicate_indices(call: Call) -> bool:
                and np.unique(np.asarray(t.source)).size < np.asarray(t.source).size for t in later)
 
 
+def _polygamma_edge(call: Call) -> bool:
+    """polygamma of an order past 170, or trigamma of an input holding a pole (0 or a negative integer)."""
+    n = call.args[0] if call.args and isinstance(call.args[0], int) else call.kwargs.get("n", 0)
+    x = [np.asarray(t.source, np.float64) for t in _tensors(call) if t.source is not None]
+    poles = any(((a <= 0) & (a == np.floor(a))).any() for a in x)
+    return n > 170 or (n == 1 and poles)
+
+
 def _has_layout(layout) -> Callable:
     return lambda call: any(t.layout == layout for t in _tensors(call))
 
@@ -245,10 +253,10 @@ KNOWN: list[Deviation] = [
               "PyTorch's deprecated cholesky returns an empty input before checking that it is square (or a "
               "matrix); its cummax / cummin of an empty input before checking dim; matmul, searchsorted and "
               "isin of empty tensors before checking dtypes; svd of an empty float16 tensor",
-              names=("cholesky", "cummax", "cummin", "tile", "unique", "matmul", "searchsorted", "isin", "svd",
-                     "linalg_svd", "svdvals"),
+              names=("cholesky", "cummax", "cummin", "tile", "matmul", "searchsorted", "isin", "svd", "linalg_svd",
+                     "svdvals"),
               pattern=r"must be batches of square matrices|Dimension out of|negative dimension|"
-                      r"unique cannot be applied|must have at least \w+ dimensions|to have the same dtype|"
+                      r"must have at least \w+ dimensions|to have the same dtype|"
                       r"Promotion for uint\w*, uint\w*, uint\w* types|Low precision dtypes not supported",
               when=lambda call: any(0 in t.shape for t in _tensors(call))),
     Deviation("negative-padding-modes", ("refusal",),
@@ -438,7 +446,18 @@ KNOWN: list[Deviation] = [
               "(as NumPy's) is undefined for them",
               names=("isin",), when=lambda call: bool(call.kwargs.get("assume_unique"))
               or (len(call.args) > 2 and call.args[2] is True)),
+    Deviation("torch-polygamma-edges", ("value",),
+              "polygamma of an order whose factorial overflows float64 (n > 170) is computed in log space here "
+              "(polygamma(200, 100.) = -9.1e-28, PyTorch NaN; polygamma(170, 100.) = -8.9e-36, PyTorch -0.0), and "
+              "trigamma at its poles (0, -1, -2, ...) is inf here, finite there (1.3e15 in float32: sin(pi x) does "
+              "not round to 0) (PyTorch is wrong)",
+              names=("polygamma", "special_polygamma"), when=_polygamma_edge),
+    Deviation("slogdet-sign-of-nan", ("value",),
+              "slogdet of a matrix whose determinant is NaN (an Inf making inf - inf): the sign is NumPy's (1) "
+              "here, 0 in PyTorch; the log-determinant is NaN in both",
+              names=("slogdet", "linalg_slogdet"), when=lambda call: _has_non_finite(call)),
 ]
+
 
 
 def known(call: Call, outcome) -> Deviation | None:

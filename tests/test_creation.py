@@ -263,9 +263,9 @@ def test_arange_size_and_values_formula(start, end, step):
 @pytest.mark.parametrize("args, kwargs, match", [
     ((0, 5, 0), {}, r"arange: step must be nonzero"),
     ((0.0, 1.0, 0.0), {}, r"arange: step must be nonzero"),
-    ((5, 0), {}, r"arange: upper bound and larger bound inconsistent with step sign"),
-    ((0, 5, -1), {}, r"upper bound and larger bound inconsistent with step sign"),
-    ((-1,), {}, r"upper bound and larger bound inconsistent with step sign"),
+    ((5, 0), {}, r"arange: upper bound and lower bound inconsistent with step sign"),
+    ((0, 5, -1), {}, r"upper bound and lower bound inconsistent with step sign"),
+    ((-1,), {}, r"upper bound and lower bound inconsistent with step sign"),
     ((0, float("inf")), {}, r"arange: unsupported range: 0.0 -> inf"),
     ((float("nan"),), {}, r"unsupported range: 0.0 -> nan"),
     ((0, 5, float("inf")), {}, r"arange: unsupported step: inf"),

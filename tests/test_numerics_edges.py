@@ -296,3 +296,227 @@ def test_diff_of_order_0_is_the_input_without_prepend_or_append():
     got = flow.diff(x, 0, prepend=flow.zeros(1, 2))
     assert got.numpy().tolist() == [[1.0, 4.0, 9.0]]
     assert flow.diff(x, 1, prepend=flow.zeros(1, 1)).numpy().tolist() == [[1.0, 3.0, 5.0]]
+
+
+# ---- window counts, empty unique slices, integer linspace / range (issue #20's parity fuzz) ------------------
+@pytest.mark.parametrize("shape,dim,size,step", [((1, 3), 0, 0, 3), ((1, 3), 0, 1, 5), ((5,), 0, 0, 2),
+                                                  ((5,), 0, 5, 1), ((5,), 0, 5, 7), ((4, 2), 1, 0, 1),
+                                                  ((4, 2), 0, 2, 3), ((3,), 0, 2, 2 ** 40)])
+def test_unfold_makes_one_window_every_step_that_fits(shape, dim, size, step):
+    x_np = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+    n = (shape[dim] - size) // step + 1  # the windows that fit, however large the step
+    windows = [np.take(x_np, range(i * step, i * step + size), axis=dim) for i in range(n)]
+    expected = np.moveaxis(np.stack(windows, axis=dim), dim + 1, -1)
+    x = flow.tensor(x_np)
+    for got in (x.unfold(dim, size, step), flow.unfold_copy(x, dim, size, step)):
+        assert tuple(got.shape) == expected.shape
+        np.testing.assert_array_equal(got.numpy(), expected)
+
+
+def test_unique_along_the_only_empty_dim_and_pytorchs_refusals():
+    x = flow.zeros(4, 4, 0, 4, 3, dtype=flow.int16)
+    for fn in (flow.unique_consecutive, lambda t, *a: flow.unique(t, True, *a)):
+        out, inverse, counts = fn(x, True, True, -3)
+        assert (tuple(out.shape), tuple(inverse.shape), tuple(counts.shape)) == ((4, 4, 0, 4, 3), (0,), (0,))
+    out, inverse = flow.unique_consecutive(flow.zeros(0, dtype=flow.int64), True, False, 0)
+    assert (tuple(out.shape), tuple(inverse.shape)) == ((0,), (0,))
+    with pytest.raises(RuntimeError, match=r"unique_consecutive: There are 0 sized dimensions, and they aren't "
+                                           r"selected"):
+        flow.unique_consecutive(x, dim=1)
+    with pytest.raises(RuntimeError, match=r"unique: There are 0 sized dimensions, and they aren't selected"):
+        flow.unique(flow.zeros(2, 0, 3), dim=0)
+    with pytest.raises(RuntimeError, match=r"unique: Number of zero sized dimensions is more than one"):
+        flow.unique(flow.zeros(0, 0), dim=1)
+    assert flow.unique_consecutive(flow.zeros(0, 0)).shape == (0,)  # without dim: the flattened (no) elements
+
+
+def _integer_linspace(start, end, steps):
+    """PyTorch's integer linspace: the bounds truncated first, then its symmetric float formula, truncated."""
+    start, end = math.trunc(start), math.trunc(end)
+    step = (end - start) / (steps - 1)
+    return [math.trunc(start + step * i if i < steps // 2 else end - step * (steps - 1 - i)) for i in range(steps)]
+
+
+@pytest.mark.parametrize("start,end,steps,dtype", [(0.5, 3.7, 3, flow.int8), (0.5, 3.7, 5, flow.int64),
+                                                   (-0.5, -3.7, 5, flow.int64), (-2.7, 3.7, 4, flow.int32)])
+def test_integer_linspace_truncates_its_bounds_first(start, end, steps, dtype):
+    expected = _integer_linspace(start, end, steps)
+    assert flow.linspace(start, end, steps, dtype=dtype).tolist() == expected
+    assert flow.linspace(0.5, 3.7, 3, dtype=flow.int8).tolist() == [0, 1, 3]  # (0 + 1.5 truncates to 1)
+    # logspace likewise: base ** linspace(trunc(start), trunc(end)), truncated
+    powers = [math.trunc(10.0 ** (math.trunc(start) + (math.trunc(end) - math.trunc(start)) / (steps - 1) * i))
+              for i in range(steps)]
+    got = flow.logspace(start, end, steps, dtype=flow.int64).tolist()
+    assert got[0] == powers[0] and got[-1] == powers[-1]
+    np.testing.assert_allclose(got, powers, rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:.*range is deprecated")
+@pytest.mark.parametrize("start,end,step,expected", [(2, -0.5369, -2.9709, [2, 0]), (0.5, 5.5, 1.5, [0, 1, 2, 3, 4, 5]),
+                                                     (-3.5, 5.9, 2.9, [-3, -1, 1, 3, 5]), (0.7, -0.9, -1.5, [0])])
+def test_integer_range_truncates_bounds_and_step_first(start, end, step, expected):
+    got = flow.range(start, end, step, dtype=flow.int16)
+    assert got.dtype == flow.int16 and got.tolist() == expected
+    assert flow.range(start, end, step).tolist() == pytest.approx(  # a float dtype keeps the float step
+        [start + i * step for i in range(math.floor((end - start) / step) + 1)], rel=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:.*range is deprecated")
+def test_integer_range_whose_step_truncates_to_zero_raises():
+    with pytest.raises(RuntimeError, match="range: step must be nonzero"):
+        flow.range(0.2, 0.9, 0.5, dtype=flow.int32)
+    with pytest.raises(RuntimeError, match="arange: step must be nonzero"):
+        flow.arange(0.2, 0.9, 0.5, dtype=flow.int64)
+
+
+@pytest.mark.parametrize("dtype", [flow.int32, flow.int16, flow.uint8])
+def test_integer_arange_counts_in_double_and_steps_from_the_truncated_start(dtype):
+    # PyTorch's rule for integer dtypes other than int64 (Note [Integer aranges]): ceil((end - start) / step)
+    # elements from the given floats, valued trunc(start) + i * trunc(step)
+    assert flow.arange(-0.5, 2, 1, dtype=dtype).tolist() == [0, 1, 2]  # 3 elements: 0 - 0.5 ... 2
+    assert flow.arange(2.9, -0.5, -1.5, dtype=dtype if dtype is not flow.uint8 else flow.int8).tolist() == [2, 1, 0]
+    assert flow.arange(0.1, 0.9, 0.3, dtype=dtype).tolist() == [0, 0, 0]  # a step truncated to 0 repeats start
+    assert flow.arange(5e-324, dtype=dtype).tolist() == [0]
+    with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent with step sign"):
+        flow.arange(0.5, 0.2, 1, dtype=dtype)
+
+
+def test_int64_arange_truncates_bounds_and_step_first():
+    assert flow.arange(-0.5, 2, 1, dtype=flow.int64).tolist() == [0, 1]
+    assert flow.arange(2.9, -0.5, -1.5, dtype=flow.int64).tolist() == [2, 1]
+    assert flow.arange(5e-324, dtype=flow.int64).tolist() == []
+    with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent with step sign"):
+        flow.arange(0.5, 0.2, 1, dtype=flow.int64)  # the signs of the given bounds, before truncation
+
+
+@pytest.mark.filterwarnings("ignore:.*range is deprecated")
+def test_range_counts_as_pytorch_past_2_to_the_53():
+    # PyTorch: int64((end - start) / step + 1) in double, which rounds (here to an even count) before truncating
+    n = flow.range(-2.936069965362549, 2, 2.354627979496215e-16, device="meta").shape[0]
+    assert n == int((2 - -2.936069965362549) / 2.354627979496215e-16 + 1) == 20963268967943916
+
+
+def test_linspace_of_no_step_checks_no_bound():
+    assert flow.linspace(-math.inf, 1.0, 0, dtype=flow.int8).tolist() == []
+    with pytest.raises(RuntimeError, match="start -inf cannot be converted to type int8"):
+        flow.linspace(-math.inf, 1.0, 1, dtype=flow.int8)
+
+
+def test_trigamma_at_its_poles_is_inf():
+    x = flow.tensor([0.0, -1.0, -2.0, -32768.0, -0.5, -math.inf], dtype=flow.float64)
+    got = flow.polygamma(1, x).numpy()
+    assert got[:4].tolist() == [math.inf] * 4  # PyTorch: inf at 0, then 6.6e32, 1.6e32, 6.1e23 (sin(pi k) != 0)
+    assert got[4] == pytest.approx(math.pi ** 2 / 2 + 4, rel=1e-12)  # psi1(-1/2) = psi1(1/2) + 1 / (1/2)^2
+    assert math.isnan(got[5])
+
+
+def _sum_to(g, shape):
+    """The gradient ``g`` of a broadcast result summed back to an input of ``shape``."""
+    g = g.sum(axis=tuple(range(g.ndim - len(shape))))
+    return g.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1), keepdims=True)
+
+
+@pytest.mark.parametrize("a,b", [(np.zeros(0), np.array(inf)), (np.array([[0.0], [1.0]]), np.array([200.0, 1.0])),
+                                 (np.array([0.0, 1.0]), np.array([inf, 1.0])), (np.ones(2), np.array(3.0))])
+@pytest.mark.parametrize("dtype", [flow.float16, flow.float32])
+def test_ldexp_gradient_sums_the_elementwise_products(a, b, dtype):
+    np_dtype = np.float16 if dtype is flow.float16 else np.float32
+    x = flow.tensor(a, dtype=dtype, requires_grad=True)
+    e = flow.tensor(b, dtype=dtype, requires_grad=True)
+    flow.ldexp(x, e).sum().backward()
+    with np.errstate(all="ignore"):  # d/dx = 2**e and d/de = x * 2**e * log 2 per element of the result, summed
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        pow2 = np.broadcast_to(np.exp2(b.astype(np_dtype)), shape)
+        dx, de = _sum_to(pow2, a.shape), _sum_to(a.astype(np_dtype) * pow2 * np_dtype(math.log(2)), b.shape)
+    np.testing.assert_allclose(e.grad.numpy().astype(np.float64), de, rtol=2e-3, equal_nan=True)
+    np.testing.assert_allclose(x.grad.numpy().astype(np.float64), dx, rtol=2e-3, equal_nan=True)
+    if a.size == 0:
+        assert e.grad.item() == 0.0  # an empty sum, not 0 * inf
+
+
+def test_inverse_solve_and_det_of_a_matrix_holding_nan_are_nan_per_matrix():
+    # LAPACK's getrf runs through a NaN pivot (info 0): the matrix's results are NaN, its neighbours are computed
+    batch = flow.tensor([[[nan, 1.0], [1.0, 1.0]], [[1.0, 2.0], [3.0, 4.0]]], dtype=flow.float64)
+    inv_12_34 = [[-2.0, 1.0], [1.5, -0.5]]  # by hand: adj / det, det = -2
+    nan_block = [[nan, nan], [nan, nan]]
+    for got in (flow.linalg.inv(batch), flow.linalg.matrix_power(batch, -1), flow.inverse(batch),
+                flow.linalg.inv_ex(batch).inverse):
+        _same(got, [nan_block, inv_12_34])
+    assert flow.linalg.inv_ex(batch).info.tolist() == [0, 0]
+    _same(flow.linalg.inv(batch[0]), nan_block)
+    rhs = flow.ones(2, 2, 1, dtype=flow.float64)
+    _same(flow.linalg.solve(batch, rhs), [[[nan], [nan]], [[-1.0], [1.0]]])  # [1, 2; 3, 4] x = [1, 1]: x = (-1, 1)
+    assert flow.linalg.solve_ex(batch, rhs).info.tolist() == [0, 0]
+    _same(flow.linalg.det(batch), [nan, -2.0])  # NumPy's det gives 0 for the first
+    sign, logabsdet = flow.linalg.slogdet(batch)
+    _same(logabsdet, [nan, math.log(2.0)])
+    assert sign.tolist()[1] == -1.0
+    _same(flow.logdet(batch), [nan, nan])  # a negative determinant has no real log
+
+
+def test_a_singular_matrix_beside_a_nan_one_still_raises_naming_its_batch_element():
+    batch = flow.tensor([[[nan, 1.0], [1.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]], dtype=flow.float64)
+    with pytest.raises(RuntimeError, match=r"linalg.inv: \(Batch element 1\): The diagonal element 2 is zero"):
+        flow.linalg.inv(batch)
+    with pytest.raises(RuntimeError, match=r"linalg.solve: \(Batch element 1\): The solver failed"):
+        flow.linalg.solve(batch, flow.ones(2, 2, dtype=flow.float64))
+    inverse, info = flow.linalg.inv_ex(batch)
+    assert info.tolist() == [0, 2]
+    assert np.isnan(inverse.numpy()[0]).all()
+    result, info = flow.linalg.solve_ex(batch, flow.ones(2, 2, 1, dtype=flow.float64))
+    assert info.tolist() == [0, 2] and np.isnan(result.numpy()[0]).all()
+
+
+def _log_polygamma(n, x, terms=2000):
+    """log|polygamma(n, x)| = lgamma(n + 1) - (n + 1) log x + log sum_k (x / (x + k))^(n + 1), for n large
+    enough that the sum's first terms decide it (here directly summed in math)."""
+    s = n + 1
+    return math.lgamma(n + 1) - s * math.log(x) + math.log(math.fsum(math.exp(-s * math.log1p(k / x))
+                                                                     for k in range(terms)))
+
+
+@pytest.mark.parametrize("n,x", [(200, 100.0), (170, 100.0), (171, 100.0), (300, 50.0), (1000, 600.0)])
+def test_polygamma_of_a_large_order_in_log_space(n, x):
+    # n! overflows (n > 170) or zeta(n + 1, x) underflows, their product is finite; sign (-1)^(n + 1) for x > 0
+    expected = (1 if n % 2 else -1) * math.exp(_log_polygamma(n, x))
+    got = flow.polygamma(n, flow.tensor([x], dtype=flow.float64)).item()
+    assert got == pytest.approx(expected, rel=1e-11) and got != 0.0
+    mpmath = pytest.importorskip("mpmath")
+    assert got == pytest.approx(float(mpmath.polygamma(n, x)), rel=1e-11)
+
+
+def test_polygamma_of_a_huge_order_overflows_with_its_sign():
+    assert flow.polygamma(2 ** 40, flow.tensor([2.0])).item() == -inf  # n even: -n! zeta(n + 1, 2), huge
+    assert flow.polygamma(2 ** 40 + 1, flow.tensor([2.0])).item() == inf
+    assert flow.polygamma(2 ** 40, flow.tensor([1e15], dtype=flow.float64)).item() == 0.0  # x^-(n+1) wins
+    assert flow.polygamma(201, flow.tensor([1e300], dtype=flow.float64)).item() == 0.0
+    # small orders and x <= 0 keep the direct product: polygamma(2, 1) = -2 zeta(3), polygamma(3, 1) = pi^4 / 15
+    _same(flow.polygamma(2, flow.tensor([1.0], dtype=flow.float64)), [-2.4041138063191885])
+    _same(flow.polygamma(3, flow.tensor([1.0], dtype=flow.float64)), [math.pi ** 4 / 15])
+    got = flow.polygamma(171, flow.tensor([0.0, -2.0, inf, nan], dtype=flow.float64)).tolist()
+    assert got[:2] == [inf, inf] and math.isnan(got[2]) and math.isnan(got[3])
+
+
+@pytest.mark.parametrize("n,x", [(172, -1.5), (200, -3.5), (180, -0.5)])
+def test_polygamma_of_a_large_order_at_a_negative_half_integer(n, x):
+    # n even, s = n + 1 odd: the terms (x + k)^-s for x + k in [x, -x] cancel in pairs, leaving -n! zeta(s, 1 - x)
+    # (x = -1.5: (-1.5)^-s + (-0.5)^-s + 0.5^-s + 1.5^-s = 0, then 2.5^-s + ...)
+    expected = -math.exp(_log_polygamma(n, 1 - x))
+    got = flow.polygamma(n, flow.tensor([x], dtype=flow.float64)).item()
+    assert got == pytest.approx(expected, rel=1e-11)
+
+
+def test_polygamma_of_a_huge_order_near_a_negative_pole():
+    # n even, x = -0.0889: the term x^-(n+1) (negative, huge) dominates, times -n!: +inf (the direct sum gave
+    # inf - inf = NaN; PyTorch's float32 rounds n + 1 = 2**40 + 1 to an even exponent and answers -inf)
+    assert flow.polygamma(2 ** 40, flow.tensor([-0.0889], dtype=flow.float64)).item() == inf
+    assert flow.polygamma(2 ** 40 + 1, flow.tensor([-0.0889], dtype=flow.float64)).item() == inf
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(400):  # the nearest terms cancel to ~120 digits: mpmath needs the extra precision
+        for n, x in ((171, -0.3), (201, -2.7), (500, -0.51), (200, -1.5)):
+            expected = mpmath.polygamma(n, mpmath.mpf(x))
+            got = flow.polygamma(n, flow.tensor([x], dtype=flow.float64)).item()
+            if abs(expected) > mpmath.mpf("1.7e308"):
+                assert got == math.copysign(inf, expected)
+            else:
+                assert got == pytest.approx(float(expected), rel=1e-10)

@@ -35,6 +35,7 @@ from oneflow_lite.functors.registry import composite, functor, get_functor, regi
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.functors.unary import inplace_source, write_result
 from oneflow_lite.interpreters.op_interp_util import dispatch
+from oneflow_lite.ops.common import broadcast_shapes
 
 _bool = dt.bool_
 _uint8 = dt.uint8
@@ -378,7 +379,13 @@ def scalar_copysign(x, other, inplace=False):
 
 @composite("Ldexp")
 def ldexp(x, other, inplace=False):
-    """``x * 2 ** other`` (PyTorch's definition)."""
+    """``x * 2 ** other`` (PyTorch's definition). An ``other`` that requires grad is broadcast to the result
+    first, so its gradient sums the elementwise ``dy * x * 2 ** other * log 2`` (0 for an empty result) instead
+    of scaling a sum by ``2 ** other`` (``0 * inf``)."""
+    if other.requires_grad:
+        shape = broadcast_shapes("ldexp", tuple(x._meta.shape), tuple(other._meta.shape))
+        if shape != tuple(other._meta.shape):
+            other = F.expand(other, shape)
     return F.mul(x, F.pow(2.0, other), inplace=inplace)
 
 

@@ -112,9 +112,12 @@ class ArangeFunctor:
 
     def __call__(self, start, end, step, dtype, device, requires_grad=False):
         floating = isinstance(start, float) or isinstance(end, float) or isinstance(step, float)
-        if floating and dtype is not None and not dtype.is_floating_point and dtype is not dt.bool_ \
-                and all(math.isfinite(v) for v in (start, end, step)):
-            # an integer dtype: PyTorch truncates the bounds and the step first (a step of 0.3 is 0: an error)
+        if floating and dtype is dt.int64 and all(math.isfinite(v) for v in (start, end, step)):
+            # PyTorch checks the signs of the given bounds, then truncates the bounds and the step (a step of 0.3
+            # is 0: an error). Other integer dtypes count in double and step from the truncated start by the
+            # truncated step (Note [Integer aranges] in kernels/cpu/creation.py)
+            if (step > 0 and end < start) or (step < 0 and end > start):
+                raise RuntimeError("arange: upper bound and lower bound inconsistent with step sign")
             start, end, step, floating = int(start), int(end), int(step), False
         if floating:
             values = (dtype or _get_default_dtype(), device or default_device(), True,
@@ -430,7 +433,8 @@ class LinspaceFunctor:
     def __call__(self, start, end, steps, dtype, device, requires_grad=False):
         values = self._values(start, end, steps, dtype, device)
         d = values[3]
-        if not d.is_floating_point:  # the bounds are values of the dtype (PyTorch's check)
+        if not d.is_floating_point and steps != 0:  # the bounds are values of the dtype (PyTorch's check, made
+            # only when there is a value to compute)
             for arg, v in (("start", start), ("end", end)):
                 if isinstance(v, (int, float)):
                     check_converts("linspace", arg, v, d)
@@ -1014,8 +1018,16 @@ def range_(start, end, step, dtype, device, requires_grad=False):
     if not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"range: unsupported range: {start} -> {end}")
     if (step > 0 and end < start) or (step < 0 and end > start):
-        raise RuntimeError("range: upper bound and larger bound inconsistent with step sign")
-    count = math.floor((end - start) / step) + 1
+        raise RuntimeError("range: upper bound and lower bound inconsistent with step sign")
+    if dtype is not None and not dtype.is_floating_point and dtype is not dt.bool_:
+        # an integer dtype: PyTorch truncates the bounds and the step first (a step of 0.3 is 0: an error)
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise RuntimeError("range: step must be nonzero")
+        count = (end - start) // step + 1
+        return _requires_grad(F.arange(start, start + count * step, step, dtype=dtype, device=device),
+                              requires_grad, "range")
+    count = int((end - start) / step + 1)  # PyTorch adds 1 in double before truncating (it rounds past 2**53)
     offsets = F.arange(0, count, dtype=dt.float64, device=device)
     values = F.add(F.mul(offsets, float(step)), float(start))
     return _requires_grad(F.cast(values, dtype or _get_default_dtype()), requires_grad, "range")

@@ -1265,7 +1265,6 @@ class UnfoldTensorFunctor:
             raise RuntimeError(f"unfold: step is {step} but must be > 0")
         if size < 0:
             raise RuntimeError(f"unfold: size is {size} but must be >= 0")
-        step = min(step, max(length, 1))  # any step past the dim gives one window: the same view
         attrs = cached_attrs(self._attrs, ("dimension", "size", "step"), (dim, size, step))
         return dispatch(self.op, (x,), attrs)[0]
 

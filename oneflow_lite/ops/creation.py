@@ -69,7 +69,7 @@ def _arange_shape(ctx):
     if delta == 0:
         raise ctx.error("step must be nonzero")
     if (delta > 0 and limit < start) or (delta < 0 and limit > start):
-        raise ctx.error("upper bound and larger bound inconsistent with step sign")
+        raise ctx.error("upper bound and lower bound inconsistent with step sign")
     size = math.ceil((limit - start) / delta) if a["is_floating_range"] else -((start - limit) // delta)
     if size >= 2**63:
         raise ctx.error(f"invalid size {size}, possible overflow?")

@@ -647,7 +647,16 @@ def _unique_dim(ctx):
     if not shape:
         raise IndexError(f"{ctx.op_type}: Dimension out of range (expected to be in range of [-1, 0], but got "
                          f"{ctx.attr('dim')})")
-    return wrap_dim(ctx, ctx.attr("dim"), len(shape))
+    d = wrap_dim(ctx, ctx.attr("dim"), len(shape))
+    if 0 in shape:  # PyTorch's checks: the unique slices of an empty tensor are defined along its only empty dim
+        name = "unique_consecutive" if ctx.attr("consecutive") else "unique"
+        if shape.count(0) > 1:
+            raise RuntimeError(f"{name}: Number of zero sized dimensions is more than one, so unique cannot be "
+                               f"applied (input shape {list(shape)}, dim={ctx.attr('dim')})")
+        if shape[d] != 0:
+            raise RuntimeError(f"{name}: There are 0 sized dimensions, and they aren't selected, so unique cannot "
+                               f"be applied (input shape {list(shape)}, dim={ctx.attr('dim')})")
+    return d
 
 
 def _unique_count_shape(ctx):

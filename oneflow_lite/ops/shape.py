@@ -667,7 +667,8 @@ def _unfold_shape(ctx):
     return (*shape[:dim], n, *shape[dim + 1:], size)
 
 
-_UNFOLD_ATTRS = {"dimension": ("int32", 0), "size": ("int32", 1), "step": ("int32", 1)}
+# step is int64: a step past the dim (one window) keeps its stride, as PyTorch's view
+_UNFOLD_ATTRS = {"dimension": ("int32", 0), "size": ("int32", 1), "step": ("int64", 1)}
 register_user_op("unfold_tensor", inputs=["x"], outputs=["y"], attrs=_UNFOLD_ATTRS,
                  infer_shape=_unfold_shape, infer_dtype=same_dtype)
 

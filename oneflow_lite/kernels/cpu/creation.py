@@ -30,8 +30,14 @@ def constant_cpu(ctx):
 def arange_cpu(ctx):
     a = ctx.attrs
     meta = ctx.out_metas[0]
-    if a["is_floating_range"]:
-        values = np.arange(meta.shape[0], dtype=_float64) * a["float_delta"] + a["float_start"]
+    start, delta = a["float_start"], a["float_delta"]
+    if a["is_floating_range"] and meta.np_dtype.kind in "iu" and max(abs(start), abs(delta)) < 2 ** 62:
+        # Note [Integer aranges]: PyTorch's arange into an integer dtype other than int64 counts its elements in
+        # double from the given bounds but computes them from the truncated start and step (arange(-0.5, 2, 1,
+        # dtype=int32) is [0, 1, 2]; a step of 0.5 repeats the start)
+        values = np.arange(meta.shape[0], dtype=_int64) * int(delta) + int(start)
+    elif a["is_floating_range"]:
+        values = np.arange(meta.shape[0], dtype=_float64) * delta + start
     else:
         values = np.arange(meta.shape[0], dtype=_int64) * a["integer_delta"] + a["integer_start"]
     with np.errstate(invalid="ignore", over="ignore"):
@@ -86,9 +92,12 @@ def _as_output(values, np_dtype):
 
 
 def _linspace(ctx):
-    """PyTorch's symmetric linspace in float64: the first half counts up from start, the rest down from end."""
+    """PyTorch's symmetric linspace in float64: the first half counts up from start, the rest down from end.
+    For an integer dtype, start and end are values of it first (truncated toward zero), as in PyTorch."""
     a = ctx.attrs
     start, end, steps = a["start"], a["end"], a["steps"]
+    if ctx.out_metas[0].np_dtype.kind in "iu":
+        start, end = float(np.trunc(start)), float(np.trunc(end))
     if steps == 1:
         return np.array([start], _float64)
     i = np.arange(steps, dtype=_float64)

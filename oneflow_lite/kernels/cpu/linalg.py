@@ -175,11 +175,32 @@ def _singular_info(a):
     return lu_factor(a)[2]
 
 
-def _apply_per_matrix(fn, a, ok, fill):
-    """``fn`` of the matrices where ``ok`` holds, ``fill`` elsewhere (NaN for a singular matrix)."""
-    out = np.full(a.shape, fill, a.dtype)
-    if ok.any():
-        out[ok] = fn(a[ok])
+def _has_nan(a):
+    """Per matrix, whether it holds a NaN (Note [NaN in LAPACK-style drivers])."""
+    return np.isnan(a).any(axis=(-2, -1))
+
+
+# Note [NaN in LAPACK-style drivers]
+# LAPACK's getrf only stops at an exactly zero pivot: a NaN (or one made from Inf) runs through the elimination,
+# so PyTorch's inv / solve / det of a matrix holding a NaN return NaN with info 0. NumPy's drivers report such a
+# matrix singular instead (and det gives 0), so the kernels below ask NumPy per matrix, give NaN to the matrices
+# holding a NaN or still refused, and take info from our own LU (``lu_factor``), which runs through a NaN as
+# getrf does: an error is raised only for a zero pivot.
+def _apply_per_matrix(fn, ok, fill, out_shape, *args):
+    """``fn`` of the matrices (of ``args``, batched alike) where ``ok`` holds, ``fill`` elsewhere; NaN for a
+    matrix NumPy refuses all the same (Note [NaN in LAPACK-style drivers])."""
+    out = np.full(out_shape, fill, args[0].dtype)
+    if not ok.any():
+        return out
+    with np.errstate(all="ignore"):
+        try:
+            out[ok] = fn(*(x[ok] for x in args))
+        except _lin.LinAlgError:  # one at a time, then
+            for i in map(tuple, np.argwhere(ok)):
+                try:
+                    out[i] = fn(*(x[i] for x in args))
+                except _lin.LinAlgError:
+                    out[i] = np.nan
     return out
 
 
@@ -190,22 +211,28 @@ def linalg_inv_cpu(ctx, a):
         return _lin.inv(a), info
     except _lin.LinAlgError:
         info = _singular_info(a)
-    if ctx.attrs["check_errors"]:
+    if ctx.attrs["check_errors"] and info.any():
         raise LinAlgError(_batch_message("linalg.inv", info, "The diagonal element {} is zero, the inversion could "
                                          "not be completed because the input matrix is singular."))
-    with np.errstate(all="ignore"):
-        return _apply_per_matrix(_lin.inv, a, info == 0, np.inf), info
+    nan = _has_nan(a)
+    out = _apply_per_matrix(_lin.inv, (info == 0) & ~nan, np.inf, a.shape, a)
+    out[nan] = np.nan
+    return out, info
 
 
 @cpu_kernel("linalg_det", _REAL)
 def linalg_det_cpu(ctx, a):
-    return np.asarray(_lin.det(a), a.dtype)
+    with np.errstate(all="ignore"):
+        det = np.asarray(_lin.det(a), a.dtype)
+    return np.where(_has_nan(a), np.nan, det).astype(a.dtype)  # NumPy's det of a NaN-holding matrix is 0
 
 
 @cpu_kernel("linalg_slogdet", _REAL)
 def linalg_slogdet_cpu(ctx, a):
-    sign, logabsdet = _lin.slogdet(a)
-    return np.asarray(sign, a.dtype), np.asarray(logabsdet, a.dtype)
+    """NumPy's, with a NaN log-determinant for a matrix holding a NaN (NumPy: sign 0, -inf)."""
+    with np.errstate(all="ignore"):
+        sign, logabsdet = _lin.slogdet(a)
+    return np.asarray(sign, a.dtype), np.where(_has_nan(a), np.nan, logabsdet).astype(a.dtype)
 
 
 @cpu_kernel("linalg_solve", _REAL)
@@ -218,13 +245,10 @@ def linalg_solve_cpu(ctx, a, b):
         return _lin.solve(a, b), info
     except _lin.LinAlgError:
         info = _singular_info(a)
-    if ctx.attrs["check_errors"]:
-        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
-    out = np.full(b.shape, np.nan, b.dtype)
-    ok = info == 0
-    if ok.any():
-        out[ok] = _lin.solve(a[ok], b[ok])
-    return out, info
+    if ctx.attrs["check_errors"] and info.any():
+        raise LinAlgError(_batch_message("torch.linalg.solve", info, "The solver failed because the input matrix "
+                                         "is singular."))
+    return _apply_per_matrix(_lin.solve, (info == 0) & ~_has_nan(a), np.nan, b.shape, a, b), info
 
 
 def _substitute(t, b, lower):
@@ -235,7 +259,8 @@ def _substitute(t, b, lower):
     order = range(n) if lower else range(n - 1, -1, -1)
     with np.errstate(all="ignore"):
         for i in order:
-            acc = b[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, :], x)
+            done = slice(0, i) if lower else slice(i + 1, n)  # only the solved entries: no Inf * 0 from the rest
+            acc = b[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, done], x[..., done, :])
             x[..., i, :] = acc / t[..., i, i, None]
     return x
 
@@ -295,7 +320,7 @@ def linalg_cholesky_cpu(ctx, a):
             raise LinAlgError(_batch_message("linalg.cholesky", info, "The factorization could not be completed "
                                              "because the input is not positive-definite (the leading minor of "
                                              "order {} is not positive-definite)."))
-        low = _apply_per_matrix(_lin.cholesky, sym, info == 0, np.nan)
+        low = _apply_per_matrix(_lin.cholesky, info == 0, np.nan, sym.shape, sym)
     return (np.swapaxes(low, -1, -2).copy() if upper else low), info
 
 

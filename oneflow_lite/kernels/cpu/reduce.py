@@ -604,7 +604,7 @@ def _unique(x, attrs):
         out, inverse, counts = np.unique(x.ravel() if d is None else x, return_inverse=True, return_counts=True,
                                          axis=d, equal_nan=False)
         return out, inverse.reshape(x.shape if d is None else (-1,)), counts
-    rows = x.reshape(-1, 1) if d is None else np.moveaxis(x, d, 0).reshape(x.shape[d], -1)
+    rows = x.reshape(-1, 1) if d is None else np.moveaxis(x, d, 0).reshape(x.shape[d], x.size // max(x.shape[d], 1))
     change = np.ones(rows.shape[0], bool)
     change[1:] = np.any(rows[1:] != rows[:-1], axis=1)
     inverse = np.cumsum(change) - 1

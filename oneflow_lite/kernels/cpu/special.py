@@ -301,9 +301,12 @@ _TRIGAMMA_B = (1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66, -691.0 / 2730,
 
 
 def trigamma(x: np.ndarray) -> np.ndarray:
-    """``polygamma(1, x)`` of a float64 array: PyTorch's reflection ``-pi^2 / sin(pi x)^2`` below 1/2 (inf at
-    0, NaN at -inf), recurrence up to 10 and eight terms of the asymptotic series (to float64 rounding)."""
+    """``polygamma(1, x)`` of a float64 array: PyTorch's reflection ``-pi^2 / sin(pi x)^2`` below 1/2 (NaN at
+    -inf), recurrence up to 10 and eight terms of the asymptotic series (to float64 rounding). The poles (0 and
+    the negative integers) are inf, as for higher orders; PyTorch's reflection gives a finite 1e15 to 1e32 there
+    (``sin(pi x)`` does not round to 0)."""
     with _errstate(all="ignore"):
+        pole = (x <= 0) & (x == np.floor(x)) & np.isfinite(x)
         x = x.copy()
         sign = np.ones_like(x)
         result = np.zeros_like(x)
@@ -323,7 +326,7 @@ def trigamma(x: np.ndarray) -> np.ndarray:
         for b in _TRIGAMMA_B[::-1]:
             series = series * ixx + b
         result += (1.0 + 0.5 / x + series * ixx) / x
-        return sign * result
+        return np.where(pole, np.inf, sign * result)
 
 
 _ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
@@ -331,12 +334,14 @@ _ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606
            -7.1661652561756670113e18)
 
 
-def _zeta_sum(s, q, out, live):
+def _zeta_sum(s, q, out, live, scaled=False):
     """Cephes' zeta on the ``live`` elements: direct sum until the argument passes 9, then the Euler-Maclaurin
-    tail; an element stops as soon as a term no longer changes its sum."""
+    tail; an element stops as soon as a term no longer changes its sum. ``scaled``: ``q^s zeta(s, q)``, the
+    sum of ``(q / (q + k))^s`` (Note [polygamma of a large order])."""
     idx = np.flatnonzero(live)
-    a = q.reshape(-1)[idx]
-    total = a ** -s
+    q0 = q.reshape(-1)[idx]
+    a = q0.copy()
+    total = np.ones_like(a) if scaled else a ** -s
     b = np.zeros_like(a)
     i = 0
     done = np.zeros(idx.shape, bool)
@@ -346,23 +351,21 @@ def _zeta_sum(s, q, out, live):
             break
         i += 1
         a[step] += 1.0
-        b[step] = a[step] ** -s
+        b[step] = np.exp(-s * np.log1p((a[step] - q0[step]) / q0[step])) if scaled else a[step] ** -s
         total[step] += b[step]
         done |= step & (-_MACHEP * total < b) & (b < _MACHEP * total)
     w = a
     tail = ~done
     total[tail] += b[tail] * w[tail] / (s - 1.0) - 0.5 * b[tail]
-    fac, k = 1.0, 0.0
+    # term j: b s (s + 1) ... (s + 2j) / (w^(2j + 1) A_j), its factors taken one by one (s may be huge)
+    c, k = b, 0.0
     for coef in _ZETA_A:
-        fac *= s + k
-        b = b / w
-        t = fac * b / coef
+        c = c * ((s + k) / w)
+        t = c / coef
         total[tail] += t[tail]
         tail &= ~(np.abs(t / total) < _MACHEP)
-        k += 1.0
-        fac *= s + k
-        b = b / w
-        k += 1.0
+        c = c * ((s + k + 1.0) / w)
+        k += 2.0
     out.flat[idx] = total
 
 
@@ -392,17 +395,59 @@ _LGAM_SERIES = tuple(float(c) for c in [(-1) ** k * zeta(float(k), np.array([2.0
                      + [1.0 - 0.57721566490153286061])
 
 
+# Note [polygamma of a large order]
+# polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x). Past n = 170, n! overflows float64 (and math.factorial of a
+# huge n would run for hours), and zeta(n + 1, x) ~ x^-(n+1) underflows for x > 1 while the product is finite
+# (polygamma(200, 100) ~ -8e-28; PyTorch's exp(lgamma(n + 1)) * zeta gives NaN there, inf * 0). Such elements
+# are computed in log space: log zeta(s, q) = log S(q) - s log q for q > 0, with s = n + 1 and
+# S(q) = q^s zeta(s, q) = sum_k (q / (q + k))^s >= 1 summed as zeta is (``_zeta_sum(scaled=True)``: its terms
+# exp(-s log1p(k / q)) never overflow). A negative non-integer x (n > 170 only: there two terms of opposite
+# signs overflow, inf - inf) splits at m = ceil(-x), f = x + m, g = 1 - f into positive arguments:
+# zeta(s, x) = zeta(s, f) + (-1)^s (zeta(s, g) - zeta(s, g + m)), summed relative to the largest part (the two
+# nearest terms cancel exactly at a half-integer x for odd s). Poles, inf and NaN keep the direct product.
+_TINY = np.finfo(np.float64).tiny
+
+
+def _log_zeta(s, q):
+    """``log zeta(s, q)`` of a float64 array of positive ``q``."""
+    scaled = np.empty_like(q)
+    _zeta_sum(s, q, scaled, np.ones(q.shape, bool), scaled=True)
+    return np.log(scaled) - s * np.log(q)
+
+
+def _log_zeta_negative(s, x):
+    """(sign, ``log|zeta(s, x)|``) for a float64 array of negative non-integer ``x``."""
+    m = np.ceil(-x)
+    f = x + m
+    g = 1.0 - f
+    odd = -1.0 if s % 2 else 1.0
+    l1, l2, l3 = _log_zeta(s, f), _log_zeta(s, g), _log_zeta(s, g + m)
+    top = np.maximum(l1, l2)
+    head = np.exp(l1 - top) + odd * np.exp(l2 - top)
+    cancel = head == 0.0  # f == g, s odd: zeta(s, x) = -zeta(s, g + m)
+    total = np.where(cancel, -odd, head - odd * np.exp(l3 - top))
+    return np.sign(total), np.where(cancel, l3, top) + np.log(np.abs(total))
+
+
 def polygamma(n: int, x: np.ndarray) -> np.ndarray:
     """``polygamma(n, x)``, the n-th derivative of digamma, of a float64 array (n >= 0)."""
     if n == 0:
         return digamma(x)
     if n == 1:
         return trigamma(x)
-    # n! overflows float64 past n = 170 (and math.factorial of a huge n would run for hours): inf, as PyTorch's
-    # exp(lgamma(n + 1))
-    factorial = float(math.factorial(n)) if n <= 170 else math.inf
+    s, sign = n + 1.0, (1.0 if n % 2 else -1.0)
     with _errstate(all="ignore"):
-        return (1.0 if n % 2 else -1.0) * factorial * zeta(n + 1.0, x)
+        z = zeta(s, x)
+        out = sign * (float(math.factorial(n)) if n <= 170 else math.inf) * z
+        log_factorial = math.lgamma(n + 1.0)
+        pos = (x > 0.0) & (x < np.inf) & ((n > 170) | ~(np.abs(z) >= _TINY))  # Note [polygamma of a large order]
+        if pos.any():
+            out[pos] = sign * np.exp(log_factorial + _log_zeta(s, x[pos]))
+        neg = (x < 0.0) & (x > -np.inf) & (x != np.floor(x)) & (n > 170)
+        if neg.any():
+            zeta_sign, log_abs = _log_zeta_negative(s, x[neg])
+            out[neg] = sign * zeta_sign * np.exp(log_factorial + log_abs)
+        return out
 
 
 # ---- i1 -------------------------------------------------------------------------------------------
