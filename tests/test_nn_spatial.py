@@ -412,6 +412,18 @@ def test_grid_sample_warnings_point_at_the_callers_line_on_the_first_call_too():
     assert lines == ["<string>:6", "<string>:7", "<string>:6", "<string>:7"], out
 
 
+def test_grid_sample_nearest_gives_the_grid_a_zero_gradient():
+    """Nearest sampling is piecewise constant in the grid: its gradient is zeros (a tensor, as PyTorch's), also with
+    infinite grid values; the input's gradient counts each sampled pixel."""
+    x = flow.tensor(np.arange(4.0, dtype=np.float32).reshape(1, 1, 2, 2), requires_grad=True)
+    grid = flow.tensor([[[[-0.5, -0.5], [0.5, 0.5], [INF, 0.0]]]], requires_grad=True)
+    y = F.grid_sample(x, grid, mode="nearest", align_corners=False)
+    np.testing.assert_array_equal(y.detach().numpy().ravel(), [0.0, 3.0, 0.0])
+    y.sum().backward()
+    np.testing.assert_array_equal(grid.grad.numpy(), np.zeros((1, 1, 3, 2)))
+    np.testing.assert_array_equal(x.grad.numpy().ravel(), [1.0, 0.0, 0.0, 1.0])
+
+
 def test_torch_names_under_mock_torch():
     with flow.mock_torch.enable():
         import torch

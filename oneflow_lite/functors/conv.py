@@ -13,6 +13,7 @@ import itertools
 import math
 from functools import partial
 
+from oneflow_lite.autograd.grad_mode import is_grad_enabled
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.errors import OpKernelNotFoundError
@@ -898,6 +899,8 @@ def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=No
     else:
         coords = [_pad_coordinates(c, size, padding_mode, align_corners) for c, size in zip(raw, in_size)]
         out = _sample_linear(sample, coords, mode == "nearest")
+        if mode == "nearest" and grid.requires_grad and is_grad_enabled():  # the grid's gradient: zeros, as PyTorch's
+            out = F.add(out, F.sum(F.mul(F.where(F.isfinite(grid), grid, 0.0), 0.0)))
     out = F.reshape(out, (n, x._meta.shape[1], *gs[1:-1]))
     return F.cast(out, dtype) if out._meta.dtype is not dtype else out
 
