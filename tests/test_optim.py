@@ -852,3 +852,29 @@ def test_swalr_anneals_to_the_swa_lr():
     assert lrs == pytest.approx([0.55, 0.1, 0.1])
     with pytest.raises(ValueError, match="anneal_strategy must by one of 'cos' or 'linear', instead got exp"):
         SWALR(opt, swa_lr=0.1, anneal_strategy="exp")
+
+
+def test_adam_decoupled_weight_decay_is_adamws_step():
+    """PyTorch's Adam(decoupled_weight_decay=True) (a param-group key; AdamW's groups hold True)."""
+    def run(opt_cls, **kw):
+        p = flow.nn.Parameter(flow.tensor([1.0, -2.0]))
+        opt = opt_cls([p], lr=0.1, weight_decay=0.5, **kw)
+        for _ in range(3):
+            opt.zero_grad()
+            (p * p).sum().backward()
+            opt.step()
+        return p.detach().numpy(), opt
+    decoupled, opt = run(flow.optim.Adam, decoupled_weight_decay=True)
+    adamw, opt_w = run(flow.optim.AdamW)
+    coupled, opt_c = run(flow.optim.Adam)
+    np.testing.assert_array_equal(decoupled, adamw)
+    assert not np.allclose(coupled, adamw)
+    assert opt.param_groups[0]["decoupled_weight_decay"] is True and opt_w.param_groups[0]["decoupled_weight_decay"]
+    assert opt_c.param_groups[0]["decoupled_weight_decay"] is False
+    state = opt_c.state_dict()  # a state dict from before the option still loads (coupled)
+    del state["param_groups"][0]["decoupled_weight_decay"]
+    opt_c.load_state_dict(state)
+    opt_c.step()
+    assert opt_c.param_groups[0]["decoupled_weight_decay"] is False
+    with pytest.raises(TypeError, match="Adam: decoupled_weight_decay must be a bool, not int"):
+        flow.optim.Adam([flow.nn.Parameter(flow.ones(1))], decoupled_weight_decay=1)

@@ -47,17 +47,19 @@ class Adam(Optimizer):
     update ops] in optimizer.py). ``lr`` is a number or a 0-d tensor; ``capturable=True`` keeps the
     step count and bias corrections in tensors, as during an nn.Graph capture (Note [Optimizer steps
     in a graph]). ``foreach`` is accepted for PyTorch compatibility; ``differentiable`` and ``fused``
-    must stay off.
+    must stay off. ``decoupled_weight_decay=True`` is AdamW's step (PyTorch 2.x's option, a group key).
     """
 
     _PARAM_SHAPED_STATE = frozenset(("exp_avg", "exp_avg_sq", "max_exp_avg_sq"))
     _decoupled_weight_decay = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
-                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
                     "foreach": foreach, "maximize": maximize, "capturable": capturable,
-                    "differentiable": differentiable, "fused": fused}
+                    "differentiable": differentiable, "fused": fused,
+                    "decoupled_weight_decay": decoupled_weight_decay or self._decoupled_weight_decay}
         super().__init__(params, defaults)
 
     def _check_hyperparameters(self, group: dict) -> None:
@@ -65,7 +67,8 @@ class Adam(Optimizer):
         check_lr(name, group["lr"])
         check_number(name, "eps", group["eps"])
         check_number(name, "weight_decay", group["weight_decay"])
-        for flag in ("amsgrad", "maximize", "capturable"):
+        group.setdefault("decoupled_weight_decay", self._decoupled_weight_decay)  # a state dict saved without it
+        for flag in ("amsgrad", "maximize", "capturable", "decoupled_weight_decay"):
             check_bool(name, flag, group[flag])
         check_unsupported(name, group)
         check_at_least_zero(group, "eps", "epsilon value")
@@ -99,7 +102,7 @@ class Adam(Optimizer):
         lr, (beta1, beta2), amsgrad = group["lr"], group["betas"], group["amsgrad"]
         tensor_lr = isinstance(lr, Tensor)
         wd = float(group["weight_decay"]) + 0.0  # + 0.0: -0.0 becomes 0.0, equal keys of the attrs cache
-        decoupled = self._decoupled_weight_decay
+        decoupled = group.get("decoupled_weight_decay", self._decoupled_weight_decay)
         attrs = cached_attrs(_adam_attrs, _ADAM_ATTRS, (
             0.0 if tensor_lr else float(lr) + 0.0, -1.0 if group["maximize"] else 1.0, 0.0 if decoupled else wd,
             float(beta1) + 0.0, float(beta2) + 0.0, float(group["eps"]) + 0.0, wd if decoupled else 0.0, amsgrad, True))
@@ -120,7 +123,7 @@ class Adam(Optimizer):
         weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
         tensor_mode = tensor_mode or group["capturable"]
         lr, beta1 = number(lr, tensor_mode), number(beta1, tensor_mode)
-        decoupled = self._decoupled_weight_decay
+        decoupled = group.get("decoupled_weight_decay", self._decoupled_weight_decay)
         for p in group["params"]:
             grad = p.grad
             if grad is None:
