@@ -1009,3 +1009,50 @@ def test_lazy_modules_take_their_sizes_from_the_first_input_and_become_the_regul
     unbatched = nn.LazyLinear(3, bias=False)
     unbatched(flow.ones(7))
     assert tuple(unbatched.weight.shape) == (3, 7) and unbatched.bias is None
+
+
+# ---- pruning (Note [Pruning masks]) and the hook tables (Note [Hook tables]) ---------------------------------
+def test_pruning_masks_reparametrise_and_the_tutorials_hook_lookup_works():
+    from oneflow_lite.nn.utils import prune
+    w = np.array([[0.1, -2.0, 0.3, 4.0], [-0.05, 1.0, -3.0, 0.2], [2.5, -0.4, 0.0, 1.5]], np.float32)
+    lin = nn.Linear(4, 3)
+    with flow.no_grad():
+        lin.weight.copy_(flow.tensor(w))
+    prune.l1_unstructured(lin, name="weight", amount=0.25)  # the 3 smallest magnitudes of 12
+    expect = (np.abs(w) > 0.1).astype(np.float32)
+    np.testing.assert_array_equal(lin.weight_mask.numpy(), expect)
+    assert sorted(n for n, _ in lin.named_parameters()) == ["bias", "weight_orig"]
+    lin(flow.ones(1, 4)).sum().backward()  # weight = weight_orig * mask: pruned entries get no gradient
+    np.testing.assert_array_equal(lin.weight_orig.grad.numpy(), expect)
+    prune.ln_structured(lin, name="weight", amount=1, n=2, dim=0)  # then the row of smallest L2 norm goes
+    rows = np.linalg.norm(w * expect, axis=1)
+    np.testing.assert_array_equal(lin.weight_mask.numpy(), expect * (rows != rows.min())[:, None])
+    for hook in lin._forward_pre_hooks.values():  # as PyTorch's pruning tutorial inspects the history
+        if hook._tensor_name == "weight":
+            break
+    assert [type(m).__name__ for m in hook] == ["L1Unstructured", "LnStructured"]
+    prune.remove(lin, "weight")
+    assert sorted(n for n, _ in lin.named_parameters()) == ["bias", "weight"] and not prune.is_pruned(lin)
+    np.testing.assert_array_equal(lin.weight.detach().numpy(), w * expect * (rows != rows.min())[:, None])
+    a, b = nn.Linear(2, 2), nn.Linear(2, 1)
+    with flow.no_grad():
+        a.weight.copy_(flow.tensor([[1.0, -5.0], [0.5, 2.0]]))
+        b.weight.copy_(flow.tensor([[-0.2, 3.0]]))
+    prune.global_unstructured([(a, "weight"), (b, "weight")], pruning_method=prune.L1Unstructured, amount=2)
+    np.testing.assert_array_equal(a.weight_mask.numpy(), [[1, 1], [0, 1]])  # 0.5 and 0.2 across both layers
+    np.testing.assert_array_equal(b.weight_mask.numpy(), [[0, 1]])
+    with pytest.raises(ValueError, match="amount=1.5 should either be a float in the range"):
+        prune.l1_unstructured(nn.Linear(2, 2), "weight", amount=1.5)
+    with pytest.raises(ValueError, match="has to be pruned before pruning can be removed"):
+        prune.remove(nn.Linear(2, 2), "weight")
+
+
+def test_hook_tables_hold_the_hooks_and_their_flags_go_with_them():
+    lin = nn.Linear(2, 2)
+    plain = lin.register_forward_hook(lambda m, a, out: None)
+    flagged = lin.register_forward_pre_hook(lambda m, a, kw: None, with_kwargs=True)
+    assert all(callable(h) and not isinstance(h, tuple) for h in lin._forward_hooks.values())
+    assert list(lin._hook_flags.values()) == [(True, False)]
+    flagged.remove()
+    plain.remove()
+    assert not lin._forward_pre_hooks and not lin._forward_hooks and not lin._hook_flags

@@ -94,21 +94,42 @@ def _forward_unimplemented(self, *args, **kwargs):
 # torch.nn.modules.module) add hooks that every module call runs, before the module's own hooks: the
 # module tracker of FlopCounterMode (utils/flop_counter.py) names every module that runs with them.
 # A call without any hook checks four dicts and calls ``forward``.
-_global_forward_pre_hooks: OrderedDict = OrderedDict()  # handle id -> (hook, with_kwargs=False)
-_global_forward_hooks: OrderedDict = OrderedDict()  # handle id -> (hook, with_kwargs, always_call)
+# Note [Hook tables]
+# As in PyTorch, ``_forward_pre_hooks`` / ``_forward_hooks`` map a handle id to the hook itself (programs look
+# hooks up there: the pruning tutorial finds its PruningContainer in ``module._forward_pre_hooks.values()``); a
+# hook registered with ``with_kwargs`` or ``always_call`` also has ``(with_kwargs, always_call)`` in the module's
+# ``_hook_flags`` (``_global_hook_flags`` for the global ones), removed with it.
+_NO_FLAGS = (False, False)
+_global_forward_pre_hooks: OrderedDict = OrderedDict()  # handle id -> hook
+_global_forward_hooks: OrderedDict = OrderedDict()  # handle id -> hook
+_global_hook_flags: dict = {}  # handle id -> (with_kwargs, always_call)
 
 
 def register_module_forward_pre_hook(hook):
     """Call ``hook(module, args)`` before the ``forward`` of every module (before its own pre-hooks); a non-None
     result replaces the arguments. Returns a handle whose ``remove()`` unregisters it."""
-    return Module._add_hook(_global_forward_pre_hooks, hook, (hook, False), False)
+    return Module._add_hook(_global_forward_pre_hooks, hook, None, _NO_FLAGS, False)
 
 
 def register_module_forward_hook(hook, *, with_kwargs: bool = False, always_call: bool = False):
     """Call ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with ``with_kwargs``) after the
     ``forward`` of every module (before its own hooks); a non-None result replaces the output. ``always_call``
     also calls it when ``forward`` raises. Returns a handle whose ``remove()`` unregisters it."""
-    return Module._add_hook(_global_forward_hooks, hook, (hook, with_kwargs, always_call), False)
+    return Module._add_hook(_global_forward_hooks, hook, _global_hook_flags, (with_kwargs, always_call), False)
+
+
+class _FlaggedHandle(RemovableHandle):
+    """The handle of a hook with flags (Note [Hook tables]): ``remove()`` drops both."""
+
+    __slots__ = ("_flags",)
+
+    def __init__(self, hooks: dict, flags: dict):
+        super().__init__(hooks)
+        self._flags = flags
+
+    def remove(self) -> None:
+        super().remove()
+        self._flags.pop(self.id, None)
 
 
 def _in_layout_of(current: Tensor, value: Tensor) -> Tensor:
@@ -126,7 +147,7 @@ class Module:
     training: bool
     forward = _forward_unimplemented
     # Note [Module backward hooks] in nn/backward_hooks.py: an OrderedDict once a hook is registered
-    _backward_hooks = _backward_pre_hooks = MappingProxyType({})
+    _backward_hooks = _backward_pre_hooks = _hook_flags = MappingProxyType({})
 
     def __init__(self):
         setattr_ = object.__setattr__
@@ -134,8 +155,8 @@ class Module:
         setattr_(self, "_parameters", OrderedDict())
         setattr_(self, "_buffers", OrderedDict())
         setattr_(self, "_non_persistent_buffers_set", set())
-        setattr_(self, "_forward_pre_hooks", OrderedDict())  # handle id -> (hook, with_kwargs)
-        setattr_(self, "_forward_hooks", OrderedDict())  # handle id -> (hook, with_kwargs, always_call)
+        setattr_(self, "_forward_pre_hooks", OrderedDict())  # handle id -> hook (Note [Hook tables])
+        setattr_(self, "_forward_hooks", OrderedDict())  # handle id -> hook
         setattr_(self, "_modules", OrderedDict())
 
     # ---- registration ---------------------------------------------------------------------------
@@ -464,25 +485,27 @@ class Module:
         """Call ``hook(module, args)`` (``hook(module, args, kwargs)`` with ``with_kwargs``) before each
         ``forward``; a non-None result replaces the arguments (``(args, kwargs)`` with ``with_kwargs``).
         Returns a handle whose ``remove()`` unregisters it."""
-        return self._add_hook(self._forward_pre_hooks, hook, (hook, with_kwargs), prepend)
+        return self._add_hook(self._forward_pre_hooks, hook, self._own_hooks("_hook_flags"), (with_kwargs, False),
+                              prepend)
 
     def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False):
         """Call ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with ``with_kwargs``)
         after each ``forward``; a non-None result replaces the output. ``always_call`` also calls it when
         ``forward`` raises. Returns a handle whose ``remove()`` unregisters it."""
-        return self._add_hook(self._forward_hooks, hook, (hook, with_kwargs, always_call), prepend)
+        return self._add_hook(self._forward_hooks, hook, self._own_hooks("_hook_flags"), (with_kwargs, always_call),
+                              prepend)
 
     def register_full_backward_hook(self, hook, prepend: bool = False):
         """Call ``hook(module, grad_input, grad_output)`` when the gradients of the module's positional arguments
         are computed (Note [Module backward hooks]); a non-None result replaces ``grad_input``. Returns a handle
         whose ``remove()`` unregisters it."""
-        return self._add_hook(self._own_hooks("_backward_hooks"), hook, hook, prepend)
+        return self._add_hook(self._own_hooks("_backward_hooks"), hook, None, _NO_FLAGS, prepend)
 
     def register_full_backward_pre_hook(self, hook, prepend: bool = False):
         """Call ``hook(module, grad_output)`` when the gradients of the module's outputs are computed; a non-None
         result replaces ``grad_output``. Returns a handle whose ``remove()`` unregisters it."""
-        return self._add_hook(self._own_hooks("_backward_pre_hooks"), hook, hook, prepend)
+        return self._add_hook(self._own_hooks("_backward_pre_hooks"), hook, None, _NO_FLAGS, prepend)
 
     def _own_hooks(self, name):
         hooks = self.__dict__.get(name)
@@ -492,11 +515,15 @@ class Module:
         return hooks
 
     @staticmethod
-    def _add_hook(hooks, hook, entry, prepend):
+    def _add_hook(hooks, hook, flag_table, flags, prepend):
         if not callable(hook):
             raise TypeError(f"hook must be callable, got {_typename(hook)}")
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = entry
+        if flags == _NO_FLAGS:
+            handle = RemovableHandle(hooks)
+        else:
+            handle = _FlaggedHandle(hooks, flag_table)
+            flag_table[handle.id] = flags
+        hooks[handle.id] = hook
         if prepend:
             hooks.move_to_end(handle.id, last=False)
         return handle
@@ -513,7 +540,9 @@ class Module:
         if self._backward_hooks or self._backward_pre_hooks:  # Note [Module backward hooks]
             backward, args = backward_hooks.setup_inputs(self, list(self._backward_hooks.values()),
                                                          list(self._backward_pre_hooks.values()), args)
-        hooks = [*_global_forward_hooks.values(), *self._forward_hooks.values()]
+        flags = self._hook_flags
+        hooks = [(hook, *_global_hook_flags.get(i, _NO_FLAGS)) for i, hook in _global_forward_hooks.items()]
+        hooks += [(hook, *flags.get(i, _NO_FLAGS)) for i, hook in self._forward_hooks.items()]
         called = 0
         try:
             output = self.forward(*args, **kwargs)
@@ -535,8 +564,9 @@ class Module:
 
     def _run_forward_pre_hooks(self, args, kwargs):
         # the global hooks (Note [Global module hooks]) run before the module's own, as PyTorch's
-        for hook, with_kwargs in [*_global_forward_pre_hooks.values(), *self._forward_pre_hooks.values()]:
-            if with_kwargs:
+        flags = self._hook_flags
+        for i, hook in [*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
+            if flags.get(i, _NO_FLAGS)[0]:
                 result = hook(self, args, kwargs)
                 if result is not None:
                     if not (isinstance(result, tuple) and len(result) == 2):

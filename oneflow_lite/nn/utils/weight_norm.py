@@ -24,8 +24,8 @@ __all__ = ["remove_spectral_norm", "remove_weight_norm", "spectral_norm", "weigh
 
 def _hooks_of(module, kind, name):
     """``(handle id, hook)`` of the module's pre-hooks that are ``kind`` reparametrising ``name``."""
-    return [(k, entry[0]) for k, entry in module._forward_pre_hooks.items()
-            if isinstance(entry[0], kind) and entry[0].name == name]
+    return [(k, hook) for k, hook in module._forward_pre_hooks.items()
+            if isinstance(hook, kind) and hook.name == name]
 
 
 def _weight_of(module, name, what):
