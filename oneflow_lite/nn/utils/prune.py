@@ -149,7 +149,9 @@ class Identity(BasePruningMethod):
         return default_mask
 
 
-class RandomUnstructured(BasePruningMethod):
+class _Unstructured(BasePruningMethod):
+    """Prunes the ``amount`` entries ranked lowest by ``_ranking(t)``."""
+
     def __init__(self, amount):
         _nparams_toprune(amount, 1 << 62)
         self.amount = amount
@@ -158,21 +160,18 @@ class RandomUnstructured(BasePruningMethod):
         k = _nparams_toprune(self.amount, t.numel())
         mask = default_mask.clone()
         if k:
-            mask.view(-1)[F.topk(F.rand_like(t).view(-1), k).indices] = 0
+            mask.view(-1)[F.topk(self._ranking(t).view(-1), k, largest=False).indices] = 0
         return mask
 
 
-class L1Unstructured(BasePruningMethod):
-    def __init__(self, amount):
-        _nparams_toprune(amount, 1 << 62)
-        self.amount = amount
+class RandomUnstructured(_Unstructured):
+    def _ranking(self, t):
+        return F.rand_like(t)
 
-    def compute_mask(self, t, default_mask):
-        k = _nparams_toprune(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            mask.view(-1)[F.topk(t.abs().view(-1), k, largest=False).indices] = 0
-        return mask
+
+class L1Unstructured(_Unstructured):
+    def _ranking(self, t):
+        return t.abs()
 
 
 class _Structured(BasePruningMethod):
