@@ -42,8 +42,9 @@ MAX_FUNCTION_LINES = 60
 # kernels (graph/kernel_fusion.py, the pass and its op; graph/jit.py, the generated numba kernels and their cache)
 # and the fused softmax cross-entropy (graph/xent_fusion.py: the pass, its two ops and their numba kernels).
 # distributions 300 -> 330: [programs n3] MultivariateNormal, Independent and kl_divergence (PPO's and VAE's).
+# (top) 1800 -> 1900: [programs n3] torch-level namespaces programs import: jit, special, multiprocessing, testing.
 LINE_BUDGETS = {
-    "(top)": 1800, "amp": 400, "autograd": 2200, "backends": 80, "comm": 300, "cuda": 100, "dispatch": 900,
+    "(top)": 1900, "amp": 400, "autograd": 2200, "backends": 80, "comm": 300, "cuda": 100, "dispatch": 900,
     "distributed": 150, "framework": 2800, "functors": 10400, "graph": 3400, "interpreters": 3200, "kernels": 4500,
     "library": 1200, "mock_torch": 250, "nn": 5600, "onnx": 1250, "ops": 4500, "optim": 2600, "utils": 1400,
     "profiler": 900, "func": 900, "distributions": 330,

@@ -131,6 +131,52 @@ def test_torch_special_names_the_functional_api():
             torch.special.ndtr(x)
 
 
+def _write_rank(rank, directory):
+    (directory / f"rank{rank}").write_text(str(rank * 10))
+
+
+def _fail_on_rank_one(rank):
+    if rank == 1:
+        raise SystemExit(3)
+
+
+def test_torch_multiprocessing_spawn_and_sharing_strategy(tmp_path):
+    with flow.mock_torch.enable():
+        import torch.multiprocessing as mp
+        assert mp.get_sharing_strategy() == "file_descriptor" and mp.get_all_sharing_strategies() == {
+            "file_descriptor", "file_system"}
+        mp.set_sharing_strategy("file_system")
+        assert mp.get_sharing_strategy() == "file_system"
+        mp.set_sharing_strategy("file_descriptor")
+        mp.spawn(_write_rank, args=(tmp_path,), nprocs=2, start_method="fork")
+        assert sorted(p.read_text() for p in tmp_path.iterdir()) == ["0", "10"]
+        with pytest.raises(mp.ProcessRaisedException, match="process 1 terminated with exit code 3"):
+            mp.spawn(_fail_on_rank_one, nprocs=2, start_method="fork")
+        assert mp.Queue is not None and callable(mp.set_start_method)  # Python's multiprocessing, re-exported
+
+
+def test_torch_testing_assert_close_tolerances_and_report():
+    with flow.mock_torch.enable():
+        import torch
+        torch.testing.assert_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0 + 1e-6]))  # within float32's
+        with pytest.raises(AssertionError, match=r"(?s)Tensor-likes are not close!.*Mismatched elements: 1 / 2 "
+                                                 r"\(50.0%\).*Greatest absolute difference: 0.0999\d* at index "
+                                                 r"\(1,\) \(up to 1e-05 allowed\)"):
+            torch.testing.assert_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.1]))
+        with pytest.raises(AssertionError, match=r"(?s)Tensor-likes are not equal!.*difference: 1 at index \(1,\)"):
+            torch.testing.assert_close(torch.tensor([1, 2]), torch.tensor([1, 3]))  # integers: exact
+        with pytest.raises(AssertionError, match="The values for attribute 'dtype' do not match"):
+            torch.testing.assert_close(torch.tensor([1.0]), torch.tensor([1.0], dtype=torch.float64))
+        torch.testing.assert_close(torch.tensor([1.0]), torch.tensor([1.0], dtype=torch.float64), check_dtype=False)
+        torch.testing.assert_close(torch.tensor([float("nan")]), torch.tensor([float("nan")]), equal_nan=True)
+        torch.testing.assert_close([torch.ones(2), {"a": 1.5}], [torch.ones(2), {"a": 1.5}])
+        torch.testing.assert_close(torch.tensor([1.0]), torch.tensor([1.05]), rtol=0.1, atol=0.0)
+        with pytest.raises(ValueError, match="Both 'rtol' and 'atol' must be either specified or omitted"):
+            torch.testing.assert_close(torch.ones(1), torch.ones(1), rtol=0.1)
+        with pytest.raises(AssertionError, match="custom"):
+            torch.testing.assert_close(torch.ones(1), torch.zeros(1), msg="custom")
+
+
 def test_run_command_runs_an_unmodified_script(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent("""
