@@ -209,3 +209,16 @@ def test_a_torch_module_imported_under_the_mock_stays_oneflow_lite_after_disable
     with flow.mock_torch.enable():
         import torch as again
     assert again is torch  # one proxy per module
+
+
+def test_torch_autograd_profiler_legacy_api():
+    with flow.mock_torch.enable():
+        import torch
+        with torch.autograd.profiler.profile(record_shapes=True) as prof:
+            with torch.autograd.profiler.record_function("block"):
+                (torch.ones(2) * 2).sum()
+        names = [e.key for e in prof.key_averages()]
+        assert "block" in names and "scalar_mul" in names
+        with torch.autograd.profiler.profile(enabled=False) as off:
+            torch.ones(1) + 1
+        assert off.enabled is False

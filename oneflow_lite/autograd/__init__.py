@@ -29,8 +29,8 @@ __all__ = ["Function", "FunctionCtx", "GradcheckError", "OpExprGradFunction", "b
 
 
 def __getattr__(name):
-    if name == "functional":  # the submodule (vjp, jvp, jacobian, hessian, ...)
-        return importlib.import_module("oneflow_lite.autograd.functional")
+    if name in ("functional", "profiler"):  # submodules (vjp, jacobian, ...; the legacy profiler API)
+        return importlib.import_module(f"oneflow_lite.autograd.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'oneflow_lite.autograd' has no attribute '{name}'")
