@@ -1056,3 +1056,32 @@ def test_hook_tables_hold_the_hooks_and_their_flags_go_with_them():
     flagged.remove()
     plain.remove()
     assert not lin._forward_pre_hooks and not lin._forward_hooks and not lin._hook_flags
+
+
+def test_fusing_batchnorm_into_conv_and_linear_keeps_the_eval_outputs():
+    from oneflow_lite.nn.utils import fusion
+    rng = np.random.default_rng(0)
+    x = flow.tensor(rng.standard_normal((2, 3, 5, 5)).astype(np.float32))
+    for conv, bn, transpose in ((nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), False),
+                                (nn.ConvTranspose2d(3, 4, 2, bias=False), nn.BatchNorm2d(4), True)):
+        with flow.no_grad():
+            bn.running_mean.copy_(flow.tensor(rng.standard_normal(4).astype(np.float32)))
+            bn.running_var.copy_(flow.tensor(rng.uniform(0.5, 2, 4).astype(np.float32)))
+            bn.weight.copy_(flow.tensor(rng.standard_normal(4).astype(np.float32)))
+            bn.bias.copy_(flow.tensor(rng.standard_normal(4).astype(np.float32)))
+        conv.eval(), bn.eval()
+        fused = fusion.fuse_conv_bn_eval(conv, bn, transpose=transpose)
+        np.testing.assert_allclose(fused(x).detach().numpy(), bn(conv(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
+        assert isinstance(fused.weight, nn.Parameter) and fused is not conv
+    lin, bn1 = nn.Linear(3, 2).eval(), nn.BatchNorm1d(2).eval()
+    with flow.no_grad():
+        bn1.running_var.fill_(4.0)
+        bn1.running_mean.fill_(1.0)
+    v = flow.tensor(rng.standard_normal((5, 3)).astype(np.float32))
+    np.testing.assert_allclose(fusion.fuse_linear_bn_eval(lin, bn1)(v).detach().numpy(),
+                               bn1(lin(v)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(AssertionError, match="Fusion only works in eval mode"):
+        fusion.fuse_conv_bn_eval(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4))
+    with pytest.warns(FutureWarning, match="stateless.functional_call` is deprecated"):
+        out = nn.utils.stateless.functional_call(lin, {"bias": flow.zeros(2)}, (v,))
+    np.testing.assert_allclose(out.detach().numpy(), (v @ lin.weight.T).detach().numpy(), rtol=1e-6)
