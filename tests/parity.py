@@ -310,9 +310,29 @@ def _is_number(v) -> bool:
     return isinstance(v, (bool, int, float))
 
 
+def _huge_values(call: Call) -> bool:
+    return any(t.source is not None and not (np.abs(np.asarray(t.source, np.float64)) < 1e9).all()
+               for t in [*call.args, *call.kwargs.values()] if isinstance(t, TensorArg))
+
+
+def _integer_minimum(call: Call) -> bool:
+    return any(t.source is not None and not t.dtype.is_floating_point and t.dtype is not flow.bool
+               and (np.asarray(t.source) == np.iinfo(t.dtype.np_dtype).min).any()
+               for t in [*call.args, *call.kwargs.values()] if isinstance(t, TensorArg))
+
+
+# Calls that PyTorch does not return from (its CPU binomial sampler loops on a huge or non-finite count) or that
+# kill its process (lcm with the most negative integer: SIGFPE in an integer division): not run there, counted
+# as "torch hazard".
+TORCH_HAZARDS = {"binomial": _huge_values, "lcm": _integer_minimum, "lcm_": _integer_minimum}
+
+
 def check_parity(call: Call) -> Outcome:
     """Run ``call`` in both frameworks and say how they agree (an :class:`Outcome` whose kind is an agreement
     or one of :data:`DISAGREEMENTS`)."""
+    hazard = TORCH_HAZARDS.get(call.name)
+    if hazard is not None and hazard(call):
+        return Outcome("torch hazard")
     fn, t_args, t_kwargs, t_leaves = torch_call(call)
     if fn is None:
         return Outcome("no torch function")

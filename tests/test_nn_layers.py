@@ -555,8 +555,12 @@ def test_embedding():
     assert abs(arr(big.weight).mean()) < 0.01 and abs(arr(big.weight).std() - 1) < 0.01  # N(0, 1)
     with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
         nn.Embedding(3, 2, padding_idx=3)
-    with pytest.raises(NotImplementedError, match="Embedding: max_norm is not supported"):
-        nn.Embedding(3, 2, max_norm=1.0)
+    # max_norm: the rows looked up are scaled in place to norm max_norm / (norm + 1e-7) * norm (PyTorch's renorm)
+    capped = nn.Embedding(3, 2, max_norm=1.0)
+    with flow.no_grad():
+        capped.weight.copy_(flow.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]]))
+    close(capped(flow.tensor([0, 1])), [[0.6, 0.8], [0.3, 0.4]], atol=1e-6)
+    close(capped.weight, [[0.6, 0.8], [0.3, 0.4], [6.0, 8.0]], atol=1e-6)  # row 2 was not looked up
     with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices' to have one of the following "
                                            "scalar types: Long, Int"):
         emb(flow.tensor([0.0]))

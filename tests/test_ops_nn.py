@@ -415,8 +415,9 @@ def test_embedding_errors():
         F.embedding(T([1.0], f32), w)
     with pytest.raises(ValueError, match="Padding_idx must be within num_embeddings"):
         F.embedding(flow.tensor([1]), w, padding_idx=4)
-    with pytest.raises(NotImplementedError, match="max_norm is not supported"):
-        F.embedding(flow.tensor([1]), w, max_norm=1.0)
+    capped = T([[0.0, 0.0], [6.0, 8.0]], f32)  # max_norm renormalises the looked-up rows in place, as PyTorch
+    close(F.embedding(flow.tensor([1, 1]), capped, max_norm=5.0, norm_type=2.0), [[3.0, 4.0]] * 2, atol=1e-5)
+    close(capped, [[0.0, 0.0], [3.0, 4.0]], atol=1e-5)
     with pytest.raises(NotImplementedError, match="sparse gradients are not supported"):
         F.embedding(flow.tensor([1]), w, sparse=True)
     with pytest.raises(RuntimeError, match="'weight' must be 2-D"):

@@ -637,7 +637,8 @@ class BatchNormFunctor:
 # ---- embedding / one_hot ----------------------------------------------------------------------------
 @functor("Embedding")
 class EmbeddingFunctor:
-    """Rows of ``weight`` picked by the integer ``input``; the gradient of row ``padding_idx`` stays zero."""
+    """Rows of ``weight`` picked by the integer ``input``; the gradient of row ``padding_idx`` stays zero. With
+    ``max_norm``, the rows picked are first renormalised in place (:func:`embedding_renorm_`, as PyTorch)."""
 
     def __init__(self):
         self.op = _op("embedding", ("weight", "indices"), ("out",))
@@ -660,11 +661,10 @@ class EmbeddingFunctor:
                              f"{num} embeddings)")
         elif padding_idx < 0:
             padding_idx += num
-        if max_norm is not None:
-            raise NotImplementedError("embedding: max_norm is not supported (it renormalizes rows of weight in "
-                                      "place); renormalize the weight explicitly before the lookup")
         if sparse:
             raise NotImplementedError("embedding: sparse gradients are not supported; use sparse=False")
+        if max_norm is not None:
+            embedding_renorm_(weight, indices, max_norm, norm_type)
         attrs = cached_attrs(self._attrs, ("padding_idx", "scale_grad_by_freq"), (padding_idx, scale_grad_by_freq))
         return dispatch(self.op, (weight, indices), attrs)[0]
 
@@ -1381,12 +1381,12 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
 
 
 # ---- embedding_bag and max_norm ------------------------------------------------------------------------------
-def _host_values(name, t):
-    """The values of an integer tensor as a NumPy array (the bags' layout is read from the data)."""
+def _host_values(name, t, why="lays out the bags by the index values"):
+    """The values of an integer tensor as a NumPy array (the bags' layout, the rows to renormalise)."""
     if t.is_lazy:  # names the blob and the graph capturing it
-        raise t._array.read_error(f"{name} (which lays out the bags by the index values)")
+        raise t._array.read_error(f"{name} (which {why})")
     if not _has_storage(t):
-        raise RuntimeError(f"{name}: the indices and offsets are read from the data, which a tensor on "
+        raise RuntimeError(f"{name}: the indices are read from the data (it {why}), which a tensor on "
                            f"'{t._meta.device}' does not hold")
     return t.numpy().astype(np.int64, copy=False)
 
@@ -1394,7 +1394,7 @@ def _host_values(name, t):
 def embedding_renorm_(weight, indices, max_norm, norm_type):
     """Scale in place (not recorded by autograd) each row of ``weight`` that ``indices`` refers to whose
     ``norm_type``-norm exceeds ``max_norm`` down to ``max_norm`` (PyTorch's ``embedding_renorm_``)."""
-    rows = np.unique(_host_values("embedding", indices))
+    rows = np.unique(_host_values("embedding", indices, "renormalises the rows it looks up, for max_norm"))
     if rows.size == 0:
         return weight
     with ExcludeDispatchKeyGuard(AUTOGRAD_KEY_SET):

@@ -12,10 +12,7 @@ from oneflow_lite.nn.parameter import Parameter
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
-def _check_unsupported(max_norm, sparse) -> None:
-    if max_norm is not None:
-        raise NotImplementedError("Embedding: max_norm is not supported (it renormalizes rows of the weight in "
-                                  "place); renormalize the weight explicitly instead")
+def _check_unsupported(sparse) -> None:
     if sparse:
         raise NotImplementedError("Embedding: sparse gradients are not supported; use sparse=False")
 
@@ -35,7 +32,7 @@ class Embedding(Module):
                 if padding_idx < -num_embeddings:
                     raise AssertionError("Padding_idx must be within num_embeddings")
                 padding_idx = num_embeddings + padding_idx
-        _check_unsupported(max_norm, sparse)
+        _check_unsupported(sparse)
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.padding_idx = padding_idx
