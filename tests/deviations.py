@@ -159,9 +159,11 @@ KNOWN: list[Deviation] = [
               pattern=r"torch: NotImplementedError|not implemented for"),
     Deviation("gradients-torch-refuses", ("silent acceptance", "grad acceptance"),
               "oneflow_lite differentiates where PyTorch refuses: floor_divide and remainder (gradient 0 / 1 "
-              "almost everywhere), targets of losses, integer dtype= outputs of prod / cumprod (no gradient)",
+              "almost everywhere), targets of losses, integer dtype= outputs of prod / cumprod (no gradient), "
+              "atan2 of a bool tensor with a float one (PyTorch's backward negates the bool)",
               pattern=r"derivative for .* is not implemented|is not differentiable with respect to|"
-                      r"Autograd not support dtype|can't be cast to the desired output type"),
+                      r"Autograd not support dtype|can't be cast to the desired output type|"
+                      r"Negation, the `-` operator, on a bool tensor"),
     Deviation("promotion-torch-refuses", ("silent acceptance", "grad acceptance"),
               "oneflow_lite promotes mixed dtypes (PyTorch's promotion rules) in losses and prelu, where "
               "PyTorch's kernels require equal dtypes",
@@ -344,13 +346,20 @@ KNOWN: list[Deviation] = [
     Deviation("torch-less-precise", ("value", "grad"),
               "float16 arithmetic here runs in float32 and rounds once (Note [Scalar operands]); PyTorch rounds "
               "some intermediates to float16 (pow's exponent - 1 in its gradient, a Python scalar base of pow, "
-              "layer_norm's mean with a tiny eps, soft_margin_loss's exp), so its results are further from the "
+              "layer_norm's mean with a tiny eps, soft_margin_loss's exp, atan2's gradient and cosine_similarity's "
+              "norms of a float16 operand), so its results are further from the "
               "exact ones (PyTorch is less precise)",
-              names=("pow", "layer_norm", "float_power", "soft_margin_loss"), when=_has_dtype(flow.float16)),
+              names=("pow", "layer_norm", "float_power", "soft_margin_loss", "atan2", "cosine_similarity"),
+              when=_has_dtype(flow.float16, flow.bfloat16)),
     Deviation("float-to-unsigned", ("value",),
-              "negative floats converted to an unsigned dtype (linspace / logspace / arange with dtype=uint8) "
-              "wrap here; in C++ the conversion is undefined and PyTorch's result depends on the platform",
-              names=("linspace", "logspace", "arange", "range"), when=_has_dtype(flow.uint8)),
+              "floats outside an integer dtype's range converted to it (negative floats to uint8 by linspace / "
+              "logspace / arange, 1e30 to int32 by logspace or by nansum's dtype=) differ: in C++ the conversion is "
+              "undefined and PyTorch's result depends on the platform (x86: INT_MIN); here NumPy's",
+              names=("linspace", "logspace", "arange", "range", "nansum", "sum", "cumsum", "prod", "cumprod"),
+              when=lambda call: _has_dtype(flow.uint8)(call) or (
+                  isinstance(call.kwargs.get("dtype"), flow.dtype) and not call.kwargs["dtype"].is_floating_point
+                  and (_has_extreme(call) or _has_non_finite(call)
+                       or any(isinstance(v, float) and abs(v) > 1e9 for v in call.args)))),
     Deviation("index-dtypes", ("refusal",),
               "gather / scatter take int64 indices only (PyTorch also int32 for some of them)",
               names=("gather", "scatter", "scatter_add", "index_add", "index_select"),
@@ -456,8 +465,17 @@ KNOWN: list[Deviation] = [
               "slogdet of a matrix whose determinant is NaN (an Inf making inf - inf): the sign is NumPy's (1) "
               "here, 0 in PyTorch; the log-determinant is NaN in both",
               names=("slogdet", "linalg_slogdet"), when=lambda call: _has_non_finite(call)),
+    Deviation("rnn-cell-shapes", ("refusal",),
+              "rnn_tanh_cell / rnn_relu_cell / lstm_cell / gru_cell check that input and hidden states have "
+              "matching ranks (1-D or 2-D) here; PyTorch's cells let a 3-D state broadcast through their matmuls",
+              names=("rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell"), pattern=r"expected a \w+-D input"),
+    Deviation("torch-trapezoid-single-sample", ("value", "grad"),
+              "trapezoid over a dim of one sample is 0 here (an empty sum, whatever the sample); PyTorch computes "
+              "(sum - (first + last) / 2) * dx, which is inf - inf = NaN for an infinite or NaN sample (PyTorch "
+              "is wrong)",
+              names=("trapezoid", "trapz"), pattern=r"NaN placement differs|infinity differs",
+              when=_has_non_finite),
 ]
-
 
 
 def known(call: Call, outcome) -> Deviation | None:

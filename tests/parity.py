@@ -78,7 +78,7 @@ def build_torch_tensor(arg: TensorArg):
     def leaf(a):
         a = np.asarray(a)
         t = torch.from_numpy(a.astype(np.float32) if arg.dtype is flow.bfloat16 else a.copy()).to(dtype)
-        return t.requires_grad_(rg)
+        return t.clone().requires_grad_(rg)  # storage of PyTorch's own (from_numpy's cannot be resized)
 
     if arg.layout == "transposed":
         base = leaf(src.transpose().copy(order="C"))
@@ -321,10 +321,20 @@ def _integer_minimum(call: Call) -> bool:
                for t in [*call.args, *call.kwargs.values()] if isinstance(t, TensorArg))
 
 
+def _unchecked_channels(call: Call) -> bool:
+    """native_batch_norm's weight / bias / running stats not of one element per channel (PyTorch reads past them)."""
+    x, *params = (call.args[:5] + [None] * 5)[:5]
+    if not isinstance(x, TensorArg):
+        return True
+    channels = x.shape[1] if len(x.shape) > 1 else None
+    return any(isinstance(p, TensorArg) and (len(p.shape) != 1 or p.shape[0] != channels) for p in params)
+
+
 # Calls that PyTorch does not return from (its CPU binomial sampler loops on a huge or non-finite count) or that
-# kill its process (lcm with the most negative integer: SIGFPE in an integer division): not run there, counted
-# as "torch hazard".
-TORCH_HAZARDS = {"binomial": _huge_values, "lcm": _integer_minimum, "lcm_": _integer_minimum}
+# kill its process (lcm with the most negative integer: SIGFPE in an integer division; native_batch_norm with
+# parameters of the wrong size: a segfault): not run there, counted as "torch hazard".
+TORCH_HAZARDS = {"binomial": _huge_values, "lcm": _integer_minimum, "lcm_": _integer_minimum,
+                 "native_batch_norm": _unchecked_channels}
 
 
 def check_parity(call: Call) -> Outcome:

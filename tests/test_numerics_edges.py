@@ -192,7 +192,7 @@ def test_a_huge_request_names_the_op_the_shape_and_the_bytes():
     (lambda: F.group_norm(flow.ones(1, 2, 1), 2), ValueError),
     (lambda: flow.pow(flow.tensor([2]), -1), RuntimeError),
     (lambda: flow.where(flow.tensor([True]), flow.tensor([1], dtype=flow.int16), 2 ** 31), RuntimeError),
-    (lambda: flow.where(flow.tensor([True]), 1e10, flow.ones(1, dtype=flow.float16)), RuntimeError),
+    (lambda: flow.where(flow.tensor([True]), 1e300, flow.ones(1, dtype=flow.float32)), RuntimeError),
     (lambda: flow.randint(-2 ** 40, 5, (2,), dtype=flow.float16), RuntimeError),
     (lambda: flow.cross(flow.ones(3), flow.ones(2, 3)), RuntimeError),
     (lambda: flow.masked_select(flow.ones(2), flow.tensor([1.0, 0.0])), RuntimeError),
@@ -520,3 +520,54 @@ def test_polygamma_of_a_huge_order_near_a_negative_pole():
                 assert got == math.copysign(inf, expected)
             else:
                 assert got == pytest.approx(float(expected), rel=1e-10)
+
+
+# ---- parity round 4 (40 random calls per function against PyTorch 2.13) -----------------------------------
+def test_logit_clamps_below_eps_first_as_pytorch():
+    # eps > 0.5 makes [eps, 1 - eps] empty: below eps goes to eps, then above 1 - eps to 1 - eps
+    lo, hi = math.log(0.7 / 0.3), math.log(0.3 / 0.7)
+    got = flow.logit(flow.tensor([0.0, 0.3, 1.0, 0.5], dtype=flow.float64), eps=0.7).numpy()
+    np.testing.assert_allclose(got, [lo, lo, hi, lo], rtol=1e-12)
+
+
+def test_bce_with_logits_gradient_at_infinite_logits():
+    # d/dx = sigmoid(x) - t: 0 - 0 at -inf with t = 0, 1 - 0 at inf; sigmoid(-x) no longer exp(-(inf - inf))
+    x = flow.tensor([-math.inf, math.inf, -3.0], requires_grad=True)
+    t = flow.tensor([0.0, 0.0, 0.25])
+    F.binary_cross_entropy_with_logits(x, t, reduction="sum").backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 1.0, 1 / (1 + math.exp(3)) - 0.25], rtol=1e-6)
+
+
+def test_polygamma_of_a_huge_order_on_a_0_d_tensor():
+    assert flow.polygamma(2 ** 40, flow.tensor(4, dtype=flow.uint16)).item() == -math.inf  # (-1)^(n+1) n! / 4^(n+1)
+
+
+def test_diff_of_order_0_reads_dim_only_with_prepend_or_append():
+    assert flow.diff(flow.zeros(0, 0, dtype=flow.int8), 0, -3).shape == (0, 0)  # PyTorch: the input, unchecked dim
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        flow.diff(flow.zeros(0, 0), 0, -3, append=flow.zeros(0, 0))
+
+
+def test_gradient_of_a_0_d_bool_is_empty():
+    assert flow.gradient(flow.tensor(False)) == ()
+
+
+def test_scalar_checks_of_hinge_margin_logspace_bounds_and_where():
+    x = flow.tensor([1.0, 2.0], dtype=flow.float16)
+    with pytest.raises(RuntimeError, match="hinge_embedding_loss: margin 1e[+]30 cannot be converted to type float16"):
+        F.hinge_embedding_loss(x, flow.tensor([1, -1]), 1e30)
+    with pytest.raises(RuntimeError, match="logspace: end -1.5 cannot be converted to type uint8"):
+        flow.logspace(1, -1.5, 3, dtype=flow.uint8)
+    # where checks a number against float32 for a float16 tensor (PyTorch computes in float32): 1e30 rounds to inf
+    assert flow.where(x > 1, x, 1e30).tolist() == [math.inf, 2.0]
+    with pytest.raises(RuntimeError, match="where: value 1e[+]300 cannot be converted to type float32"):
+        flow.where(x > 1, x, 1e300)
+
+
+def test_cov_weights_need_one_per_observation():
+    with pytest.raises(RuntimeError, match="expected fweights to have the same numel as there are observations in "
+                                           "the input but got 1 != 3"):
+        flow.cov(flow.tensor([9.0, 6.0, 9.0]), fweights=flow.tensor([5]))
+    # weighted: mean (1 + 4 + 4) / 4 = 2.25, sum w (x - mean)^2 = 4.75, / (4 - 1)
+    got = flow.cov(flow.tensor([[1.0, 2.0, 4.0]], dtype=flow.float64), fweights=flow.tensor([1, 2, 1]))
+    assert got.item() == pytest.approx(4.75 / 3, rel=1e-12)

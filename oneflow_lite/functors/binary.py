@@ -210,6 +210,12 @@ def where_nonzero(condition):
     return F.nonzero(condition, as_tuple=True)
 
 
+def _opmath(d):
+    """The dtype PyTorch's where checks a Python number against: float32 for float16 / bfloat16 tensors (their
+    computation type; 1e30 then rounds to inf), the tensor's dtype otherwise."""
+    return dt.float32 if d in (dt.float16, dt.bfloat16) else d
+
+
 @functor("WhereScalarX")
 class WhereScalarXFunctor:
     def __init__(self):
@@ -218,7 +224,7 @@ class WhereScalarXFunctor:
     def __call__(self, condition, value, y):
         check_int64("where", value)
         d = scalar_dtype(y._meta.dtype, value)
-        check_converts("where", "value", value, d)
+        check_converts("where", "value", value, _opmath(d))
         return self.where(condition, wrap_scalar(value, d, y._meta.device), cast(y, d))
 
 
@@ -230,7 +236,7 @@ class WhereScalarYFunctor:
     def __call__(self, condition, x, value):
         check_int64("where", value)
         d = scalar_dtype(x._meta.dtype, value)
-        check_converts("where", "value", value, d)
+        check_converts("where", "value", value, _opmath(d))
         return self.where(condition, cast(x, d), wrap_scalar(value, d, x._meta.device))
 
 

@@ -427,17 +427,18 @@ class LinspaceFunctor:
         self._attrs = {}
 
     def _values(self, start, end, steps, dtype, device):
-        return (_float_scalar(self.name, "start", start), _float_scalar(self.name, "end", end), steps,
-                dtype or _get_default_dtype(), device or default_device())
-
-    def __call__(self, start, end, steps, dtype, device, requires_grad=False):
-        values = self._values(start, end, steps, dtype, device)
+        values = (_float_scalar(self.name, "start", start), _float_scalar(self.name, "end", end), steps,
+                  dtype or _get_default_dtype(), device or default_device())
         d = values[3]
         if not d.is_floating_point and steps != 0:  # the bounds are values of the dtype (PyTorch's check, made
             # only when there is a value to compute)
             for arg, v in (("start", start), ("end", end)):
                 if isinstance(v, (int, float)):
-                    check_converts("linspace", arg, v, d)
+                    check_converts(self.name, arg, v, d)
+        return values
+
+    def __call__(self, start, end, steps, dtype, device, requires_grad=False):
+        values = self._values(start, end, steps, dtype, device)
         out = dispatch(self.op, (), cached_attrs(self._attrs, self.names, values))[0]
         return _requires_grad(out, requires_grad, "linspace")
 

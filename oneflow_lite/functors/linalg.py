@@ -687,6 +687,10 @@ def cov(x, correction=1, fweights=None, aweights=None):
     _check_cov_weights(fweights, aweights)
     x = F.reshape(x, (1, -1)) if x._meta.ndim < 2 else x
     n = x._meta.shape[1]
+    for arg, t in (("fweights", fweights), ("aweights", aweights)):
+        if t is not None and t._meta.numel != n:
+            raise RuntimeError(f"cov(): expected {arg} to have the same numel as there are observations in the "
+                               f"input but got {t._meta.numel} != {n}")
     w = fweights
     if aweights is not None:
         w = aweights if w is None else F.mul(w, aweights)

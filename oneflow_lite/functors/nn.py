@@ -27,7 +27,7 @@ from oneflow_lite.framework.generator import using_generator
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, Tensor, _wrap_dim
 from oneflow_lite.functors.creation import tensor
-from oneflow_lite.functors.promotion import TORCH_NAMES, cast, overflowed_narrow, tensors_dtype
+from oneflow_lite.functors.promotion import TORCH_NAMES, cast, check_converts, overflowed_narrow, tensors_dtype
 from oneflow_lite.functors.registry import composite, functor, get_functor
 from oneflow_lite.functors.shape import cached_attrs, warn_at_caller
 from oneflow_lite.interpreters.autocast import fp32_function
@@ -1171,6 +1171,7 @@ def hinge_embedding_loss(x, target, margin=1.0, size_average=None, reduce=None, 
     target values, as PyTorch)."""
     reduction = _reduction("hinge_embedding_loss", reduction, size_average, reduce)
     _floating_input("hinge_embedding_loss", x)
+    check_converts("hinge_embedding_loss", "margin", margin, x._meta.dtype)  # PyTorch's check (1e30 in float16)
     margin_part = F.where(F.ne(target, 1), F.clamp(F.sub(margin, x), 0.0), 0.0)
     self_part = F.where(F.ne(target, -1), x, 0.0)
     return _reduce(F.add(margin_part, self_part), reduction)

@@ -1148,8 +1148,8 @@ def _second_order_edge(f, dim, dx, at, steps, first):
 def _gradient_args(x, spacing, dim, edge_order):
     """(dims, per-dim spacing) of a ``gradient`` call, checked as PyTorch checks them."""
     name = x._meta.dtype.name
-    if x._meta.dtype is dt.bool_ or name.startswith("uint"):  # differences of them wrap or are xor
-        raise RuntimeError(f"torch.gradient does not support {name} input.")
+    if name.startswith("uint") or (x._meta.dtype is dt.bool_ and x._meta.ndim):  # differences wrap or are xor
+        raise RuntimeError(f"torch.gradient does not support {name} input.")  # (a 0-d bool has none to take)
     ndim = x._meta.ndim
     dims = list(range(ndim)) if dim is None else [_wrap_dim(d, ndim, "gradient") for d in dim]
     repeated = [d for i, d in enumerate(dims) if d in dims[:i]]

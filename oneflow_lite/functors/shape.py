@@ -1032,6 +1032,8 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"diff: order must be non-negative but got {n}")
+    if n == 0 and prepend is None and append is None:  # PyTorch returns the input before it reads dim
+        return F.clone(x)
     axis = _wrap(dim, x._meta.ndim, "diff")
     parts = [t for t in (prepend, x, append) if t is not None]
     for t in parts:

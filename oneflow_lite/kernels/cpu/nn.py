@@ -442,7 +442,8 @@ def _bce_logits(a, x, t, pos_weight=None):
 
 
 def _bce_logits_grad(a, dy, x, t, pos_weight=None):
-    sigmoid_neg = _exp(-(_softplus_neg(x) + x))  # sigmoid(-x) = exp(-softplus(x)), softplus(x) = softplus(-x) + x
+    with np.errstate(over="ignore"):
+        sigmoid_neg = 1 / (1 + _exp(x))  # sigmoid(-x): 1 at x = -inf, 0 at inf (no inf - inf)
     if pos_weight is None:
         return dy * ((1 - t) - sigmoid_neg)
     return dy * ((1 - t) - (1 + (pos_weight - 1) * t) * sigmoid_neg)

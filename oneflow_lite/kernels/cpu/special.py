@@ -436,9 +436,10 @@ def polygamma(n: int, x: np.ndarray) -> np.ndarray:
     if n == 1:
         return trigamma(x)
     s, sign = n + 1.0, (1.0 if n % 2 else -1.0)
+    x = np.asarray(x)
     with _errstate(all="ignore"):
         z = zeta(s, x)
-        out = sign * (float(math.factorial(n)) if n <= 170 else math.inf) * z
+        out = np.array(sign * (float(math.factorial(n)) if n <= 170 else math.inf) * z, dtype=np.float64)
         log_factorial = math.lgamma(n + 1.0)
         pos = (x > 0.0) & (x < np.inf) & ((n > 170) | ~(np.abs(z) >= _TINY))  # Note [polygamma of a large order]
         if pos.any():

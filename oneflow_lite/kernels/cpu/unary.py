@@ -181,8 +181,9 @@ def frexp_cpu(ctx, x):
 def logit_cpu(ctx, x):
     eps = ctx.attrs["eps"]
     with _errstate(all="ignore"):
-        if eps >= 0:
-            x = np.clip(x, x.dtype.type(eps), x.dtype.type(1.0 - eps))
+        if eps >= 0:  # PyTorch's order: below eps first, then above 1 - eps (it matters when eps > 0.5)
+            lo, hi = x.dtype.type(eps), x.dtype.type(1.0 - eps)
+            x = np.where(x < lo, lo, np.where(x > hi, hi, x))
         return np.log(x / (1 - x))
 
 
