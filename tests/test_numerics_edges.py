@@ -571,3 +571,25 @@ def test_cov_weights_need_one_per_observation():
     # weighted: mean (1 + 4 + 4) / 4 = 2.25, sum w (x - mean)^2 = 4.75, / (4 - 1)
     got = flow.cov(flow.tensor([[1.0, 2.0, 4.0]], dtype=flow.float64), fweights=flow.tensor([1, 2, 1]))
     assert got.item() == pytest.approx(4.75 / 3, rel=1e-12)
+
+
+def test_float_power_of_a_huge_int_exponent_differentiates():
+    x = flow.tensor(0.0, requires_grad=True)
+    y = flow.float_power(x, -2 ** 63)  # 0 ** -2**63 = inf; d/dx = n x**(n - 1) = -2**63 * inf
+    y.backward()
+    assert y.item() == math.inf and x.grad.item() == -math.inf
+
+
+def test_inner_of_empty_tensors_and_take_along_dim_of_0_d():
+    a = flow.zeros(0, 1, 0, 0, dtype=flow.int8)
+    assert flow.inner(a, a).shape == (0, 1, 0, 0, 1, 0)
+    with pytest.raises(IndexError, match="take_along_dim: Dimension specified as 0 but tensor has no dimensions"):
+        flow.take_along_dim(flow.tensor(True), flow.tensor(0), 0)
+
+
+def test_cov_takes_the_result_type_of_input_and_aweights():
+    x = flow.tensor([1.0, 3.0], dtype=flow.float16)
+    got = flow.cov(x, aweights=flow.tensor([1.0, 3.0], dtype=flow.float64))
+    # weighted mean 2.5; sum w (x - m)^2 = 2.25 + 0.75 = 3; correction 1 with aweights: / (4 - 10 / 4)
+    assert got.dtype is flow.float64 and got.item() == pytest.approx(3.0 / (4 - 10 / 4), rel=1e-12)
+    assert flow.cov(flow.tensor([1, 2]), aweights=flow.tensor([0.5, 0.5], dtype=flow.float16)).dtype is flow.float16

@@ -405,7 +405,8 @@ def _float_power(x, exponent, inplace):
 
 
 composite("FloatPower")(lambda x, exponent, inplace=False: _float_power(x, cast(exponent, dt.float64), inplace))
-composite("ScalarFloatPower")(lambda x, exponent, inplace=False: _float_power(x, exponent, inplace))
+# a Python exponent as a float: float_power computes in float64 (an int exponent of -2**63 has no int64 n - 1)
+composite("ScalarFloatPower")(lambda x, exponent, inplace=False: _float_power(x, float(exponent), inplace))
 composite("ScalarFloatPowerLeft")(lambda value, exponent: F.pow(value, cast(exponent, dt.float64)))
 
 

@@ -514,6 +514,8 @@ def take_along_dim(x, indices, dim=None):
                            f"{TORCH_NAMES[indices._meta.dtype]}")
     if dim is None:
         return F.gather(F.reshape(x, (-1,)), 0, F.reshape(indices, (-1,)))
+    if x._meta.ndim == 0:
+        raise IndexError(f"take_along_dim: Dimension specified as {dim} but tensor has no dimensions")
     if x._meta.ndim != indices._meta.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
                            f"but got {x._meta.ndim} dimensions for input, and {indices._meta.ndim} dimensions for "

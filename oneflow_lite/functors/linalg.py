@@ -499,7 +499,8 @@ def inner(a, b):
     if sa[-1] != sb[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                            f"{list(sa)} and {list(sb)}")
-    out = F.matmul(F.reshape(a, (-1, sa[-1])), mT(F.reshape(b, (-1, sb[-1]))))
+    rows_a, rows_b = math.prod(sa[:-1]), math.prod(sb[:-1])  # explicit: -1 is ambiguous with no element
+    out = F.matmul(F.reshape(a, (rows_a, sa[-1])), mT(F.reshape(b, (rows_b, sb[-1]))))
     return F.reshape(out, tuple(sa[:-1]) + tuple(sb[:-1]))
 
 
@@ -678,6 +679,8 @@ def cov(x, correction=1, fweights=None, aweights=None):
                            f"{x._meta.ndim} dimensions")
     if x._meta.dtype is dt.bool_:
         raise RuntimeError("cov(): bool dtype is not supported for input")
+    if aweights is not None and aweights._meta.dtype.is_floating_point:  # PyTorch: the result type of both
+        x = cast(x, dt.promote_types(x._meta.dtype, aweights._meta.dtype))
     if not x._meta.dtype.is_floating_point:
         x = cast(x, get_default_dtype())
     for arg, t in (("fweights", fweights), ("aweights", aweights)):
