@@ -311,6 +311,8 @@ def _cross_samples(dtype):
 
 def _cov_ref(x, correction=1, fweights=None, aweights=None):
     out = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
+    if aweights is not None:  # PyTorch's result type of the input and the weights (float64 weights: float64)
+        out = np.result_type(out, np.asarray(aweights).dtype)
     a = np.atleast_2d(x.astype(np.float64))
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
