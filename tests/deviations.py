@@ -92,6 +92,15 @@ def _extreme_order(call: Call) -> bool:
                for v in [*call.args, *call.kwargs.values()])
 
 
+def _number_outside_dtype(call: Call) -> bool:
+    """A Python int argument outside the range of the first tensor's integer dtype."""
+    t = next(iter(_tensors(call)), None)
+    if t is None or t.dtype.is_floating_point or t.dtype is flow.bool:
+        return False
+    info = np.iinfo(t.dtype.np_dtype)
+    return any(type(v) is int and not info.min <= v <= info.max for v in [*call.args, *call.kwargs.values()])
+
+
 def _has_layout(layout) -> Callable:
     return lambda call: any(t.layout == layout for t in _tensors(call))
 
@@ -360,7 +369,7 @@ KNOWN: list[Deviation] = [
               "layer_norm's mean with a tiny eps, soft_margin_loss's exp, atan2's gradient and cosine_similarity's "
               "norms of a float16 operand), so its results are further from the "
               "exact ones (PyTorch is less precise)",
-              names=("pow", "layer_norm", "float_power", "soft_margin_loss", "atan2", "cosine_similarity"),
+              names=("pow", "layer_norm", "float_power", "soft_margin_loss", "atan2", "cosine_similarity", "sinc"),
               when=_has_dtype(flow.float16, flow.bfloat16)),
     Deviation("float-to-unsigned", ("value",),
               "floats outside an integer dtype's range converted to it (negative floats to uint8 by linspace / "
@@ -496,6 +505,26 @@ KNOWN: list[Deviation] = [
               "(x - lo) / width at 1e28 per bin; here NumPy's order of operations, PyTorch's differs (15 values in "
               "bin 49 there, 34 here)",
               names=("histogram", "histc", "histogramdd"), when=_has_extreme),
+    Deviation("linalg-of-non-finite", ("value",),
+              "cholesky_solve / solve_triangular / lu_solve of matrices holding ±Inf, NaN or 1e30: the solution "
+              "holds inf - inf or 0 * inf, NaN or ±inf in positions that depend on the order of the substitution "
+              "(NumPy's here, the BLAS's in PyTorch)",
+              names=("cholesky_solve", "solve_triangular", "triangular_solve", "lu_solve", "linalg_lu_solve"),
+              pattern=r"NaN placement differs|infinity differs",
+              when=lambda call: _has_non_finite(call) or _has_extreme(call)),
+    Deviation("torch-isin-wraps-scalar", ("value",),
+              "isin(elements, number) with a number outside the elements' dtype: here it is compared by value "
+              "(no int8 element equals -2**63 or 383); PyTorch converts it to the dtype first, wrapping (383 "
+              "matches 127, -2**63 matches 0) (PyTorch is wrong)",
+              names=("isin",), when=lambda call: _number_outside_dtype(call)),
+    Deviation("resize-fills-zeros", ("value",),
+              "resize_ / resize_as_ growing a tensor: the new elements are zeros here; PyTorch leaves them "
+              "uninitialised (whatever the memory held)",
+              names=("resize_", "resize_as_")),
+    Deviation("torch-one-step-logspace", ("silent acceptance",),
+              "logspace with steps=1 into an integer dtype: PyTorch fills it through a checked scalar conversion "
+              "and refuses base**start beyond the dtype (10**3 for int8); here it is converted as for more steps",
+              names=("logspace",), pattern=r"cannot be converted to type \w+ without overflow"),
 ]
 
 

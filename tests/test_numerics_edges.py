@@ -593,3 +593,19 @@ def test_cov_takes_the_result_type_of_input_and_aweights():
     # weighted mean 2.5; sum w (x - m)^2 = 2.25 + 0.75 = 3; correction 1 with aweights: / (4 - 10 / 4)
     assert got.dtype is flow.float64 and got.item() == pytest.approx(3.0 / (4 - 10 / 4), rel=1e-12)
     assert flow.cov(flow.tensor([1, 2]), aweights=flow.tensor([0.5, 0.5], dtype=flow.float16)).dtype is flow.float16
+
+
+def test_index_copy_into_0_d_with_dim_minus_1():
+    a, b = flow.tensor(0.5, requires_grad=True), flow.tensor(3.5, requires_grad=True)
+    y = flow.index_copy(a, -1, flow.tensor(0), b)
+    y.backward()
+    assert y.item() == 3.5 and a.grad.item() == 0.0 and b.grad.item() == 1.0
+
+
+@pytest.mark.parametrize("value", [-0.5, 255.5, 256, -256])
+def test_fill_compares_a_float_before_truncating_it(value):
+    x = flow.tensor([1, 2], dtype=flow.uint8)
+    with pytest.raises(RuntimeError, match="cannot be converted to type uint8 without overflow"):
+        x.fill_(value)
+    assert x.tolist() == [1, 2]
+    assert flow.tensor([1, 2], dtype=flow.uint8).fill_(254.9).tolist() == [254, 254]

@@ -396,7 +396,7 @@ def index_copy(x, dim, index, source, inplace=False):
         raise IndexError(f"{name}: Index should have dimension 1 or 0 (got {index._meta.ndim})")
     _check_same_dtype(name, x, source, f"{name}: self and source expected to have the same dtype, but got (self) "
                                        f"{TORCH_NAMES[x._meta.dtype]} and (source) {TORCH_NAMES[source._meta.dtype]}")
-    d = _wrap_dim(dim, x._meta.ndim, "index_copy")
+    d = _wrap_dim(dim, x._meta.ndim, "index_copy") % max(x._meta.ndim, 1)  # a 0-d tensor's dim -1 is 0
     n = index._meta.numel
     if d < source._meta.ndim and n != source._meta.shape[d]:
         raise IndexError(f"{name}: Number of indices ({n}) should be equal to source.size(dim) "

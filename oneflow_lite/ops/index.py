@@ -43,8 +43,6 @@ from __future__ import annotations
 import itertools
 import math
 
-import numpy as np
-
 from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.derivatives import derivative
@@ -67,15 +65,9 @@ def _check_dim(ctx, dim, ndim):
 
 
 def check_scalar_fits(ctx, value, dtype) -> None:
-    """PyTorch's overflow check when a Python scalar is converted to ``dtype``."""
-    if dtype is dt.bool_:
-        return
-    if dtype.is_floating_point:
-        fits = not math.isfinite(value) or abs(value) <= float(dt.finfo(dtype).max)
-    else:
-        info = np.iinfo(dtype.np_dtype)
-        fits = math.isfinite(value) and info.min <= math.trunc(value) <= info.max
-    if not fits:
+    """PyTorch's overflow check when a Python scalar is converted to ``dtype`` (``dt.holds``: a float is compared
+    before truncation, so -0.5 and 255.5 do not fit uint8)."""
+    if not dt.holds(dtype, value):
         raise ctx.error(f"value cannot be converted to type {dtype.name} without overflow: {value}")
 
 
