@@ -269,17 +269,20 @@ KNOWN: list[Deviation] = [
               names=("gather",), pattern=r"sparse_grad=True is not supported"),
     Deviation("low-precision-linalg", ("refusal",),
               "the linear-algebra functions refuse float16 / bfloat16, as PyTorch's LAPACK-backed ones; "
-              "PyTorch's lu_unpack, which only copies, takes them",
-              names=("lu_unpack",), pattern=r"Low precision dtypes not supported"),
+              "PyTorch's lu_unpack, which only copies, takes them, so does its matrix_exp (a series of "
+              "products) and det of an empty matrix",
+              names=("lu_unpack", "matrix_exp", "linalg_matrix_exp", "det", "linalg_det"),
+              pattern=r"Low precision dtypes not supported"),
     Deviation("torch-skips-checks-on-empty", ("refusal", "silent acceptance"),
               "PyTorch's deprecated cholesky returns an empty input before checking that it is square (or a "
               "matrix); its cummax / cummin of an empty input before checking dim; matmul, searchsorted and "
               "isin of empty tensors before checking dtypes; svd of an empty float16 tensor",
               names=("cholesky", "cummax", "cummin", "tile", "matmul", "searchsorted", "isin", "svd", "linalg_svd",
-                     "svdvals"),
+                     "svdvals", "index_put", "index_put_"),
               pattern=r"must be batches of square matrices|Dimension out of|negative dimension|"
                       r"must have at least \w+ dimensions|to have the same dtype|"
-                      r"Promotion for uint\w*, uint\w*, uint\w* types|Low precision dtypes not supported",
+                      r"Promotion for uint\w*, uint\w*, uint\w* types|Low precision dtypes not supported|"
+                      r"is out of bounds for dimension",
               when=lambda call: any(0 in t.shape for t in _tensors(call))),
     Deviation("negative-padding-modes", ("refusal",),
               "pad with a negative padding (a crop) in reflect / replicate / circular mode refuses here, with "
@@ -525,6 +528,22 @@ KNOWN: list[Deviation] = [
               "logspace with steps=1 into an integer dtype: PyTorch fills it through a checked scalar conversion "
               "and refuses base**start beyond the dtype (10**3 for int8); here it is converted as for more steps",
               names=("logspace",), pattern=r"cannot be converted to type \w+ without overflow"),
+    Deviation("hash-tensor-modes", ("refusal",),
+              "hash_tensor refuses a mode it does not know (0 is the only one, xor-sum of the bits); PyTorch 2.13 "
+              "takes any integer",
+              names=("hash_tensor",), pattern=r"Unknown hash_tensor mode"),
+    Deviation("torch-heaviside-view", ("grad refusal",),
+              "heaviside_ of a view with values requiring grad: heaviside has no derivative in either; the "
+              "backward raises here, as PyTorch's does for a tensor that is not a view; for a view PyTorch "
+              "replaces the grad_fn by the view's and returns None for values (PyTorch is wrong)",
+              names=("heaviside", "heaviside_"), pattern=r"derivative for 'heaviside' is not implemented"),
+    Deviation("torch-half-alpha", ("value", "grad"),
+              "add / sub of float16 tensors with an alpha below float16's range: here alpha stays a float32 "
+              "scalar (Note [Scalar operands]); PyTorch rounds it to float16 first (-1.4e-11 becomes -0.0, and "
+              "-0.0 * -inf is NaN where the exact result is -inf) (PyTorch is less precise)",
+              names=("add", "sub", "subtract"),
+              when=lambda call: _has_dtype(flow.float16, flow.bfloat16)(call)
+              and 0 < abs(call.kwargs.get("alpha", 1) or 1) < 6e-8),
 ]
 
 

@@ -609,3 +609,32 @@ def test_fill_compares_a_float_before_truncating_it(value):
         x.fill_(value)
     assert x.tolist() == [1, 2]
     assert flow.tensor([1, 2], dtype=flow.uint8).fill_(254.9).tolist() == [254, 254]
+
+
+def test_checks_of_the_final_parity_round():
+    half = flow.ones(2, dtype=flow.float16)
+    # addcmul checks value against float32 for half tensors (PyTorch's computation type): 1e30 rounds to inf
+    assert flow.addcmul(half, half, half, value=1e30).tolist() == [math.inf, math.inf]
+    with pytest.raises(RuntimeError, match="celu: 1 / alpha 1e[+]40 cannot be converted to type float32"):
+        F.celu(flow.ones(2), 1e-40)
+    with pytest.raises(ValueError, match="running_mean and running_var must either both be None or neither"):
+        F.instance_norm(flow.ones(2, 1, 3), running_var=flow.ones(1))
+    a = flow.ones(1, 2, 1, dtype=flow.float64)
+    with pytest.raises(RuntimeError, match="Expected tau to have one dimension less than input"):
+        flow.ormqr(a, flow.ones(4, 1, 2, 1, dtype=flow.float64), a)
+    assert flow.split(flow.zeros(0, 2), []) == ()  # no piece of an empty dim
+    with pytest.raises(RuntimeError, match="split_with_sizes expects at least one split size"):
+        flow.split(flow.zeros(3, 2), [])
+
+
+def test_poisson_nll_full_keeps_the_input_dtype():
+    # PyTorch adds Stirling's term (float32 from int64 targets) into the float16 loss in place: each float16 op
+    # rounds once (exp, t * x, the difference), then the sum with the float32 term rounds once more
+    x, t = flow.tensor([1.3, 1.3], dtype=flow.float16), flow.tensor([2, 0])
+    got = F.poisson_nll_loss(x, t, full=True, reduction="none")
+    h = np.float16
+    xv = float(h(1.3))
+    loss = [float(h(float(h(math.exp(xv))) - float(h(tv * xv)))) for tv in (2, 0)]
+    stirling = 2 * math.log(2) - 2 + 0.5 * math.log(2 * math.pi * 2)
+    want = [h(loss[0] + stirling), h(loss[1])]
+    assert got.dtype is flow.float16 and got.tolist() == [float(w) for w in want]

@@ -177,6 +177,9 @@ class CeluFunctor(_Activation):
     def __call__(self, x, alpha=1.0, inplace=False):
         if alpha == 0:
             raise RuntimeError("celu: ZeroDivisionError: alpha cannot be 0 for CELU")
+        d = x._meta.dtype
+        if d.is_floating_point:  # PyTorch converts 1 / alpha to the computation type (float32 for half)
+            check_converts("celu", "1 / alpha", 1.0 / alpha, dt.float32 if d in (dt.float16, dt.bfloat16) else d)
         return self._run(x, cached_attrs(self._attrs, ("alpha",), (alpha,)), inplace)
 
 

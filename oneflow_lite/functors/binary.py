@@ -211,8 +211,8 @@ def where_nonzero(condition):
 
 
 def _opmath(d):
-    """The dtype PyTorch's where checks a Python number against: float32 for float16 / bfloat16 tensors (their
-    computation type; 1e30 then rounds to inf), the tensor's dtype otherwise."""
+    """The dtype PyTorch's where / addcmul / addcdiv check a Python number against: float32 for float16 / bfloat16
+    tensors (their computation type; 1e30 then rounds to inf), the tensor's dtype otherwise."""
     return dt.float32 if d in (dt.float16, dt.bfloat16) else d
 
 
@@ -294,7 +294,7 @@ class _AddcOp:
             raise RuntimeError(f"{self.name}: For integral input tensors, argument value must not be a floating "
                                f"point number.")
         check_int64(self.name, value)
-        check_converts(self.name, "value", value, d)
+        check_converts(self.name, "value", value, _opmath(d))
         out = None
         if inplace:
             check_inplace_dtype(self.name, d, x._meta.dtype)

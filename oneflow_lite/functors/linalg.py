@@ -1492,6 +1492,9 @@ def ormqr(A, tau, other, left=True, transpose=False):
     check_float("ormqr", A, tau, other)
     if tau._meta.ndim == 0:
         raise RuntimeError("ormqr: tau must have at least one dimension (one reflector scale per column)")
+    if tau._meta.ndim != A._meta.ndim - 1:
+        raise RuntimeError(f"torch.ormqr: Expected tau to have one dimension less than input, but got tau.ndim "
+                           f"equal to {tau._meta.ndim} and input.ndim is equal to {A._meta.ndim}")
     q = _reflectors(A, tau, A._meta.shape[-2])
     if transpose:
         q = mT(q)

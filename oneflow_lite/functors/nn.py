@@ -1036,6 +1036,8 @@ def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None
     if use_input_stats and math.prod(shape[2:]) == 1:
         raise ValueError(f"instance_norm: Expected more than 1 spatial element when training, got input size "
                          f"{_dims(shape)}")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("instance_norm: running_mean and running_var must either both be None or neither be None")
     if not use_input_stats and (running_mean is None or running_var is None):
         raise RuntimeError("instance_norm: Expected running_mean and running_var to be defined when use_input_stats "
                            "is false")
@@ -1317,7 +1319,8 @@ def poisson_nll_loss(x, target, log_input=True, full=False, size_average=None, e
         small = F.le(target, 1)
         t = F.masked_fill(target, small, 2)
         stirling = F.add(F.sub(F.mul(t, F.log(t)), t), F.mul(F.log(F.mul(t, 2 * math.pi)), 0.5))
-        loss = F.add(loss, F.masked_fill(stirling, small, 0.0))
+        # PyTorch adds it in place: the loss keeps its dtype (float16 input, int64 target: float16)
+        loss = cast(F.add(loss, F.masked_fill(stirling, small, 0.0)), loss._meta.dtype)
     return _reduce(loss, reduction)
 
 

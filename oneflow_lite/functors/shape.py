@@ -400,9 +400,12 @@ class SplitWithSizesFunctor:
         return dispatch(self.ops(len(sizes)), (x,), cached_attrs(self._attrs, ("axis", "sizes"), (axis, sizes)))
 
     def __call__(self, x, sizes, dim=0):
-        if not sizes:
+        axis = _split_axis(x, dim, "split")
+        if not sizes:  # PyTorch: no pieces of a dim of size 0 (they sum to it), an error otherwise
+            if x._meta.shape[axis] == 0:
+                return ()
             raise RuntimeError("split_with_sizes expects at least one split size")
-        return self.raw(x, sizes, _split_axis(x, dim, "split"))
+        return self.raw(x, sizes, axis)
 
 
 @composite("Split")
