@@ -192,6 +192,10 @@ def test_as_strided_scatter_uses_the_inputs_storage_positions():
     np.testing.assert_array_equal(out.numpy(), [1, 1, 1, 1, 0, 0])
     out = flow.as_strided_scatter(flow.zeros(3, 2).t(), flow.ones(2, 2), (2, 2), (1, 2))
     np.testing.assert_array_equal(out.numpy(), [[1, 1, 0], [1, 1, 0]])
+    # a geometry reaching past the input's storage (4 + 2 * 5 + 2 * 5 + 1 = 25 elements of 9): PyTorch's error
+    with pytest.raises(RuntimeError, match=r"as_strided_scatter: setStorage: .* requiring a storage size of 100 "
+                                           r"are out of bounds for storage of size 36"):
+        flow.as_strided_scatter(flow.zeros(3, 3), flow.ones(3, 3), (3, 3), (5, 5), 4)
 
 
 def test_new_empty_strided_has_the_strides():

@@ -638,3 +638,11 @@ def test_poisson_nll_full_keeps_the_input_dtype():
     stirling = 2 * math.log(2) - 2 + 0.5 * math.log(2 * math.pi * 2)
     want = [h(loss[0] + stirling), h(loss[1])]
     assert got.dtype is flow.float16 and got.tolist() == [float(w) for w in want]
+
+
+def test_rms_norm_takes_a_negative_eps_as_given():
+    # sqrt(mean(x**2) + eps): was math.sqrt(eps) raising "math domain error"
+    x = np.array([[0.28, -3.8, -2.45, -3.73], [0.84, 2.5, 2.4, 0.98]])
+    got = F.rms_norm(flow.tensor(x, dtype=flow.float64), [2, 4], None, -1.0).numpy()
+    np.testing.assert_allclose(got, x / np.sqrt((x * x).mean() - 1.0), rtol=1e-12)
+    assert np.isnan(F.rms_norm(flow.tensor([[0.1, 0.2]]), [2], None, -1.0).numpy()).all()  # 0.025 - 1 < 0

@@ -1111,9 +1111,12 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
     # norm scales by the largest |x|, so huge values do not overflow where the result is finite (Note [Reduction
     # accumulation]); a >= sqrt(eps) > 0
     rms = F.div(F.norm(xc, 2.0, dims, True), math.sqrt(math.prod(normalized_shape)))
-    a, b = F.clamp(rms, math.sqrt(eps)), F.clamp(rms, None, math.sqrt(eps))
-    ratio = F.div(b, a)
-    y = F.div(xc, F.mul(a, F.sqrt(F.add(F.mul(ratio, ratio), 1.0))))
+    if eps < 0:  # PyTorch takes it as given: sqrt(mean(x**2) + eps), NaN where the sum is negative
+        y = F.div(xc, F.sqrt(F.add(F.mul(rms, rms), eps)))
+    else:
+        a, b = F.clamp(rms, math.sqrt(eps)), F.clamp(rms, None, math.sqrt(eps))
+        ratio = F.div(b, a)
+        y = F.div(xc, F.mul(a, F.sqrt(F.add(F.mul(ratio, ratio), 1.0))))
     if d is dt.float16:
         y = cast(y, d)
     return y if weight is None else F.mul(y, weight)

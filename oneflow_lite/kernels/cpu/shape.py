@@ -198,18 +198,28 @@ def _placed(x, index, n):
     return storage
 
 
+def _own_storage(op, x, a):
+    """``x``'s storage when the functor saw its geometry (else None), checked to hold the requested view (PyTorch's
+    setStorage error otherwise)."""
+    flat = storage_array(x)
+    if flat is None or array_geometry(x) != (tuple(a["in_stride"]), a["in_offset"]):
+        return None
+    size, stride, offset = a["size"], a["stride"], a["storage_offset"]
+    need = required_size(size, stride, offset)
+    if need > flat.size:
+        item = flat.itemsize
+        raise RuntimeError(f"{op}: setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
+                           f"and itemsize {item} requiring a storage size of {need * item} are out of "
+                           f"bounds for storage of size {flat.size * item}")
+    return flat
+
+
 @cpu_kernel("as_strided")
 def as_strided_cpu(ctx, x):
     a = ctx.attrs
     size, stride, offset = a["size"], a["stride"], a["storage_offset"]
-    flat = storage_array(x)
-    if flat is not None and array_geometry(x) == (tuple(a["in_stride"]), a["in_offset"]):
-        need = required_size(size, stride, offset)
-        if need > flat.size:
-            item = flat.itemsize
-            raise RuntimeError(f"as_strided: setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
-                               f"and itemsize {item} requiring a storage size of {need * item} are out of "
-                               f"bounds for storage of size {flat.size * item}")
+    flat = _own_storage("as_strided", x, a)
+    if flat is not None:
         return strided_view(flat, size, stride, offset)
     # no storage to view (or not the one the functor saw): read a virtual one
     in_index = storage_index(x.shape, a["in_stride"], a["in_offset"])
@@ -237,6 +247,7 @@ def strided_remap_cpu(ctx, x):
 @cpu_kernel("as_strided_scatter")
 def as_strided_scatter_cpu(ctx, x, src):
     a = ctx.attrs
+    _own_storage("as_strided_scatter", x, a)
     in_index = storage_index(x.shape, a["in_stride"], a["in_offset"])
     out_index = storage_index(a["size"], a["stride"], a["storage_offset"])
     storage = _placed(x, in_index, _extent(in_index, out_index))
