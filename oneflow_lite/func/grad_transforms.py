@@ -64,20 +64,26 @@ def _scalar_output(out, fn):
                            f"{out._meta.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
 
 
-def _grad_and_value(func, argnums, has_aux, args, kwargs, fn):
-    nums = _argnums(argnums, len(args), fn)
+def _call_watched(func, argnums, has_aux, args, kwargs, fn):
+    """``func(*args, **kwargs)`` with ``args[argnums]`` watched (call it under ``enable_grad``): (groups, output,
+    aux), a group ``(flat leaves, spec, nested)`` per differentiated argument."""
     args = list(args)
+    groups = []
+    for a in _argnums(argnums, len(args), fn):
+        args[a], flat, spec, nested = _watch(args[a], fn)
+        groups.append((flat, spec, nested))
+    out = func(*args, **kwargs)
+    aux = None
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise RuntimeError(f"{fn}(f, has_aux=True): f must return a (output, aux) tuple")
+        out, aux = out
+    return groups, out, aux
+
+
+def _grad_and_value(func, argnums, has_aux, args, kwargs, fn):
     with enable_grad():
-        groups = []
-        for a in nums:
-            args[a], flat, spec, nested = _watch(args[a], fn)
-            groups.append((flat, spec, nested))
-        out = func(*args, **kwargs)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError(f"{fn}(f, has_aux=True): f must return a (output, aux) tuple")
-            out, aux = out
+        groups, out, aux = _call_watched(func, argnums, has_aux, args, kwargs, fn)
         _scalar_output(out, fn)
         flat_all = [t for flat, _, _ in groups for t in flat]
         create = any(nested for _, _, nested in groups)

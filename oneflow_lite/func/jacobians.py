@@ -17,26 +17,15 @@ from oneflow_lite.autograd.engine import grad as _autograd_grad
 from oneflow_lite.autograd.grad_mode import enable_grad
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.tensor import AUTOGRAD_KEY_SET, Tensor
-from oneflow_lite.func.grad_transforms import _argnums, _watch
+from oneflow_lite.func.grad_transforms import _call_watched
 from oneflow_lite.func.pytree import tree_flatten, tree_unflatten
 
 __all__ = ["hessian", "jacfwd", "jacrev"]
 
 
 def _jacobian(func, argnums, has_aux, args, kwargs, fn):
-    nums = _argnums(argnums, len(args), fn)
-    args = list(args)
     with enable_grad():
-        groups = []
-        for a in nums:
-            args[a], flat, spec, nested = _watch(args[a], fn)
-            groups.append((flat, spec, nested))
-        out = func(*args, **kwargs)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError(f"{fn}(f, has_aux=True): f must return a (output, aux) tuple")
-            out, aux = out
+        groups, out, aux = _call_watched(func, argnums, has_aux, args, kwargs, fn)
         out_flat, out_spec = tree_flatten(out)
         for o in out_flat:
             if not isinstance(o, Tensor):

@@ -19,7 +19,7 @@ from oneflow_lite.framework.errors import OpKernelNotFoundError
 from oneflow_lite.framework.op_builder import OpBuilder
 from oneflow_lite.framework.tensor import _wrap_dim
 from oneflow_lite.functors.nn import warn_at_caller
-from oneflow_lite.functors.promotion import TORCH_NAMES, check_converts, floating
+from oneflow_lite.functors.promotion import TORCH_NAMES, check_converts, floating, opmath_dtype
 from oneflow_lite.functors.registry import composite, functor, get_functor, register_functor
 from oneflow_lite.functors.shape import cached_attrs
 from oneflow_lite.functors.unary import Unary, unary_op
@@ -179,7 +179,7 @@ class CeluFunctor(_Activation):
             raise RuntimeError("celu: ZeroDivisionError: alpha cannot be 0 for CELU")
         d = x._meta.dtype
         if d.is_floating_point:  # PyTorch converts 1 / alpha to the computation type (float32 for half)
-            check_converts("celu", "1 / alpha", 1.0 / alpha, dt.float32 if d in (dt.float16, dt.bfloat16) else d)
+            check_converts("celu", "1 / alpha", 1.0 / alpha, opmath_dtype(d))
         return self._run(x, cached_attrs(self._attrs, ("alpha",), (alpha,)), inplace)
 
 

@@ -27,6 +27,7 @@ from oneflow_lite.functors.promotion import (
     common_dtype,
     floating,
     integer_mask,
+    opmath_dtype,
     scalar_dtype,
     tensors_dtype,
     wrap_scalar,
@@ -210,12 +211,6 @@ def where_nonzero(condition):
     return F.nonzero(condition, as_tuple=True)
 
 
-def _opmath(d):
-    """The dtype PyTorch's where / addcmul / addcdiv check a Python number against: float32 for float16 / bfloat16
-    tensors (their computation type; 1e30 then rounds to inf), the tensor's dtype otherwise."""
-    return dt.float32 if d in (dt.float16, dt.bfloat16) else d
-
-
 @functor("WhereScalarX")
 class WhereScalarXFunctor:
     def __init__(self):
@@ -224,7 +219,7 @@ class WhereScalarXFunctor:
     def __call__(self, condition, value, y):
         check_int64("where", value)
         d = scalar_dtype(y._meta.dtype, value)
-        check_converts("where", "value", value, _opmath(d))
+        check_converts("where", "value", value, opmath_dtype(d))  # 1e30 then rounds to inf
         return self.where(condition, wrap_scalar(value, d, y._meta.device), cast(y, d))
 
 
@@ -236,7 +231,7 @@ class WhereScalarYFunctor:
     def __call__(self, condition, x, value):
         check_int64("where", value)
         d = scalar_dtype(x._meta.dtype, value)
-        check_converts("where", "value", value, _opmath(d))
+        check_converts("where", "value", value, opmath_dtype(d))  # 1e30 then rounds to inf
         return self.where(condition, cast(x, d), wrap_scalar(value, d, x._meta.device))
 
 
@@ -294,7 +289,7 @@ class _AddcOp:
             raise RuntimeError(f"{self.name}: For integral input tensors, argument value must not be a floating "
                                f"point number.")
         check_int64(self.name, value)
-        check_converts(self.name, "value", value, _opmath(d))
+        check_converts(self.name, "value", value, opmath_dtype(d))
         out = None
         if inplace:
             check_inplace_dtype(self.name, d, x._meta.dtype)

@@ -11,9 +11,9 @@ clamped; it reaches ``x`` only (``scale`` and ``zero_point`` get none, as in PyT
 
 from __future__ import annotations
 
-from oneflow_lite.framework import dtype as dt
 from oneflow_lite.framework.calls import F
 from oneflow_lite.framework.tensor import Tensor
+from oneflow_lite.functors.promotion import opmath_dtype
 from oneflow_lite.functors.registry import composite
 
 
@@ -24,17 +24,13 @@ def _check_range(name, quant_min, quant_max):
 
 def _fake_quantize(x, scale, zero_point, quant_min, quant_max):
     """Note [Fake quantization], with ``scale`` and ``zero_point`` numbers or tensors broadcasting to ``x``."""
-    q = F.add(F.round(F.div(F.cast(x.detach(), _compute_dtype(x)), scale)), zero_point)
+    q = F.add(F.round(F.div(F.cast(x.detach(), opmath_dtype(x._meta.dtype)), scale)), zero_point)
     value = F.mul(F.sub(F.clamp(q, quant_min, quant_max), zero_point), scale)
     value = F.cast(value, x._meta.dtype)
     if not x.requires_grad:
         return value
     kept = F.logical_and(F.ge(q, quant_min), F.le(q, quant_max))
     return F.add(value, F.where(kept, F.sub(x, x.detach()), 0.0))  # x - x.detach() carries dy, valued 0
-
-
-def _compute_dtype(x):
-    return dt.float32 if x._meta.dtype in (dt.float16, dt.bfloat16) else x._meta.dtype
 
 
 def _floating_input(name, x):
@@ -77,6 +73,6 @@ def fake_quantize_per_channel_affine(x, scale, zero_point, axis, quant_min, quan
         raise RuntimeError(f"{name}: `zero_point` must be between `quant_min` and `quant_max`.")
     shape = [1] * ndim
     shape[axis] = -1
-    dtype = _compute_dtype(x)
+    dtype = opmath_dtype(x._meta.dtype)
     return _fake_quantize(x, F.reshape(F.cast(scale, dtype), shape), F.reshape(F.cast(zero_point, dtype), shape),
                           quant_min, quant_max)

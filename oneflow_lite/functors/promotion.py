@@ -59,6 +59,11 @@ def common_dtype(*tensors) -> dt.dtype:
     return _combine(dims, zero)
 
 
+def opmath_dtype(d: dt.dtype) -> dt.dtype:
+    """The dtype PyTorch's kernels compute a ``d`` tensor in: float32 for float16 / bfloat16, ``d`` otherwise."""
+    return dt.float32 if d in (dt.float16, dt.bfloat16) else d
+
+
 def check_converts(op: str, arg: str, value, d: dt.dtype) -> None:
     """PyTorch's error for a Python number ``value`` (argument ``arg`` of ``op``) that ``d`` cannot take
     (``dt.converts``: the rule of scalar operands)."""

@@ -33,6 +33,7 @@ from oneflow_lite.functors.promotion import (
     check_inplace_shape,
     common_dtype,
     floating,
+    opmath_dtype,
 )
 from oneflow_lite.functors.reduce import return_types
 from oneflow_lite.functors.registry import composite, functor, register_functor
@@ -311,7 +312,7 @@ def sinc(x, inplace=False):
     ``1 - p^2/6 + p^4/120 - p^6/5040`` instead: the quotient's gradient cancels there (``cos(p) p - sin(p)`` is
     ``-p^3/3``). float16 / bfloat16 compute in float32 and round once, value and gradient."""
     out_dtype = floating(x._meta.dtype)
-    xf = cast(inplace_source(x, inplace), dt.float64 if out_dtype is dt.float64 else dt.float32)
+    xf = cast(inplace_source(x, inplace), opmath_dtype(out_dtype))
     px = F.mul(xf, math.pi)
     small = F.lt(F.abs(px), 0.03 if out_dtype is dt.float64 else 0.4)
     p = F.where(small, 1.0, px)  # the quotient's divisor, never 0

@@ -74,13 +74,18 @@ def weight_norm(module, name: str = "weight", dim=0):
     return module
 
 
-def remove_weight_norm(module, name: str = "weight"):
-    """Undo ``weight_norm``: ``module.<name>`` is a parameter again (its current value); returns the module."""
-    for key, hook in _hooks_of(module, WeightNorm, name):
+def _remove(module, cls, name, what):
+    """Undo the ``cls`` reparametrisation of ``module.<name>`` (its hook's ``remove``, then the hook itself)."""
+    for key, hook in _hooks_of(module, cls, name):
         hook.remove(module)
         del module._forward_pre_hooks[key]
         return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    raise ValueError(f"{what} of '{name}' not found in {module}")
+
+
+def remove_weight_norm(module, name: str = "weight"):
+    """Undo ``weight_norm``: ``module.<name>`` is a parameter again (its current value); returns the module."""
+    return _remove(module, WeightNorm, name, "weight_norm")
 
 
 class SpectralNorm:
@@ -146,8 +151,4 @@ def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps
 
 def remove_spectral_norm(module, name: str = "weight"):
     """Undo ``spectral_norm``: ``module.<name>`` is a parameter again (the normalised value); returns the module."""
-    for key, hook in _hooks_of(module, SpectralNorm, name):
-        hook.remove(module)
-        del module._forward_pre_hooks[key]
-        return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    return _remove(module, SpectralNorm, name, "spectral_norm")
